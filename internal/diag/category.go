@@ -1,0 +1,72 @@
+package diag
+
+import "errors"
+
+// Category says whose fault an error is; it decides exit codes and check-run conclusions.
+type Category int
+
+const (
+	// Internal is a bug in catalogbot or an unclassified failure (exit 3).
+	Internal Category = iota
+	// Invalid means the user's catalog is wrong (exit 1, check run "failure").
+	Invalid
+	// Usage means the command line or the repository's configuration is wrong (exit 2, "action_required").
+	Usage
+	// Infra means a registry, GitHub or cluster failed: not the user's catalog (exit 3, says what to do).
+	Infra
+)
+
+func (c Category) String() string {
+	switch c {
+	case Invalid:
+		return "invalid"
+	case Usage:
+		return "usage"
+	case Infra:
+		return "infrastructure"
+	default:
+		return "internal"
+	}
+}
+
+// ExitCode is the process exit code for an error of this category.
+func (c Category) ExitCode() int {
+	switch c {
+	case Invalid:
+		return 1
+	case Usage:
+		return 2
+	default:
+		return 3
+	}
+}
+
+type categorized struct {
+	cat Category
+	err error
+}
+
+func (e *categorized) Error() string { return e.err.Error() }
+func (e *categorized) Unwrap() error { return e.err }
+
+// WithCategory marks err with a category; nil stays nil. The message is unchanged.
+func WithCategory(c Category, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &categorized{cat: c, err: err}
+}
+
+// UsageError, InvalidError and InfraError are shorthands for WithCategory.
+func UsageError(err error) error   { return WithCategory(Usage, err) }
+func InvalidError(err error) error { return WithCategory(Invalid, err) }
+func InfraError(err error) error   { return WithCategory(Infra, err) }
+
+// CategoryOf returns the outermost category marked on err's chain, or Internal.
+func CategoryOf(err error) Category {
+	var c *categorized
+	if errors.As(err, &c) {
+		return c.cat
+	}
+	return Internal
+}

@@ -88,6 +88,8 @@ type Bundle struct {
 	Properties    []Property     `json:"properties,omitempty"`
 	RelatedImages []RelatedImage `json:"relatedImages,omitempty"`
 	Pos           Pos            `json:"-"`
+	// Parsed holds the decoded properties (set by the loader).
+	Parsed *Parsed `json:"-"`
 }
 
 // RelatedImage is an image a bundle's operator uses.

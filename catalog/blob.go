@@ -1,0 +1,347 @@
+package catalog
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/text/cases"
+	"sigs.k8s.io/yaml"
+)
+
+// blobError is a problem with one blob, at a byte offset of the text it was decoded from.
+type blobError struct {
+	off  int
+	rule string
+	msg  string
+	hint string
+	// what the blob is, when known, for the diagnostic's package/channel/bundle fields
+	schema, pkg, name string
+}
+
+func (e *blobError) Error() string { return e.msg }
+
+// Rule ids of load-time problems; they are part of catalogbot's output contract.
+const (
+	RuleSyntax          = "parse-json-syntax"
+	RuleYAML            = "parse-yaml"
+	RuleNotObject       = "parse-not-object"
+	RuleDuplicateKey    = "parse-duplicate-key"
+	RuleMetaNotString   = "parse-name-not-string"
+	RuleMissingSchema   = "parse-missing-schema"
+	RuleWrongType       = "parse-wrong-type"
+	RulePropertyInvalid = "property-invalid"
+	RuleBundleObject    = "property-bundle-object-invalid"
+	RuleTooLarge        = "file-too-large"
+	RuleFile            = "file-unreadable"
+)
+
+var folder = cases.Fold()
+
+func foldKey(k string) string {
+	for i := 0; i < len(k); i++ {
+		if k[i] >= utf8.RuneSelf {
+			return folder.String(k)
+		}
+	}
+	return strings.ToLower(k)
+}
+
+// metaKeys is the first pass over a top-level object: it validates the whole value and finds the
+// identifying keys, rejecting case-insensitive duplicates and non-string identifiers as opm does.
+func metaKeys(data []byte, i int) (m Meta, end int, err error) {
+	if data[i] != '{' {
+		end, err = fastSkip(data, i)
+		if err != nil {
+			return m, end, err
+		}
+		return m, end, &blobError{off: i, rule: RuleNotObject,
+			msg: fmt.Sprintf("expected a JSON object (a blob with a \"schema\" key), got %s", kindAt(data, i))}
+	}
+	type seen struct {
+		keys []string
+		val  int
+	}
+	var folded map[string]*seen
+	var order []string
+	end, err = iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+		key := stringValue(data, ks, ke, esc)
+		if folded == nil {
+			folded = make(map[string]*seen, 8)
+		}
+		f := foldKey(key)
+		s := folded[f]
+		if s == nil {
+			s = &seen{}
+			folded[f] = s
+			order = append(order, f)
+		}
+		if !containsString(s.keys, key) {
+			s.keys = append(s.keys, key)
+		}
+		s.val = at
+		return fastSkip(data, at)
+	})
+	if err != nil {
+		return m, end, err
+	}
+	var dups []string
+	for _, f := range order {
+		if keys := folded[f].keys; len(keys) > 1 {
+			dups = append(dups, fmt.Sprintf("%q (%s)", f, strings.Join(quoteAll(keys), ", ")))
+		}
+	}
+	if len(dups) > 0 {
+		return m, end, &blobError{off: i, rule: RuleDuplicateKey,
+			msg:  "duplicate keys differing only in case: " + strings.Join(dups, "; "),
+			hint: "keys of a blob are matched case-insensitively; keep exactly one spelling of each"}
+	}
+	for _, k := range []struct {
+		name string
+		dst  *string
+	}{{"schema", &m.Schema}, {"package", &m.Package}, {"name", &m.Name}} {
+		s := folded[k.name]
+		if s == nil {
+			continue
+		}
+		if data[s.val] != '"' {
+			vend, _ := fastSkip(data, s.val)
+			return m, end, &blobError{off: s.val, rule: RuleMetaNotString,
+				msg:  fmt.Sprintf("value of key %q must be a string, got %s", s.keys[len(s.keys)-1], strings.TrimSpace(string(data[s.val:vend]))),
+				hint: "quote the value"}
+		}
+		send, esc, _ := scanString(data, s.val)
+		*k.dst = stringValue(data, s.val, send, esc)
+	}
+	return m, end, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteAll(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// decodeBlob decodes the top-level value data[i:end], whose identifying keys are m, into the catalog.
+func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
+	pos := l.pos(i)
+	wrap := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		be := &blobError{rule: RuleWrongType, schema: m.Schema, pkg: m.Package, name: m.Name}
+		switch e := err.(type) {
+		case *typeError:
+			be.off, be.msg = e.off, e.Error()
+		case *PropertyError:
+			be.off, be.msg, be.rule = e.Off, e.Error(), RulePropertyInvalid
+			if e.Type == PropertyBundleObject {
+				be.rule = RuleBundleObject
+			}
+		case *blobError:
+			return e
+		default:
+			be.off, be.msg = i, err.Error()
+		}
+		return be
+	}
+	switch m.Schema {
+	case "":
+		return &blobError{off: i, rule: RuleMissingSchema, pkg: m.Package, name: m.Name,
+			msg:  "blob has no \"schema\" key (every FBC object needs one, e.g. olm.package, olm.channel, olm.bundle)",
+			hint: "add a schema, or list non-catalog files in a .indexignore file"}
+	case SchemaPackage:
+		p := &Package{Pos: pos}
+		if _, err := decodeInto(data, i, p); err != nil {
+			return wrap(err)
+		}
+		if !l.lean {
+			p.Properties = cloneProperties(p.Properties)
+		}
+		l.cat.Packages = append(l.cat.Packages, p)
+	case SchemaChannel:
+		c := &Channel{Pos: pos}
+		if _, err := decodeInto(data, i, c); err != nil {
+			return wrap(err)
+		}
+		l.entryPositions(data, i, c)
+		if !l.lean {
+			c.Properties = cloneProperties(c.Properties)
+		}
+		l.cat.Channels = append(l.cat.Channels, c)
+	case SchemaBundle:
+		b := &Bundle{Pos: pos}
+		if _, err := decodeInto(data, i, b); err != nil {
+			return wrap(err)
+		}
+		parsed, err := parseProperties(data, b.Properties, l.lean)
+		if err != nil {
+			return wrap(err)
+		}
+		b.Parsed = parsed
+		if l.lean {
+			b.Properties = leanProperties(b.Properties)
+		} else {
+			b.Properties = cloneProperties(b.Properties)
+		}
+		l.cat.Bundles = append(l.cat.Bundles, b)
+	case SchemaDeprecations:
+		d := &Deprecation{Pos: pos}
+		if _, err := decodeInto(data, i, d); err != nil {
+			return wrap(err)
+		}
+		l.cat.Deprecations = append(l.cat.Deprecations, d)
+	default:
+		if _, err := skipValue(data, i, 0); err != nil {
+			return err
+		}
+		m.Pos = pos
+		if !l.lean {
+			m.Blob = bytes.Clone(data[i:end])
+		}
+		l.cat.Others = append(l.cat.Others, &m)
+	}
+	return nil
+}
+
+// entryPositions finds where each entry of a channel starts (a third, cheap pass over the entries array).
+func (l *fileLoader) entryPositions(data []byte, i int, c *Channel) {
+	n := 0
+	_, _ = iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+		if !strings.EqualFold(stringValue(data, ks, ke, esc), "entries") || data[at] != '[' {
+			return skipValue(data, at, 0)
+		}
+		return iterArray(data, at, func(_ int, e int) (int, error) {
+			if n < len(c.Entries) {
+				c.Entries[n].Pos = l.pos(e)
+			}
+			n++
+			return skipValue(data, e, 0)
+		})
+	})
+}
+
+// parseProperties decodes bundle property values into their types, as opm's property.Parse does.
+func parseProperties(data []byte, props []Property, lean bool) (*Parsed, error) {
+	p := &Parsed{}
+	for idx, prop := range props {
+		off := -1
+		if len(prop.Value) > 0 {
+			off = offsetIn(data, prop.Value)
+		}
+		if prop.Value == nil {
+			return nil, &PropertyError{Index: idx, Type: prop.Type, Off: off, Err: fmt.Errorf("value is missing")}
+		}
+		v := []byte(prop.Value)
+		var err error
+		switch prop.Type {
+		case PropertyPackage:
+			var x PackageProperty
+			if _, err = decodeInto(v, 0, &x); err == nil {
+				p.Packages = append(p.Packages, x)
+			}
+		case PropertyPackageRequired:
+			var x PackageRequired
+			if _, err = decodeInto(v, 0, &x); err == nil {
+				p.PackagesRequired = append(p.PackagesRequired, x)
+			}
+		case PropertyGVK:
+			var x GVK
+			if _, err = decodeInto(v, 0, &x); err == nil {
+				p.GVKs = append(p.GVKs, x)
+			}
+		case PropertyGVKRequired:
+			var x GVK
+			if _, err = decodeInto(v, 0, &x); err == nil {
+				p.GVKsRequired = append(p.GVKsRequired, x)
+			}
+		case PropertyChannel:
+			var x ChannelProperty
+			if _, err = decodeInto(v, 0, &x); err == nil {
+				p.Channels = append(p.Channels, x)
+			}
+		case PropertyBundleObject:
+			var x BundleObject
+			if _, err = decodeInto(v, 0, &x); err == nil {
+				err = checkManifest(x.Data)
+				p.Objects++
+			}
+		case PropertyCSVMetadata:
+			if lean {
+				_, err = checkAs[CSVMetadata](v, 0)
+			} else {
+				x := &CSVMetadata{}
+				if _, err = decodeInto(v, 0, x); err == nil {
+					p.CSVMetadata = x
+				}
+			}
+		}
+		if err != nil {
+			if te, ok := err.(*typeError); ok && off >= 0 {
+				off += te.off
+			}
+			return nil, &PropertyError{Index: idx, Type: prop.Type, Off: off, Err: err}
+		}
+	}
+	return p, nil
+}
+
+// checkManifest accepts what opm's bundle-object reading accepts: JSON text as is, anything else must be
+// YAML that converts to JSON.
+func checkManifest(data []byte) error {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		return nil
+	}
+	if _, err := yaml.YAMLToJSON(data); err != nil {
+		return fmt.Errorf("decoded manifest is not YAML or JSON: %w", err)
+	}
+	return nil
+}
+
+// offsetIn returns the offset of sub inside data when sub is a sub-slice of it, else -1.
+func offsetIn(data, sub []byte) int {
+	if len(sub) == 0 || len(data) == 0 {
+		return -1
+	}
+	d := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(sub)))
+	if p < d || p >= d+uintptr(len(data)) {
+		return -1
+	}
+	return int(p - d)
+}
+
+func cloneProperties(props []Property) []Property {
+	for i := range props {
+		props[i].Value = bytes.Clone(props[i].Value)
+	}
+	return props
+}
+
+// leanProperties keeps the small property values and drops the large ones (objects, CSV metadata), whose
+// decoded form is in Parsed.
+func leanProperties(props []Property) []Property {
+	for i := range props {
+		switch props[i].Type {
+		case PropertyBundleObject, PropertyCSVMetadata:
+			props[i].Value = nil
+		default:
+			props[i].Value = bytes.Clone(props[i].Value)
+		}
+	}
+	return props
+}

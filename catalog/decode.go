@@ -1,0 +1,391 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// A reflection-driven decoder over the validating scanner. It follows encoding/json's rules for the shapes
+// FBC uses (struct fields by json tag, matched exactly then case-insensitively, the last duplicate wins,
+// null leaves the target alone, []byte is base64, json.Unmarshaler is called), so what it accepts and
+// rejects is what opm accepts and rejects. It can also check a value against a Go type without building
+// it (check-only mode: an invalid reflect.Value), which is how large property values are validated.
+
+// typeError is a value of the wrong JSON kind for its Go type, at a byte offset.
+type typeError struct {
+	off   int
+	field string // dotted path of JSON keys, "" at the top
+	got   string // JSON kind, or "number 1.5"
+	want  string // Go-ish description of the expected kind
+	cause error
+}
+
+func (e *typeError) Error() string {
+	where := ""
+	if e.field != "" {
+		where = "field " + strconv.Quote(e.field) + ": "
+	}
+	if e.cause != nil {
+		return where + e.cause.Error()
+	}
+	return fmt.Sprintf("%sexpected %s, got %s", where, e.want, e.got)
+}
+
+var (
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+)
+
+type fieldInfo struct {
+	name  string
+	index []int
+	typ   reflect.Type
+}
+
+type structInfo struct {
+	fields []fieldInfo
+	exact  map[string]int
+}
+
+var structCache sync.Map // reflect.Type -> *structInfo
+
+func structFields(t reflect.Type) *structInfo {
+	if si, ok := structCache.Load(t); ok {
+		return si.(*structInfo)
+	}
+	si := &structInfo{exact: map[string]int{}}
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			idx := append(append([]int(nil), index...), i)
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				walk(f.Type, idx)
+				continue
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if _, dup := si.exact[name]; dup {
+				continue
+			}
+			si.exact[name] = len(si.fields)
+			si.fields = append(si.fields, fieldInfo{name: name, index: idx, typ: f.Type})
+		}
+	}
+	walk(t, nil)
+	actual, _ := structCache.LoadOrStore(t, si)
+	return actual.(*structInfo)
+}
+
+func (si *structInfo) lookup(key []byte) (fieldInfo, bool) {
+	if i, ok := si.exact[string(key)]; ok {
+		return si.fields[i], true
+	}
+	for _, f := range si.fields {
+		if bytes.EqualFold([]byte(f.name), key) {
+			return f, true
+		}
+	}
+	return fieldInfo{}, false
+}
+
+// inField prefixes a type error's field path with the name of the field or key it happened in; the
+// name is computed only on the error path.
+func inField(err error, name func() string) error {
+	te, ok := err.(*typeError)
+	if !ok {
+		return err
+	}
+	if te.field == "" {
+		te.field = name()
+	} else if te.field[0] == '[' {
+		te.field = name() + te.field
+	} else {
+		te.field = name() + "." + te.field
+	}
+	return err
+}
+
+func describeType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "base64 string"
+		}
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	case reflect.Pointer:
+		return describeType(t.Elem())
+	}
+	return t.String()
+}
+
+// decodeValue decodes the (already syntax-checked) value at data[i] into v, a settable value of type t,
+// or only checks it when v is not valid. It returns the offset after the value.
+func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, error) {
+	if t == rawMessageType {
+		end, err := skipValue(data, i, 0)
+		if err == nil && v.IsValid() {
+			v.SetBytes(data[i:end])
+		}
+		return end, err
+	}
+	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType) {
+		end, err := skipValue(data, i, 0)
+		if err != nil {
+			return end, err
+		}
+		target := v
+		if !target.IsValid() {
+			target = reflect.New(t).Elem()
+		}
+		if err := target.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data[i:end]); err != nil {
+			return end, &typeError{off: i, cause: err}
+		}
+		return end, nil
+	}
+	if data[i] == 'n' {
+		return scanLiteral(data, i, "null")
+	}
+	mismatch := func() (int, error) {
+		end, err := skipValue(data, i, 0)
+		if err != nil {
+			return end, err
+		}
+		got := kindAt(data, i)
+		if got == "number" {
+			got = "number " + string(data[i:end])
+		}
+		return end, &typeError{off: i, got: got, want: describeType(t)}
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		var elem reflect.Value
+		if v.IsValid() {
+			if v.IsNil() {
+				v.Set(reflect.New(t.Elem()))
+			}
+			elem = v.Elem()
+		}
+		return decodeValue(data, i, t.Elem(), elem)
+	case reflect.Interface:
+		return skipValue(data, i, 0)
+	case reflect.String:
+		if data[i] != '"' {
+			return mismatch()
+		}
+		end, esc, err := scanString(data, i)
+		if err == nil && v.IsValid() {
+			v.SetString(stringValue(data, i, end, esc))
+		}
+		return end, err
+	case reflect.Bool:
+		switch data[i] {
+		case 't':
+			if v.IsValid() {
+				v.SetBool(true)
+			}
+			return scanLiteral(data, i, "true")
+		case 'f':
+			if v.IsValid() {
+				v.SetBool(false)
+			}
+			return scanLiteral(data, i, "false")
+		}
+		return mismatch()
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if kindAt(data, i) != "number" {
+			return mismatch()
+		}
+		end, err := scanNumber(data, i)
+		if err != nil {
+			return end, err
+		}
+		n, ok := jsonInt(data[i:end])
+		if !ok || reflect.Zero(t).OverflowInt(n) {
+			return mismatch()
+		}
+		if v.IsValid() {
+			v.SetInt(n)
+		}
+		return end, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if kindAt(data, i) != "number" {
+			return mismatch()
+		}
+		end, err := scanNumber(data, i)
+		if err != nil {
+			return end, err
+		}
+		n, ok := jsonInt(data[i:end])
+		if !ok || n < 0 || reflect.Zero(t).OverflowUint(uint64(n)) {
+			return mismatch()
+		}
+		if v.IsValid() {
+			v.SetUint(uint64(n))
+		}
+		return end, nil
+	case reflect.Float32, reflect.Float64:
+		if kindAt(data, i) != "number" {
+			return mismatch()
+		}
+		end, err := scanNumber(data, i)
+		if err != nil {
+			return end, err
+		}
+		f, perr := strconv.ParseFloat(string(data[i:end]), t.Bits())
+		if perr != nil {
+			return mismatch()
+		}
+		if v.IsValid() {
+			v.SetFloat(f)
+		}
+		return end, nil
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 && data[i] == '"' {
+			return decodeBase64(data, i, v)
+		}
+		if data[i] != '[' {
+			return mismatch()
+		}
+		if v.IsValid() {
+			v.SetLen(0)
+		}
+		return iterArray(data, i, func(n int, at int) (int, error) {
+			var elem reflect.Value
+			if v.IsValid() {
+				v.Set(reflect.Append(v, reflect.Zero(t.Elem())))
+				elem = v.Index(v.Len() - 1)
+			}
+			end, err := decodeValue(data, at, t.Elem(), elem)
+			if te, ok := err.(*typeError); ok {
+				te.field = "[" + strconv.Itoa(n) + "]" + strings.TrimPrefix("."+te.field, ".")
+				if te.field[len(te.field)-1] == '.' {
+					te.field = te.field[:len(te.field)-1]
+				}
+			}
+			return end, err
+		})
+	case reflect.Map:
+		if data[i] != '{' || t.Key().Kind() != reflect.String {
+			return mismatch()
+		}
+		if v.IsValid() && v.IsNil() {
+			v.Set(reflect.MakeMap(t))
+		}
+		return iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+			if !v.IsValid() {
+				end, err := decodeValue(data, at, t.Elem(), reflect.Value{})
+				return end, inField(err, func() string { return stringValue(data, ks, ke, esc) })
+			}
+			key := stringValue(data, ks, ke, esc)
+			elem := reflect.New(t.Elem()).Elem()
+			end, err := decodeValue(data, at, t.Elem(), elem)
+			if err == nil {
+				v.SetMapIndex(reflect.ValueOf(key).Convert(t.Key()), elem)
+			}
+			return end, inField(err, func() string { return key })
+		})
+	case reflect.Struct:
+		if data[i] != '{' {
+			return mismatch()
+		}
+		si := structFields(t)
+		// opm decodes every blob into a map and re-encodes it before the typed decode, so of several keys
+		// naming one field (case-insensitively) the one sorting last wins, not the last in the file.
+		var winners []string
+		if v.IsValid() {
+			winners = make([]string, len(si.fields))
+		}
+		return iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+			key := data[ks+1 : ke-1]
+			if esc {
+				key = []byte(stringValue(data, ks, ke, esc))
+			}
+			f, ok := si.lookup(key)
+			if !ok {
+				return skipValue(data, at, 0)
+			}
+			var fv reflect.Value
+			if v.IsValid() {
+				if w := &winners[si.exact[f.name]]; *w == "" || string(key) >= *w {
+					*w = string(key)
+					fv = v.FieldByIndex(f.index)
+				}
+			}
+			end, err := decodeValue(data, at, f.typ, fv)
+			return end, inField(err, func() string { return f.name })
+		})
+	}
+	return mismatch()
+}
+
+// decodeBase64 decodes a JSON string into a []byte the way encoding/json does (standard encoding, padded;
+// CR and LF ignored).
+func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
+	end, esc, err := scanString(data, i)
+	if err != nil {
+		return end, err
+	}
+	s := stringValue(data, i, end, esc)
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
+	n, derr := base64.StdEncoding.Decode(b, []byte(s))
+	if derr != nil {
+		return end, &typeError{off: i, cause: fmt.Errorf("invalid base64 data: %w", derr)}
+	}
+	if v.IsValid() {
+		v.SetBytes(b[:n])
+	}
+	return end, nil
+}
+
+// decodeInto decodes the value at data[i] into *out.
+func decodeInto[T any](data []byte, i int, out *T) (int, error) {
+	return decodeValue(data, i, reflect.TypeFor[T](), reflect.ValueOf(out).Elem())
+}
+
+// checkAs checks the value at data[i] against type T without building it.
+func checkAs[T any](data []byte, i int) (int, error) {
+	return decodeValue(data, i, reflect.TypeFor[T](), reflect.Value{})
+}
+
+// jsonInt reads a JSON number as opm ends up reading it: through a float64 (opm round-trips every blob
+// through map[string]any), so 1e2 is the integer 100 and 1.5 is not an integer.
+func jsonInt(num []byte) (int64, bool) {
+	if n, err := strconv.ParseInt(string(num), 10, 64); err == nil && n > -1<<53 && n < 1<<53 {
+		return n, true
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) >= 1e21 {
+		return 0, false
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}

@@ -1,0 +1,367 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+// IndexIgnore is the name of the files whose gitignore-style patterns exclude paths from a catalog.
+const IndexIgnore = ".indexignore"
+
+// DefaultMaxFileSize bounds any one catalog file; larger files are reported, not read.
+const DefaultMaxFileSize = 512 << 20
+
+// LoadOptions tune a load. The zero value is a full load with default limits.
+type LoadOptions struct {
+	// Lean drops large property values (bundle objects, CSV metadata) after checking them, keeping their
+	// decoded summary in Bundle.Parsed: validation needs no more, and memory stays small.
+	Lean bool
+	// Concurrency is the number of files parsed at once (default GOMAXPROCS).
+	Concurrency int
+	// MaxFileSize overrides DefaultMaxFileSize.
+	MaxFileSize int64
+	// Include, when set, limits the load to the files it accepts (slash paths relative to the root).
+	Include func(path string) bool
+}
+
+// Result is a loaded catalog and every problem found while reading it. Problems do not stop the load:
+// each file is read as far as it can be, and the rest of the catalog still loads.
+type Result struct {
+	Catalog     *Catalog
+	Diagnostics []diag.Diagnostic
+	// Files lists the catalog files read (after .indexignore), in order.
+	Files []string
+}
+
+// LoadDir loads the catalog under dir. Symlinks are followed only when they stay inside dir.
+func LoadDir(ctx context.Context, dir string, opts LoadOptions) (*Result, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, diag.UsageError(fmt.Errorf("open catalog directory %s: %w", dir, err))
+	}
+	defer root.Close()
+	return LoadFS(ctx, root.FS(), opts)
+}
+
+// LoadFS loads the catalog in fsys.
+func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) {
+	files, err := catalogFiles(fsys)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Include != nil {
+		kept := files[:0]
+		for _, f := range files {
+			if opts.Include(f) {
+				kept = append(kept, f)
+			}
+		}
+		files = kept
+	}
+	workers := opts.Concurrency
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	maxSize := opts.MaxFileSize
+	if maxSize <= 0 {
+		maxSize = DefaultMaxFileSize
+	}
+	parts := make([]*fileLoader, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}}
+				l.load(fsys, maxSize)
+				parts[i] = l
+			}
+		}()
+	}
+feed:
+	for i := range files {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	res := &Result{Catalog: &Catalog{}, Files: files}
+	for _, p := range parts {
+		c := res.Catalog
+		c.Packages = append(c.Packages, p.cat.Packages...)
+		c.Channels = append(c.Channels, p.cat.Channels...)
+		c.Bundles = append(c.Bundles, p.cat.Bundles...)
+		c.Deprecations = append(c.Deprecations, p.cat.Deprecations...)
+		c.Others = append(c.Others, p.cat.Others...)
+		res.Diagnostics = append(res.Diagnostics, p.diags...)
+	}
+	res.Diagnostics = diag.Sort(res.Diagnostics)
+	return res, nil
+}
+
+// catalogFiles lists every regular (or symlinked) file of fsys in lexical order, minus the .indexignore
+// files and what their patterns exclude (gitignore semantics, patterns scoped to their directory).
+func catalogFiles(fsys fs.FS) ([]string, error) {
+	var files, ignores []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("walk catalog at %s: %w", p, err)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if d.Name() == IndexIgnore {
+			ignores = append(ignores, p)
+			return nil
+		}
+		files = append(files, p)
+		return nil
+	})
+	if err != nil {
+		return nil, diag.UsageError(err)
+	}
+	if len(ignores) == 0 {
+		return files, nil
+	}
+	var patterns []gitignore.Pattern
+	for _, p := range ignores {
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, diag.UsageError(fmt.Errorf("read %s: %w", p, err))
+		}
+		var domain []string
+		if dir := path.Dir(p); dir != "." {
+			domain = strings.Split(dir, "/")
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			patterns = append(patterns, gitignore.ParsePattern(line, domain))
+		}
+	}
+	m := gitignore.NewMatcher(patterns)
+	kept := files[:0]
+	for _, f := range files {
+		if !m.Match(strings.Split(f, "/"), false) {
+			kept = append(kept, f)
+		}
+	}
+	return kept, nil
+}
+
+// fileLoader loads one file into its own small catalog; the parts are joined in file order.
+type fileLoader struct {
+	file  string
+	lean  bool
+	cat   *Catalog
+	diags []diag.Diagnostic
+	lines lineIndex
+	// yamlDoc, when set, is the position every offset maps to (the blob came from a YAML document).
+	yamlDoc *Pos
+}
+
+func (l *fileLoader) pos(off int) Pos {
+	if l.yamlDoc != nil {
+		return *l.yamlDoc
+	}
+	line, col := l.lines.at(off)
+	return Pos{File: l.file, Line: line, Column: col}
+}
+
+func (l *fileLoader) report(p Pos, rule, msg, hint string) {
+	l.diags = append(l.diags, diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: rule,
+		File: p.File, Line: p.Line, Column: p.Column, Message: msg, Hint: hint})
+}
+
+func (l *fileLoader) reportErr(err error) {
+	var be *blobError
+	var se *syntaxError
+	switch {
+	case errors.As(err, &be):
+		d := diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: be.rule, Message: be.msg, Hint: be.hint}
+		p := l.pos(max(be.off, 0))
+		d.File, d.Line, d.Column = p.File, p.Line, p.Column
+		switch be.schema {
+		case SchemaBundle:
+			d.Package, d.Bundle = be.pkg, be.name
+			d.Message = fmt.Sprintf("bundle %q: %s", be.name, be.msg)
+		case SchemaChannel:
+			d.Package, d.Channel = be.pkg, be.name
+			d.Message = fmt.Sprintf("channel %q: %s", be.name, be.msg)
+		case SchemaPackage:
+			d.Package = be.name
+			d.Message = fmt.Sprintf("package %q: %s", be.name, be.msg)
+		case SchemaDeprecations:
+			d.Package = be.pkg
+			d.Message = fmt.Sprintf("deprecations of package %q: %s", be.pkg, be.msg)
+		}
+		l.diags = append(l.diags, d)
+	case errors.As(err, &se):
+		l.report(l.pos(se.off), RuleSyntax, "JSON syntax error: "+se.msg, "fix the JSON syntax at this position")
+	default:
+		l.report(Pos{File: l.file}, RuleFile, err.Error(), "")
+	}
+}
+
+func (l *fileLoader) load(fsys fs.FS, maxSize int64) {
+	data, err := readCapped(fsys, l.file, maxSize)
+	if err != nil {
+		rule := RuleFile
+		if errors.Is(err, errTooLarge) {
+			rule = RuleTooLarge
+		}
+		l.report(Pos{File: l.file}, rule, err.Error(), "")
+		return
+	}
+	l.lines = lineIndex{data: data}
+	if looksLikeJSON(data) {
+		l.loadJSON(data)
+	} else {
+		l.loadYAML(data, 0)
+	}
+}
+
+var errTooLarge = errors.New("file too large")
+
+func readCapped(fsys fs.FS, name string, maxSize int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", name, err)
+	}
+	defer f.Close()
+	size := int64(0)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("read %s: not a regular file", name)
+		}
+	}
+	if size > maxSize {
+		return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d bytes: %w", name, size, maxSize, errTooLarge)
+	}
+	buf := make([]byte, 0, size)
+	for {
+		var n int
+		if len(buf) == cap(buf) {
+			// the stat'ed size is reached: check for more with a small read before growing
+			var probe [512]byte
+			n, err = f.Read(probe[:])
+			buf = append(buf, probe[:n]...)
+		} else {
+			n, err = f.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+		}
+		if int64(len(buf)) > maxSize {
+			return nil, fmt.Errorf("%s is more than the limit of %d bytes: %w", name, maxSize, errTooLarge)
+		}
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+}
+
+// looksLikeJSON is opm's (Kubernetes') guess: the first non-space character is '{'.
+func looksLikeJSON(data []byte) bool {
+	t := bytes.TrimLeftFunc(data, isUnicodeSpace)
+	return len(t) > 0 && t[0] == '{'
+}
+
+// loadJSON reads a stream of concatenated JSON values. Like opm, when the first or second value does not
+// decode, the rest of the file is read as YAML instead; if that fails too, the JSON error stands.
+func (l *fileLoader) loadJSON(data []byte) {
+	i, count, consumed := 0, 0, 0
+	for {
+		i = skipSpace(data, i)
+		if i >= len(data) {
+			return
+		}
+		m, end, err := metaKeys(data, i)
+		if err == nil {
+			if derr := l.decodeBlob(data, i, end, m); derr != nil {
+				// a syntax error anywhere in the blob is found before any other problem, as in opm
+				if _, serr := skipValue(data, i, 0); serr != nil {
+					err = serr
+				} else {
+					l.reportErr(derr)
+				}
+			}
+		}
+		if err != nil {
+			if count <= 1 {
+				yamlFrom := consumeSpaceLine(data, consumed)
+				if yamlFrom < len(data) && l.tryYAML(data, yamlFrom) {
+					return
+				}
+			}
+			l.reportErr(err)
+			return
+		}
+		count++
+		i, consumed = end, end
+	}
+}
+
+// consumeSpaceLine skips whitespace after offset i up to and including the first newline.
+func consumeSpaceLine(data []byte, i int) int {
+	for i < len(data) && isSpace(data[i]) {
+		i++
+		if data[i-1] == '\n' {
+			break
+		}
+	}
+	return i
+}
+
+// tryYAML reads data[from:] as YAML if its first document decodes; it reports false (and nothing) if not.
+func (l *fileLoader) tryYAML(data []byte, from int) bool {
+	docs, err := splitYAML(data, from)
+	if len(docs) == 0 {
+		return false
+	}
+	_ = err // a bad separator after the first document is reported by loadYAML
+	js, err := docJSON(data, docs[0])
+	if err != nil {
+		return false
+	}
+	if js != nil {
+		if _, _, err := metaKeys(js, skipSpace(js, 0)); err != nil {
+			return false
+		}
+	}
+	l.loadYAML(data, from)
+	return true
+}
+
+func isUnicodeSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\v', '\f', '\r', 0x85, 0xA0:
+		return true
+	}
+	return r > 0xff && strings.ContainsRune("\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000", r)
+}

@@ -1,0 +1,136 @@
+package catalog
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// YAML catalogs are read the way opm reads them: documents split on lines starting with "---", each
+// converted to JSON by sigs.k8s.io/yaml (YAML 1.1 scalars, as Kubernetes does), then decoded as a blob.
+
+// yamlDoc is a document's byte range in its file and the offset of its first meaningful line.
+type yamlDoc struct {
+	start, end, first int
+}
+
+// splitYAML splits data[from:] into documents. A separator line with anything but a comment after the
+// dashes is an error (as in Kubernetes' YAML reader); documents before it are still returned.
+func splitYAML(data []byte, from int) ([]yamlDoc, error) {
+	var docs []yamlDoc
+	start := from
+	i := from
+	for i < len(data) {
+		eol := bytes.IndexByte(data[i:], '\n')
+		next := len(data)
+		if eol >= 0 {
+			next = i + eol + 1
+		}
+		line := data[i:next]
+		if bytes.HasPrefix(line, []byte("---")) {
+			rest := strings.TrimSpace(string(line[3:]))
+			if rest != "" && rest[0] != '#' {
+				return docs, &syntaxError{off: i, msg: fmt.Sprintf("invalid YAML document separator: %s", rest)}
+			}
+			if i > start {
+				docs = append(docs, newDoc(data, start, i))
+			}
+			start = next
+		}
+		i = next
+	}
+	if len(data) > start {
+		docs = append(docs, newDoc(data, start, len(data)))
+	}
+	return docs, nil
+}
+
+func newDoc(data []byte, start, end int) yamlDoc {
+	d := yamlDoc{start: start, end: end, first: start}
+	for i := start; i < end; {
+		eol := bytes.IndexByte(data[i:end], '\n')
+		next := end
+		if eol >= 0 {
+			next = i + eol + 1
+		}
+		if t := strings.TrimSpace(string(data[i:next])); t != "" && !strings.HasPrefix(t, "#") {
+			d.first = i
+			break
+		}
+		i = next
+	}
+	return d
+}
+
+// docJSON converts a document to JSON; nil means the document is empty (null), as a comment-only one is.
+func docJSON(data []byte, d yamlDoc) ([]byte, error) {
+	js, err := yaml.YAMLToJSON(data[d.start:d.end])
+	if err != nil {
+		return nil, err
+	}
+	if t := bytes.TrimSpace(js); bytes.Equal(t, []byte("null")) {
+		return nil, nil
+	}
+	return js, nil
+}
+
+// loadYAML reads data[from:] as a YAML stream.
+func (l *fileLoader) loadYAML(data []byte, from int) {
+	docs, splitErr := splitYAML(data, from)
+	defer func() { l.yamlDoc = nil }()
+	for _, d := range docs {
+		l.yamlDoc = nil
+		pos := l.pos(d.first)
+		js, err := docJSON(data, d)
+		if err != nil {
+			l.report(pos, RuleYAML, "YAML error: "+strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "),
+				"fix the YAML syntax of this document")
+			return
+		}
+		if js == nil {
+			l.report(pos, RuleMissingSchema, "document is empty or only comments, so it has no \"schema\" key",
+				"remove the document, or list non-catalog files in a .indexignore file")
+			continue
+		}
+		l.yamlDoc = &pos
+		i := skipSpace(js, 0)
+		m, end, err := metaKeys(js, i)
+		if err != nil {
+			l.reportErr(err)
+			return
+		}
+		nch := len(l.cat.Channels)
+		if err := l.decodeBlob(js, i, end, m); err != nil {
+			l.reportErr(err)
+			continue
+		}
+		if len(l.cat.Channels) > nch {
+			yamlEntryPositions(data, d, pos, l.cat.Channels[nch])
+		}
+	}
+	if splitErr != nil {
+		l.yamlDoc = nil
+		l.reportErr(splitErr)
+	}
+}
+
+// yamlEntryPositions locates each channel entry by its "name:" line inside the document.
+func yamlEntryPositions(data []byte, d yamlDoc, docPos Pos, c *Channel) {
+	text := data[d.start:d.end]
+	line := docPos.Line - bytes.Count(data[d.start:d.first], []byte("\n"))
+	lines := bytes.Split(text, []byte("\n"))
+	k := 0
+	for n := range c.Entries {
+		c.Entries[n].Pos = docPos
+		for ; k < len(lines); k++ {
+			t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(lines[k])), "-"))
+			if v, ok := strings.CutPrefix(t, "name:"); ok && strings.Trim(strings.TrimSpace(v), `"'`) == c.Entries[n].Name {
+				c.Entries[n].Pos = Pos{File: docPos.File, Line: line + k, Column: 1 + len(lines[k]) - len(bytes.TrimLeft(lines[k], " -"))}
+				k++
+				break
+			}
+		}
+	}
+}

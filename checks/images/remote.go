@@ -1,0 +1,91 @@
+package images
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// defaultBackoff retries a transient failure three times, after about 1 s, 2 s and 4 s.
+var defaultBackoff = remote.Backoff{Duration: time.Second, Factor: 2, Jitter: 0.1, Steps: 4}
+
+// retryStatusCodes are the HTTP statuses retried with backoff before a registry counts as unavailable.
+var retryStatusCodes = []int{
+	http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable,
+	http.StatusGatewayTimeout, http.StatusTooManyRequests,
+}
+
+// errPlainHTTP is returned for a plain-HTTP request to a host that is not loopback.
+var errPlainHTTP = errors.New("plain HTTP is only allowed to loopback registries")
+
+// loopbackOnlyHTTP refuses plain-HTTP requests except to loopback hosts. go-containerregistry falls back
+// to HTTP for RFC 1918 and *.local registries too; catalogbot never does, so a catalog cannot make it
+// talk unencrypted to the network around it.
+type loopbackOnlyHTTP struct{ next http.RoundTripper }
+
+func (t loopbackOnlyHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme == "http" && !isLoopback(req.URL.Host) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Redacted(), errPlainHTTP)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// isLoopback reports whether host ("host" or "host:port") is localhost or a loopback IP.
+func isLoopback(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// parseRef parses an image reference; loopback registries are marked insecure (plain HTTP allowed).
+func parseRef(s string) (name.Reference, error) {
+	ref, err := name.ParseReference(s)
+	if err != nil {
+		return nil, err
+	}
+	if isLoopback(ref.Context().RegistryStr()) {
+		return name.ParseReference(s, name.Insecure)
+	}
+	return ref, nil
+}
+
+// newPuller builds the one Puller a Check shares, so each repository authenticates once.
+func (c *Checker) newPuller(jobs int) (*remote.Puller, error) {
+	keychain := c.Keychain
+	if keychain == nil {
+		keychain = authn.DefaultKeychain
+	}
+	backoff := c.Backoff
+	if backoff.Steps == 0 {
+		backoff = defaultBackoff
+	}
+	opts := []remote.Option{
+		remote.WithTransport(loopbackOnlyHTTP{next: remote.DefaultTransport}),
+		remote.WithAuthFromKeychain(keychain),
+		remote.WithRetryBackoff(backoff),
+		remote.WithRetryStatusCodes(retryStatusCodes...),
+		remote.WithJobs(jobs),
+		remote.WithUserAgent("catalogbot"),
+	}
+	p, err := remote.NewPuller(append(opts, c.RemoteOptions...)...)
+	if err != nil {
+		return nil, fmt.Errorf("image checker: remote options: %w", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,125 @@
+// Package validate checks a file-based catalog against every rule `opm validate` (operator-registry
+// v1.73.0) enforces, and reports all problems at once, each with its file, line, object and rule id.
+// It never rejects a catalog opm accepts: rules opm does not have are warnings.
+package validate
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+// Check is the name of this check in diagnostics and reports.
+const Check = "validate"
+
+// Options tune Dir.
+type Options struct {
+	// Include limits loading to some files (see catalog.LoadOptions.Include); the rules then run on what
+	// was loaded, so it must include every file of the packages to check.
+	Include func(path string) bool
+	// Packages, when set, limits the reported diagnostics to these packages (and file-level problems).
+	Packages map[string]bool
+}
+
+// Result is the outcome of validating a directory.
+type Result struct {
+	Catalog     *catalog.Catalog
+	Files       []string
+	Diagnostics []diag.Diagnostic
+}
+
+// Valid reports whether no error was found.
+func (r *Result) Valid() bool { return !diag.HasErrors(r.Diagnostics) }
+
+// Dir loads and validates the catalog in dir.
+func Dir(ctx context.Context, dir string, opts Options) (*Result, error) {
+	res, err := catalog.LoadDir(ctx, dir, catalog.LoadOptions{Lean: true, Include: opts.Include})
+	if err != nil {
+		return nil, err
+	}
+	ds := append(res.Diagnostics, Catalog(res.Catalog)...)
+	if opts.Packages != nil {
+		kept := ds[:0]
+		for _, d := range ds {
+			if d.Package == "" || opts.Packages[d.Package] {
+				kept = append(kept, d)
+			}
+		}
+		ds = kept
+	}
+	return &Result{Catalog: res.Catalog, Files: res.Files, Diagnostics: diag.Sort(ds)}, nil
+}
+
+// Catalog runs the model rules on a loaded catalog (load-time problems are the loader's diagnostics).
+func Catalog(c *catalog.Catalog) []diag.Diagnostic {
+	v := &validator{c: c}
+	v.run()
+	return diag.Sort(v.diags)
+}
+
+// validator holds the indexes the rules share.
+type validator struct {
+	c     *catalog.Catalog
+	diags []diag.Diagnostic
+
+	pkgs     map[string]*pkgState
+	pkgOrder []*pkgState
+}
+
+type pkgState struct {
+	p        *catalog.Package
+	channels map[string]*catalog.Channel
+	chOrder  []*catalog.Channel
+	bundles  map[string]*bundleState
+	// entries of every channel, by bundle name
+	inChannels map[string][]*catalog.Channel
+	deprecated bool
+}
+
+type bundleState struct {
+	b       *catalog.Bundle
+	version string // normalized version string (with release), "" when the version is invalid
+	vOK     bool
+}
+
+func (v *validator) run() {
+	v.packages()
+	v.channels()
+	v.bundles()
+	v.channelEntries()
+	v.defaults()
+	v.graphs()
+	v.versions()
+	v.deprecations()
+}
+
+func (v *validator) add(pos catalog.Pos, rule, pkg, ch, bundle, msg, hint string) {
+	v.diags = append(v.diags, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: rule,
+		File: pos.File, Line: pos.Line, Column: pos.Column, Package: pkg, Channel: ch, Bundle: bundle,
+		Message: msg, Hint: hint})
+}
+
+// names lists the keys of a set, sorted, for messages.
+func names[T any](m map[string]T) string {
+	list := make([]string, 0, len(m))
+	for k := range m {
+		list = append(list, k)
+	}
+	sort.Strings(list)
+	if len(list) == 0 {
+		return "(none)"
+	}
+	return strings.Join(list, ", ")
+}
+
+func quoted(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}

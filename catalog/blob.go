@@ -198,6 +198,9 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		} else {
 			b.Properties = cloneProperties(b.Properties)
 		}
+		if l.visit != nil {
+			l.visit(b)
+		}
 		l.cat.Bundles = append(l.cat.Bundles, b)
 	case SchemaDeprecations:
 		d := &Deprecation{Pos: pos}

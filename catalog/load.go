@@ -35,6 +35,9 @@ type LoadOptions struct {
 	MaxFileSize int64
 	// Include, when set, limits the load to the files it accepts (slash paths relative to the root).
 	Include func(path string) bool
+	// VisitBundle, when set, is called for each decoded bundle on the worker that parsed it (concurrently),
+	// so per-bundle checks run in parallel with parsing.
+	VisitBundle func(b *Bundle)
 }
 
 // Result is a loaded catalog and every problem found while reading it. Problems do not stop the load:
@@ -87,7 +90,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}}
+				l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle}
 				l.load(fsys, maxSize)
 				parts[i] = l
 			}
@@ -176,6 +179,7 @@ func catalogFiles(fsys fs.FS) ([]string, error) {
 type fileLoader struct {
 	file  string
 	lean  bool
+	visit func(*Bundle)
 	cat   *Catalog
 	diags []diag.Diagnostic
 	lines lineIndex
@@ -237,6 +241,7 @@ func (l *fileLoader) load(fsys fs.FS, maxSize int64) {
 		return
 	}
 	l.lines = lineIndex{data: data}
+	defer func() { l.lines = lineIndex{} }() // do not keep the file's bytes alive
 	if looksLikeJSON(data) {
 		l.loadJSON(data)
 	} else {

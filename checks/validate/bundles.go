@@ -1,6 +1,8 @@
 package validate
 
 import (
+	_ "crypto/sha256" // registers the digest algorithm image references use
+	_ "crypto/sha512"
 	"fmt"
 	"sort"
 	"strings"
@@ -55,7 +57,7 @@ func (v *validator) bundle(ps *pkgState, bs *bundleState) {
 			"make the property's packageName match the bundle's \"package\"")
 	}
 	if b.Image != "" {
-		if err := pullSpec(b.Image); err != nil {
+		if err := v.refs.check(b.Image); err != nil {
 			add("bundle-image-bad-pullspec", fmt.Sprintf("bundle %q: image %q is not a valid image reference: %v", b.Name, b.Image, err),
 				"use a reference like registry.example.com/org/repo@sha256:<digest>")
 		}
@@ -64,7 +66,7 @@ func (v *validator) bundle(ps *pkgState, bs *bundleState) {
 		if ri.Image == "" {
 			continue
 		}
-		if err := pullSpec(ri.Image); err != nil {
+		if err := v.refs.check(ri.Image); err != nil {
 			add("bundle-image-bad-pullspec", fmt.Sprintf("bundle %q: relatedImages[%d] (%q) image %q is not a valid image reference: %v", b.Name, i, ri.Name, ri.Image, err),
 				"use a reference like registry.example.com/org/repo@sha256:<digest>")
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/internal/diag"
@@ -37,11 +38,14 @@ func (r *Result) Valid() bool { return !diag.HasErrors(r.Diagnostics) }
 
 // Dir loads and validates the catalog in dir.
 func Dir(ctx context.Context, dir string, opts Options) (*Result, error) {
-	res, err := catalog.LoadDir(ctx, dir, catalog.LoadOptions{Lean: true, Include: opts.Include})
+	refs := &refCache{}
+	res, err := catalog.LoadDir(ctx, dir, catalog.LoadOptions{Lean: true, Include: opts.Include, VisitBundle: refs.visit})
 	if err != nil {
 		return nil, err
 	}
-	ds := append(res.Diagnostics, Catalog(res.Catalog)...)
+	v := &validator{c: res.Catalog, refs: refs}
+	v.run()
+	ds := append(res.Diagnostics, v.diags...)
 	if opts.Packages != nil {
 		kept := ds[:0]
 		for _, d := range ds {
@@ -56,7 +60,7 @@ func Dir(ctx context.Context, dir string, opts Options) (*Result, error) {
 
 // Catalog runs the model rules on a loaded catalog (load-time problems are the loader's diagnostics).
 func Catalog(c *catalog.Catalog) []diag.Diagnostic {
-	v := &validator{c: c}
+	v := &validator{c: c, refs: &refCache{}}
 	v.run()
 	return diag.Sort(v.diags)
 }
@@ -65,6 +69,7 @@ func Catalog(c *catalog.Catalog) []diag.Diagnostic {
 type validator struct {
 	c     *catalog.Catalog
 	diags []diag.Diagnostic
+	refs  *refCache
 
 	pkgs     map[string]*pkgState
 	pkgOrder []*pkgState
@@ -122,4 +127,34 @@ func quoted(list []string) string {
 		q[i] = fmt.Sprintf("%q", s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// refCache memoizes image reference checks; the loader fills it in parallel while parsing.
+type refCache struct{ m sync.Map }
+
+func (r *refCache) visit(b *catalog.Bundle) {
+	if b.Image != "" {
+		r.check(b.Image)
+	}
+	for _, ri := range b.RelatedImages {
+		if ri.Image != "" {
+			r.check(ri.Image)
+		}
+	}
+}
+
+func (r *refCache) check(ref string) error {
+	if v, ok := r.m.Load(ref); ok {
+		if v == nil {
+			return nil
+		}
+		return v.(error)
+	}
+	err := pullSpec(ref)
+	if err != nil {
+		r.m.Store(ref, err)
+	} else {
+		r.m.Store(ref, nil)
+	}
+	return err
 }

@@ -18,6 +18,7 @@ or internal failure (not your catalog).`,
 	}
 	root.AddCommand(
 		newVersionCmd(),
+		newValidateCmd(),
 	)
 	return root
 }

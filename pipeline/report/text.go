@@ -1,0 +1,62 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// TextOptions tune the text renderer.
+type TextOptions struct {
+	// Color uses ANSI colours (set it when writing to a terminal).
+	Color bool
+	// MaxPerStage caps diagnostics printed per stage (0 = all); the rest are counted.
+	MaxPerStage int
+}
+
+var statusMark = map[Status]string{Pass: "PASS", Fail: "FAIL", ActionRequired: "ACTION REQUIRED", Error: "ERROR", Skipped: "SKIP"}
+
+// WriteText renders the report for people: one block per stage, diagnostics as file:line:col lines.
+func WriteText(w io.Writer, r *Report, o TextOptions) error {
+	color := func(code, s string) string {
+		if !o.Color {
+			return s
+		}
+		return "\x1b[" + code + "m" + s + "\x1b[0m"
+	}
+	codes := map[Status]string{Pass: "32", Fail: "31", ActionRequired: "33", Error: "35", Skipped: "90"}
+	var b strings.Builder
+	if r.Title != "" {
+		fmt.Fprintf(&b, "%s\n", r.Title)
+	}
+	for _, s := range r.Stages {
+		line := fmt.Sprintf("%-15s %s", color(codes[s.Status], statusMark[s.Status]), s.Name)
+		if s.Duration > 0 {
+			line += fmt.Sprintf(" (%s)", s.Duration.Round(time.Millisecond))
+		}
+		if s.Summary != "" {
+			line += ": " + s.Summary
+		}
+		b.WriteString(line + "\n")
+		if s.Err != "" {
+			fmt.Fprintf(&b, "    %s\n", s.Err)
+		}
+		for i, d := range s.Diagnostics {
+			if o.MaxPerStage > 0 && i == o.MaxPerStage {
+				fmt.Fprintf(&b, "    ... and %d more\n", len(s.Diagnostics)-i)
+				break
+			}
+			fmt.Fprintf(&b, "    %s\n", d.String())
+			if d.Hint != "" {
+				fmt.Fprintf(&b, "        hint: %s\n", d.Hint)
+			}
+		}
+	}
+	for _, k := range sortedKeys(r.Outputs) {
+		fmt.Fprintf(&b, "%s: %s\n", k, r.Outputs[k])
+	}
+	fmt.Fprintf(&b, "verdict: %s\n", color(codes[r.Verdict()], string(r.Verdict())))
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,8 +16,16 @@ import (
 
 // Run runs git in dir and returns its standard output; errors carry git's standard error.
 func Run(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return RunEnv(ctx, dir, nil, args...)
+}
+
+// RunEnv is Run with extra environment variables (KEY=VALUE).
+func RunEnv(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

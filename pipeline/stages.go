@@ -1,0 +1,389 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/validate"
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline/owners"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/render"
+)
+
+// Membership answers whether a login is in an org's team (the bot asks GitHub; tests use a map).
+type Membership = owners.Membership
+
+// state is what the stages of one run share.
+type state struct {
+	in         Input
+	base, head *object.Commit
+	headDir    string
+
+	cfg      *owners.Config
+	noConfig bool
+	changes  *changes
+}
+
+func (s *state) loadConfig(ctx context.Context) report.Stage {
+	data, ok, err := s.in.Repo.ReadFile(s.base, owners.ConfigFile)
+	if err != nil {
+		return stageFromErr(err)
+	}
+	if !ok {
+		s.cfg, s.noConfig = owners.Default(), true
+	} else {
+		cfg, ds, err := owners.ParseConfig(owners.ConfigFile, data)
+		if err != nil {
+			st := stageFromErr(err)
+			st.Name, st.Diagnostics = "config", ds
+			st.Summary = owners.ConfigFile + " on the base branch is invalid: fix it there first"
+			return st
+		}
+		s.cfg = cfg
+	}
+	ch, err := s.detectChanges(ctx)
+	if err != nil {
+		st := stageFromErr(err)
+		st.Name = "config"
+		return st
+	}
+	s.changes = ch
+	return report.Stage{Name: "config", Status: report.Pass}
+}
+
+func (s *state) catalogDir() string { return path.Clean(s.cfg.Catalog.Dir) }
+
+func (s *state) refsFile() string { return s.cfg.References.File }
+
+// changes is what the change touched.
+type changes struct {
+	paths        []string            // every changed path (repository-relative)
+	catalogFiles map[string]bool     // changed files inside the catalog dir (catalog-relative)
+	topDirs      map[string]bool     // their top-level directories (one per package, conventionally)
+	packages     map[string][]string // touched package -> its changed files (repository-relative)
+	newPackages  []string
+	refEntries   []string // touched reference names
+	other        []string // paths outside the catalog that need a maintainer
+	base, head   *catalog.Catalog
+}
+
+func (s *state) detectChanges(ctx context.Context) (*changes, error) {
+	paths, err := s.in.Repo.Changed(ctx, s.base, s.head)
+	if err != nil {
+		return nil, err
+	}
+	c := &changes{paths: paths, catalogFiles: map[string]bool{}, topDirs: map[string]bool{}, packages: map[string][]string{}}
+	prefix := s.catalogDir() + "/"
+	for _, p := range paths {
+		switch {
+		case strings.HasPrefix(p, prefix):
+			rel := strings.TrimPrefix(p, prefix)
+			c.catalogFiles[rel] = true
+			top, _, _ := strings.Cut(rel, "/")
+			c.topDirs[top] = true
+		case s.refsFile() != "" && p == s.refsFile():
+			names, global, err := s.referenceChanges()
+			if err != nil {
+				return nil, err
+			}
+			c.refEntries = names
+			if global {
+				c.other = append(c.other, p)
+			}
+		default:
+			c.other = append(c.other, p)
+		}
+	}
+	include := func(p string) bool {
+		top, _, _ := strings.Cut(p, "/")
+		return c.topDirs[top]
+	}
+	baseFS, err := s.in.Repo.TreeFS(s.base, s.catalogDir(), include)
+	if err != nil {
+		return nil, err
+	}
+	if c.base, err = loadSubset(ctx, baseFS); err != nil {
+		return nil, err
+	}
+	headFS, err := s.in.Repo.TreeFS(s.head, s.catalogDir(), include)
+	if err != nil {
+		return nil, err
+	}
+	if c.head, err = loadSubset(ctx, headFS); err != nil {
+		return nil, err
+	}
+	basePkgs := map[string]bool{}
+	for _, p := range c.base.Packages {
+		basePkgs[p.Name] = true
+	}
+	for _, cat := range []*catalog.Catalog{c.base, c.head} {
+		forEachBlob(cat, func(pkg string, pos catalog.Pos) {
+			if pkg != "" && c.catalogFiles[pos.File] {
+				f := prefix + pos.File
+				if !contains(c.packages[pkg], f) {
+					c.packages[pkg] = append(c.packages[pkg], f)
+				}
+			}
+		})
+	}
+	// Changed catalog files holding no blob (a deleted file, a README) still need someone's approval.
+	claimed := map[string]bool{}
+	for _, files := range c.packages {
+		for _, f := range files {
+			claimed[f] = true
+		}
+	}
+	for f := range c.catalogFiles {
+		if !claimed[prefix+f] {
+			top, _, nested := strings.Cut(f, "/")
+			if nested && c.packages[top] != nil {
+				c.packages[top] = append(c.packages[top], prefix+f)
+				continue
+			}
+			c.other = append(c.other, prefix+f)
+		}
+	}
+	for pkg := range c.packages {
+		if !basePkgs[pkg] {
+			c.newPackages = append(c.newPackages, pkg)
+		}
+	}
+	sort.Strings(c.newPackages)
+	sort.Strings(c.other)
+	return c, nil
+}
+
+// loadSubset loads a partial catalog in full (not lean) mode; load problems are the validate stage's.
+func loadSubset(ctx context.Context, fsys fs.FS) (*catalog.Catalog, error) {
+	res, err := catalog.LoadFS(ctx, fsys, catalog.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return res.Catalog, nil
+}
+
+func forEachBlob(c *catalog.Catalog, fn func(pkg string, pos catalog.Pos)) {
+	for _, p := range c.Packages {
+		fn(p.Name, p.Pos)
+	}
+	for _, ch := range c.Channels {
+		fn(ch.Package, ch.Pos)
+	}
+	for _, b := range c.Bundles {
+		fn(b.Package, b.Pos)
+	}
+	for _, d := range c.Deprecations {
+		fn(d.Package, d.Pos)
+	}
+	for _, o := range c.Others {
+		fn(o.Package, o.Pos)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// referenceChanges compares the references config field by field between base and head: the names of
+// added, removed or changed entries, and whether its top-level fields changed.
+func (s *state) referenceChanges() (names []string, global bool, err error) {
+	read := func(c *object.Commit) (*render.Config, error) {
+		data, ok, err := s.in.Repo.ReadFile(c, s.refsFile())
+		if err != nil || !ok {
+			return &render.Config{}, err
+		}
+		cfg, _ := render.ParseConfig(data, s.refsFile())
+		if cfg == nil {
+			cfg = &render.Config{}
+		}
+		return cfg, nil
+	}
+	b, err := read(s.base)
+	if err != nil {
+		return nil, false, err
+	}
+	h, err := read(s.head)
+	if err != nil {
+		return nil, false, err
+	}
+	global = b.Name != h.Name || b.Repo != h.Repo || b.Tag != h.Tag
+	old := map[string]string{}
+	for _, r := range b.References {
+		old[r.Name] = r.Image
+	}
+	seen := map[string]bool{}
+	for _, r := range h.References {
+		seen[r.Name] = true
+		if img, ok := old[r.Name]; !ok || img != r.Image {
+			names = append(names, r.Name)
+		}
+	}
+	for n := range old {
+		if !seen[n] {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names, global, nil
+}
+
+func (s *state) owners(ctx context.Context) report.Stage {
+	if s.noConfig {
+		return report.Stage{Status: report.Skipped, Summary: "no " + owners.ConfigFile + " on the base branch: ownership is not enforced"}
+	}
+	ch := owners.Change{Packages: map[string]owners.PackageChange{}, Paths: s.changes.other,
+		NewPackages: s.changes.newPackages, ReferenceEntries: s.changes.refEntries}
+	for pkg, files := range s.changes.packages {
+		ch.Packages[pkg] = owners.PackageChange{Files: files}
+	}
+	for _, p := range s.changes.paths {
+		if p == owners.ConfigFile {
+			ch.ConfigChanged = true
+		}
+	}
+	ownersFiles := map[string][]string{}
+	var ds []diag.Diagnostic
+	if s.cfg.OwnersFrom != "" {
+		pkgs := append(sortedKeys(s.changes.packages), s.changes.refEntries...)
+		for _, pkg := range pkgs {
+			file := s.cfg.OwnersFilePath(pkg)
+			data, ok, err := s.in.Repo.ReadFile(s.base, file)
+			if err != nil {
+				return stageFromErr(err)
+			}
+			if ok {
+				logins, fds := owners.ParseOwnersFile(file, data)
+				ownersFiles[pkg] = logins
+				ds = append(ds, fds...)
+			}
+		}
+	}
+	dec, err := owners.Decide(ctx, s.cfg, ownersFiles, ch, s.in.Author, s.in.Approvers, s.in.Membership)
+	if err != nil {
+		return stageFromErr(err)
+	}
+	ds = append(ds, dec.Diagnostics...)
+	touched := len(ch.Packages) + len(ch.Paths) + len(ch.ReferenceEntries)
+	if dec.Allowed {
+		return stageFromDiags(fmt.Sprintf("%s may change the %d touched packages/paths", s.in.Author, touched), ds)
+	}
+	st := stageFromDiags(fmt.Sprintf("%d of %d touched packages/paths not permitted for %s", len(dec.Denied), touched, s.in.Author), ds)
+	st.Status = report.Fail
+	return st
+}
+
+func (s *state) validate(ctx context.Context) report.Stage {
+	res, err := validate.Dir(ctx, path.Join(s.headDir, s.catalogDir()), validate.Options{})
+	if err != nil {
+		return stageFromErr(err)
+	}
+	ds := s.repoPaths(res.Diagnostics)
+	return stageFromDiags(res.Summary(), ds)
+}
+
+// repoPaths makes catalog-relative diagnostic paths repository-relative.
+func (s *state) repoPaths(ds []diag.Diagnostic) []diag.Diagnostic {
+	for i := range ds {
+		if ds[i].File != "" {
+			ds[i].File = path.Join(s.catalogDir(), ds[i].File)
+		}
+	}
+	return ds
+}
+
+func (s *state) graph(_ context.Context) report.Stage {
+	pkgs := map[string]bool{}
+	for p := range s.changes.packages {
+		pkgs[p] = true
+	}
+	if len(pkgs) == 0 {
+		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
+	}
+	diffs, ds := DiffGraphs(s.changes.base, s.changes.head, pkgs, s.cfg.Graph.AllowModifyReleased)
+	for i := range ds {
+		if ds[i].File != "" && !strings.HasPrefix(ds[i].File, s.catalogDir()+"/") {
+			ds[i].File = path.Join(s.catalogDir(), ds[i].File)
+		}
+	}
+	st := stageFromDiags(fmt.Sprintf("%d changed channels in %d packages", len(diffs), len(pkgs)), ds)
+	st.Details = GraphMarkdown(s.changes.head, diffs)
+	return st
+}
+
+func (s *state) images(ctx context.Context) report.Stage {
+	if s.in.SkipImages {
+		return report.Stage{Status: report.Skipped, Summary: "image checks disabled for this run"}
+	}
+	pkgs := map[string]bool{}
+	for p := range s.changes.packages {
+		pkgs[p] = true
+	}
+	old := map[string]*catalog.Bundle{}
+	for _, b := range s.changes.base.Bundles {
+		old[b.Package+"/"+b.Name] = b
+	}
+	sub := &catalog.Catalog{}
+	for _, b := range s.changes.head.Bundles {
+		if prev, ok := old[b.Package+"/"+b.Name]; pkgs[b.Package] && (!ok || bundleChange(prev, b) != "") {
+			sub.Bundles = append(sub.Bundles, b)
+		}
+	}
+	refs := images.RefsFromCatalog(sub)
+	for i := range refs {
+		if refs[i].File != "" {
+			refs[i].File = path.Join(s.catalogDir(), refs[i].File)
+		}
+	}
+	if len(refs) == 0 {
+		return report.Stage{Status: report.Skipped, Summary: "no new or changed bundle references an image"}
+	}
+	c := &images.Checker{RemoteOptions: s.in.RemoteOptions, Policy: images.Policy{
+		RequireDigest: s.cfg.Images.RequireDigest, AllowedRegistries: s.cfg.Images.AllowedRegistries, RequiredPlatforms: s.cfg.Images.RequiredPlatforms}}
+	ds, err := c.Check(ctx, refs)
+	st := stageFromDiags(fmt.Sprintf("%d image references of %d new or changed bundles", len(refs), len(sub.Bundles)), ds)
+	if err != nil {
+		st.Err = err.Error()
+		if diag.CategoryOf(err) == diag.Usage {
+			st.Status = report.ActionRequired
+		} else {
+			st.Status = report.Error
+		}
+	}
+	return st
+}
+
+func (s *state) smoke(_ context.Context) report.Stage {
+	if !s.cfg.Smoke.Enabled {
+		return report.Stage{Status: report.Skipped, Summary: "smoke install is disabled (smoke.enabled in " + owners.ConfigFile + ")"}
+	}
+	return report.Stage{Status: report.Error, Err: "smoke install is enabled, but this build of catalogbot has no smoke stage: see issue 6"}
+}
+
+func (s *state) render(_ context.Context) report.Stage {
+	if s.refsFile() == "" {
+		return report.Stage{Status: report.Skipped, Summary: "no references config (references.file in " + owners.ConfigFile + ")"}
+	}
+	data, ok, err := s.in.Repo.ReadFile(s.head, s.refsFile())
+	if err != nil {
+		return stageFromErr(err)
+	}
+	if !ok {
+		return report.Stage{Status: report.Skipped, Summary: s.refsFile() + " does not exist"}
+	}
+	_, ds := render.ParseConfig(data, s.refsFile())
+	return stageFromDiags("references config "+s.refsFile()+" parsed", ds)
+}

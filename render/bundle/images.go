@@ -1,0 +1,40 @@
+package bundle
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// relatedImages lists, as opm does, the CSV's spec.relatedImages, then the bundle image unless it is
+// already among them, then every deployment container and init container image not yet listed; sorted by
+// image (stably: opm's sort is stable for the sizes seen in practice).
+func (p *parsed) relatedImages() ([]catalog.RelatedImage, error) {
+	var declared []relatedImage
+	if err := p.csv.decodeField("relatedImages", &declared); err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []catalog.RelatedImage
+	for _, ri := range declared {
+		out = append(out, catalog.RelatedImage{Name: ri.Name, Image: ri.Image})
+		seen[ri.Image] = true
+	}
+	if p.image != "" && !seen[p.image] {
+		out = append(out, catalog.RelatedImage{Image: p.image})
+	}
+	operator, err := p.csv.operatorImages()
+	if err != nil {
+		return nil, err
+	}
+	for _, img := range slices.Sorted(maps.Keys(operator)) {
+		if !seen[img] {
+			out = append(out, catalog.RelatedImage{Image: img})
+		}
+		seen[img] = true
+	}
+	slices.SortStableFunc(out, func(a, b catalog.RelatedImage) int { return strings.Compare(a.Image, b.Image) })
+	return out, nil
+}

@@ -275,7 +275,7 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 			return mismatch()
 		}
 		if v.IsValid() {
-			v.SetLen(0)
+			v.Set(reflect.MakeSlice(t, 0, 0)) // [] is an empty slice, not nil, as in encoding/json
 		}
 		return iterArray(data, i, func(n int, at int) (int, error) {
 			var elem reflect.Value

@@ -3,8 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"net"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -12,6 +10,7 @@ import (
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/internal/regnet"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
@@ -40,7 +39,7 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 		return finish(st, start), ""
 	}
 	var nameOpts []name.Option
-	if loopback(in.Target) {
+	if regnet.RefIsLoopback(in.Target) {
 		nameOpts = append(nameOpts, name.Insecure)
 	}
 	target, err := name.ParseReference(in.Target, nameOpts...)
@@ -48,7 +47,7 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 		return finish(stageFromErr(diag.UsageError(fmt.Errorf("publish target %q: %w", in.Target, err))), start), ""
 	}
 	opts := in.Build
-	if loopback(opts.Base) {
+	if regnet.RefIsLoopback(opts.Base) {
 		opts.NameOptions = append(opts.NameOptions, name.Insecure)
 	}
 	img, err := build.Image(ctx, in.CatalogDir, opts)
@@ -75,18 +74,4 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// loopback reports whether an image reference's registry is on this machine (plain HTTP is allowed).
-func loopback(ref string) bool {
-	host, _, _ := strings.Cut(ref, "/")
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
-	}
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(h, "[]"))
-	return ip != nil && ip.IsLoopback()
 }

@@ -3,9 +3,8 @@ package images
 import (
 	"errors"
 	"fmt"
-	"net"
+	"github.com/catalogbot/catalogbot/internal/regnet"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -31,7 +30,7 @@ var errPlainHTTP = errors.New("plain HTTP is only allowed to loopback registries
 type loopbackOnlyHTTP struct{ next http.RoundTripper }
 
 func (t loopbackOnlyHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme == "http" && !isLoopback(req.URL.Host) {
+	if req.URL.Scheme == "http" && !regnet.IsLoopback(req.URL.Host) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
@@ -40,30 +39,8 @@ func (t loopbackOnlyHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
-// isLoopback reports whether host ("host" or "host:port") is localhost or a loopback IP.
-func isLoopback(host string) bool {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 // parseRef parses an image reference; loopback registries are marked insecure (plain HTTP allowed).
-func parseRef(s string) (name.Reference, error) {
-	ref, err := name.ParseReference(s)
-	if err != nil {
-		return nil, err
-	}
-	if isLoopback(ref.Context().RegistryStr()) {
-		return name.ParseReference(s, name.Insecure)
-	}
-	return ref, nil
-}
+func parseRef(s string) (name.Reference, error) { return regnet.ParseReference(s) }
 
 // newPuller builds the one Puller a Check shares, so each repository authenticates once.
 func (c *Checker) newPuller(jobs int) (*remote.Puller, error) {

@@ -19,6 +19,12 @@ or internal failure (not your catalog).`,
 	root.AddCommand(
 		newVersionCmd(),
 		newValidateCmd(),
+		newDemoCmd(),
+		newPRCmd(),
+		newActionCmd(),
+		newBuildCmd(),
+		newPublishCmd(),
+		newCheckImagesCmd(),
 	)
 	return root
 }

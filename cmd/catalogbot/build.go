@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/build"
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/internal/regnet"
+	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+// buildFlags are the image options build and publish share.
+type buildFlags struct {
+	base      string
+	platforms []string
+}
+
+func (b *buildFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&b.base, "base", build.DefaultBase, "base image (opm); a multi-arch base gives a multi-arch catalog")
+	cmd.Flags().StringSliceVar(&b.platforms, "platform", nil, "platforms to build (default: every platform of the base), e.g. linux/amd64,linux/arm64")
+}
+
+func (b *buildFlags) options() (build.Options, error) {
+	plats, err := build.ParsePlatforms(b.platforms)
+	if err != nil {
+		return build.Options{}, err
+	}
+	epoch, err := build.EpochFromEnv()
+	if err != nil {
+		return build.Options{}, diag.UsageError(err)
+	}
+	o := build.Options{Base: b.base, Platforms: plats, Epoch: epoch}
+	if regnet.RefIsLoopback(b.base) {
+		o.NameOptions = []name.Option{name.Insecure}
+	}
+	return o, nil
+}
+
+func newBuildCmd() *cobra.Command {
+	var (
+		bf         buildFlags
+		output     string
+		tag        string
+		dockerfile bool
+	)
+	cmd := &cobra.Command{
+		Use:   "build DIR",
+		Short: "Build the catalog image from a file-based catalog without a daemon (or write its Dockerfile)",
+		Long: `build puts the file-based catalog in DIR into an image: the base image (opm) plus one reproducible
+layer with the catalog at /configs and the label operators.operatorframework.io.index.configs.v1=/configs.
+A multi-arch base gives a multi-arch index. Identical input gives an identical digest (SOURCE_DATE_EPOCH
+sets the timestamps). Write it with --output oci-layout:DIR or tarball:FILE, or push it with publish.
+
+--dockerfile prints the Dockerfile opm generate dockerfile would write, for your own builder.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dockerfile {
+				_, err := cmd.OutOrStdout().Write(build.Dockerfile(bf.base, args[0]))
+				return err
+			}
+			if output == "" {
+				return diag.UsageError(fmt.Errorf("say where the image goes: --output oci-layout:DIR or --output tarball:FILE (or use catalogbot publish)"))
+			}
+			out, err := build.ParseOutput(output)
+			if err != nil {
+				return err
+			}
+			opts, err := bf.options()
+			if err != nil {
+				return err
+			}
+			ref, err := name.ParseReference(tag)
+			if err != nil {
+				return diag.UsageError(fmt.Errorf("--tag %q: %w", tag, err))
+			}
+			res, err := build.Image(cmd.Context(), args[0], opts)
+			if err != nil {
+				return err
+			}
+			if err := out.Write(cmd.Context(), res, ref); err != nil {
+				return err
+			}
+			dig, err := res.Digest()
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", dig)
+			return err
+		},
+	}
+	bf.add(cmd)
+	cmd.Flags().StringVar(&output, "output", "", "oci-layout:DIR or tarball:FILE")
+	cmd.Flags().StringVar(&tag, "tag", "catalog:latest", "image name recorded in the layout or tarball")
+	cmd.Flags().BoolVar(&dockerfile, "dockerfile", false, "print the Dockerfile opm generate dockerfile would write instead")
+	return cmd
+}
+
+func newPublishCmd() *cobra.Command {
+	var (
+		bf  buildFlags
+		out outputFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "publish DIR IMAGE",
+		Short: "Validate, build and push the catalog image: by digest first, then move the tag",
+		Long: `publish validates the catalog in DIR (and refuses to publish one that does not validate), builds
+its image as build does, pushes it by digest, then moves IMAGE's tag to that digest and prints the digest.
+Base layers already in the registry, or mountable from another repository of it, are not uploaded again.
+A failed push never moves the tag. Credentials come from the docker config (docker login / DOCKER_CONFIG).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := bf.options()
+			if err != nil {
+				return err
+			}
+			st, digest := pipeline.Publish(cmd.Context(), pipeline.PublishInput{CatalogDir: args[0], Target: args[1], Build: opts})
+			r := &report.Report{Title: "publish " + args[0] + " to " + args[1], Stages: []report.Stage{st}}
+			if digest != "" {
+				r.Outputs = map[string]string{"catalog_digest": digest}
+			}
+			return out.emit(cmd, r)
+		},
+	}
+	bf.add(cmd)
+	out.add(cmd)
+	return cmd
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+func newPRCmd() *cobra.Command {
+	var (
+		out        outputFlags
+		in         pipeline.Input
+		repoDir    string
+		approvers  string
+		skipImages bool
+		summary    string
+	)
+	cmd := &cobra.Command{
+		Use:   "pr --base REF --head REF [--author LOGIN]",
+		Short: "Run the pull-request pipeline on a range of a local catalog repository",
+		Long: `pr runs the stages owners -> render -> validate -> graph -> images -> smoke on the change between
+two revisions of a local git repository, reading .catalogbot.yaml and owners from the base revision, and
+prints one report. It is what the GitHub Action and the bot run.
+
+Exit codes: 0 all stages passed, 1 the change is invalid or not permitted, 2 configuration or usage
+error, 3 infrastructure failure (registry, cluster) or internal error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			repo, err := pipeline.OpenRepo(repoDir)
+			if err != nil {
+				return err
+			}
+			in.Repo = repo
+			in.SkipImages = skipImages
+			in.Progress = cmd.ErrOrStderr()
+			if approvers != "" {
+				in.Approvers = strings.Split(approvers, ",")
+			}
+			r, err := pipeline.Run(cmd.Context(), in)
+			if err != nil {
+				return err
+			}
+			if summary != "" {
+				if err := writeMarkdownSummary(summary, r); err != nil {
+					return err
+				}
+			}
+			return out.emit(cmd, r)
+		},
+	}
+	out.add(cmd)
+	cmd.Flags().StringVar(&repoDir, "repo", ".", "the catalog repository (work tree or bare)")
+	cmd.Flags().StringVar(&in.Base, "base", "", "base revision (config and owners are read from it)")
+	cmd.Flags().StringVar(&in.Head, "head", "HEAD", "head revision (the change)")
+	cmd.Flags().StringVar(&in.Author, "author", "", "login of the change's author")
+	cmd.Flags().StringVar(&approvers, "approved-by", "", "comma-separated logins that approved the change")
+	cmd.Flags().BoolVar(&skipImages, "skip-images", false, "skip the image existence checks (offline)")
+	cmd.Flags().StringVar(&summary, "summary", "", "also append the markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
+	_ = cmd.MarkFlagRequired("base")
+	return cmd
+}
+
+// writeMarkdownSummary appends the markdown report to a file (GitHub's step summary is appended to).
+func writeMarkdownSummary(path string, r *report.Report) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return diag.UsageError(fmt.Errorf("open summary file: %w", err))
+	}
+	if err := report.WriteMarkdown(f, r, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

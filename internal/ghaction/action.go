@@ -1,0 +1,169 @@
+// Package ghaction is the GitHub Action front-end: it reads the workflow's pull_request event and
+// environment, runs the pipeline for that pull request, and writes the step summary, annotations and
+// outputs. action.yml only builds catalogbot and calls `catalogbot action`.
+package ghaction
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+// Env is the part of the Actions environment the action reads (os.Getenv in production, a map in tests).
+type Env func(string) string
+
+// event is the subset of a pull_request (or pull_request_target) payload the action needs.
+type event struct {
+	Action      string `json:"action"`
+	PullRequest *struct {
+		Number int `json:"number"`
+		User   struct {
+			Login string `json:"login"`
+		} `json:"user"`
+		Base struct {
+			SHA string `json:"sha"`
+			Ref string `json:"ref"`
+		} `json:"base"`
+		Head struct {
+			SHA string `json:"sha"`
+			Ref string `json:"ref"`
+		} `json:"head"`
+		Draft bool `json:"draft"`
+	} `json:"pull_request"`
+	Repository struct {
+		FullName string `json:"full_name"`
+	} `json:"repository"`
+}
+
+// maxEvent bounds the event payload read from GITHUB_EVENT_PATH.
+const maxEvent = 25 << 20
+
+// Options are the action's inputs.
+type Options struct {
+	RepoDir    string
+	SkipImages bool
+}
+
+// Run runs the pipeline for the workflow's pull request. stdout gets the annotations and the text report.
+func Run(ctx context.Context, env Env, stdout, progress io.Writer, o Options) (*report.Report, error) {
+	if name := env("GITHUB_EVENT_NAME"); name != "pull_request" && name != "pull_request_target" {
+		return nil, diag.UsageError(fmt.Errorf("catalogbot action runs on pull_request events, not %q: add `on: pull_request` to the workflow", name))
+	}
+	ev, err := readEvent(env("GITHUB_EVENT_PATH"))
+	if err != nil {
+		return nil, err
+	}
+	repo, err := pipeline.OpenRepo(o.RepoDir)
+	if err != nil {
+		return nil, err
+	}
+	pr := ev.PullRequest
+	r, err := pipeline.Run(ctx, pipeline.Input{
+		Repo: repo, Base: pr.Base.SHA, Head: pr.Head.SHA, Author: pr.User.Login,
+		SkipImages: o.SkipImages, Progress: progress,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pull request #%d (%s..%s): %w (check out with fetch-depth: 0 so both revisions are present)", pr.Number, short(pr.Base.SHA), short(pr.Head.SHA), err)
+	}
+	r.Title = fmt.Sprintf("%s#%d by %s at %s", ev.Repository.FullName, pr.Number, pr.User.Login, short(pr.Head.SHA))
+	if err := report.WriteGitHub(stdout, r, ""); err != nil {
+		return nil, err
+	}
+	if err := report.WriteText(stdout, r, report.TextOptions{}); err != nil {
+		return nil, err
+	}
+	if f := env("GITHUB_STEP_SUMMARY"); f != "" {
+		if err := appendFile(f, []byte(report.Markdown(r, 0))); err != nil {
+			return nil, err
+		}
+	}
+	if f := env("GITHUB_OUTPUT"); f != "" {
+		outs := map[string]string{"verdict": string(r.Verdict())}
+		for k, v := range r.Outputs {
+			outs[k] = v
+		}
+		if err := appendFile(f, formatOutputs(outs)); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func readEvent(path string) (*event, error) {
+	if path == "" {
+		return nil, diag.UsageError(fmt.Errorf("GITHUB_EVENT_PATH is not set: run catalogbot action inside a GitHub Actions workflow"))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, diag.UsageError(fmt.Errorf("read event payload: %w", err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxEvent+1))
+	if err != nil {
+		return nil, fmt.Errorf("read event payload %s: %w", path, err)
+	}
+	if len(data) > maxEvent {
+		return nil, diag.UsageError(fmt.Errorf("event payload %s is larger than %d bytes", path, maxEvent))
+	}
+	var ev event
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return nil, diag.UsageError(fmt.Errorf("event payload %s: %w", path, err))
+	}
+	if ev.PullRequest == nil || ev.PullRequest.Base.SHA == "" || ev.PullRequest.Head.SHA == "" {
+		return nil, diag.UsageError(fmt.Errorf("event payload %s has no pull_request with base and head SHAs", path))
+	}
+	return &ev, nil
+}
+
+// formatOutputs writes outputs in the multi-line-safe form, with a random delimiter no value contains.
+func formatOutputs(outs map[string]string) []byte {
+	keys := make([]string, 0, len(outs))
+	for k := range outs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		delim := randomDelimiter()
+		for strings.Contains(outs[k], delim) {
+			delim = randomDelimiter()
+		}
+		fmt.Fprintf(&b, "%s<<%s\n%s\n%s\n", k, delim, outs[k], delim)
+	}
+	return []byte(b.String())
+}
+
+func randomDelimiter() string {
+	var buf [12]byte
+	_, _ = rand.Read(buf[:])
+	return "ghadelimiter_" + hex.EncodeToString(buf[:])
+}
+
+func appendFile(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

@@ -1,0 +1,155 @@
+package ghaction
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+const catalogV1 = `{"schema":"olm.package","name":"foo","defaultChannel":"stable"}
+{"schema":"olm.channel","name":"stable","package":"foo","entries":[{"name":"foo.v0.1.0"}]}
+{"schema":"olm.bundle","name":"foo.v0.1.0","package":"foo","image":"quay.io/example/foo-bundle:v0.1.0","properties":[{"type":"olm.package","value":{"packageName":"foo","version":"0.1.0"}}]}
+`
+
+const catalogV2 = `{"schema":"olm.package","name":"foo","defaultChannel":"stable"}
+{"schema":"olm.channel","name":"stable","package":"foo","entries":[{"name":"foo.v0.1.0"},{"name":"foo.v0.2.0","replaces":"foo.v0.1.0"}]}
+{"schema":"olm.bundle","name":"foo.v0.1.0","package":"foo","image":"quay.io/example/foo-bundle:v0.1.0","properties":[{"type":"olm.package","value":{"packageName":"foo","version":"0.1.0"}}]}
+{"schema":"olm.bundle","name":"foo.v0.2.0","package":"foo","image":"quay.io/example/foo-bundle:v0.2.0","properties":[{"type":"olm.package","value":{"packageName":"foo","version":"0.2.0"}}]}
+`
+
+// testRepo makes a repository whose base commit holds v0.1.0 and whose head commit adds v0.2.0.
+func testRepo(t *testing.T, owner string) (dir, base, head string) {
+	t.Helper()
+	dir = t.TempDir()
+	r, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := r.Worktree()
+	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	commit := func(files map[string]string, author string) string {
+		for p, c := range files {
+			full := filepath.Join(dir, p)
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+			t.Fatal(err)
+		}
+		when = when.Add(time.Minute)
+		sig := &object.Signature{Name: author, Email: author + "@example.com", When: when}
+		h, err := wt.Commit("change", &git.CommitOptions{Author: sig, Committer: sig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.String()
+	}
+	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\nowners:\n  foo: [" + owner + "]\n"
+	base = commit(map[string]string{".catalogbot.yaml": cfg, "catalog/foo/catalog.json": catalogV1}, "admin")
+	head = commit(map[string]string{"catalog/foo/catalog.json": catalogV2}, owner)
+	if err := r.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", plumbing.NewHash(base))); err != nil {
+		t.Fatal(err)
+	}
+	return dir, base, head
+}
+
+// event rewrites a real pull_request payload to point at the test repository's commits and author.
+func eventFile(t *testing.T, file, base, head, login string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "webhooks", "examples", "pull_request", file))
+	if err != nil {
+		t.Skipf("SHARED DATA NOT FOUND: %v", err)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(data, &payload); err != nil {
+		t.Fatal(err)
+	}
+	pr := payload["pull_request"].(map[string]any)
+	pr["base"].(map[string]any)["sha"] = base
+	pr["head"].(map[string]any)["sha"] = head
+	pr["user"].(map[string]any)["login"] = login
+	out, _ := json.Marshal(payload)
+	path := filepath.Join(t.TempDir(), "event.json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestActionOnRealPayloads(t *testing.T) {
+	for _, c := range []struct {
+		payload, author, owner string
+		verdict                string
+	}{
+		{"opened.payload.json", "Codertocat", "codertocat", "pass"},
+		{"synchronize.payload.json", "Codertocat", "codertocat", "pass"},
+		{"reopened.with-organization.payload.json", "Codertocat", "someone-else", "fail"},
+		{"ready_for_review.with-installation.payload.json", "Codertocat", "someone-else", "fail"},
+	} {
+		t.Run(c.payload, func(t *testing.T) {
+			dir, base, head := testRepo(t, c.owner)
+			tmp := t.TempDir()
+			env := map[string]string{
+				"GITHUB_EVENT_NAME":   "pull_request",
+				"GITHUB_EVENT_PATH":   eventFile(t, c.payload, base, head, c.author),
+				"GITHUB_STEP_SUMMARY": filepath.Join(tmp, "summary.md"),
+				"GITHUB_OUTPUT":       filepath.Join(tmp, "output"),
+			}
+			var stdout, stderr bytes.Buffer
+			r, err := Run(context.Background(), func(k string) string { return env[k] }, &stdout, &stderr, Options{RepoDir: dir, SkipImages: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(r.Verdict()); got != c.verdict {
+				t.Fatalf("verdict %s, want %s\n%s", got, c.verdict, stdout.String())
+			}
+			summary, _ := os.ReadFile(env["GITHUB_STEP_SUMMARY"])
+			if !strings.Contains(string(summary), "catalogbot: "+c.verdict) {
+				t.Errorf("step summary lacks the verdict:\n%s", summary)
+			}
+			outputs, _ := os.ReadFile(env["GITHUB_OUTPUT"])
+			if !strings.Contains(string(outputs), "verdict<<ghadelimiter_") || !strings.Contains(string(outputs), "\n"+c.verdict+"\n") || !strings.Contains(string(outputs), head) {
+				t.Errorf("outputs:\n%s", outputs)
+			}
+			if c.verdict == "fail" && !strings.Contains(stdout.String(), "::error file=catalog/foo/catalog.json") {
+				t.Errorf("no annotation for the denied file:\n%s", stdout.String())
+			}
+		})
+	}
+}
+
+func TestActionRefusesOtherEvents(t *testing.T) {
+	env := map[string]string{"GITHUB_EVENT_NAME": "push"}
+	_, err := Run(context.Background(), func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{}, Options{RepoDir: "."})
+	if err == nil || !strings.Contains(err.Error(), "pull_request") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestActionBadPayload(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "event.json")
+	os.WriteFile(path, []byte(`{"action":"opened"}`), 0o644)
+	env := map[string]string{"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": path}
+	_, err := Run(context.Background(), func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{}, Options{RepoDir: "."})
+	if err == nil || !strings.Contains(err.Error(), "no pull_request") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestOutputsDelimiterSafe(t *testing.T) {
+	out := string(formatOutputs(map[string]string{"a": "x\nEOF\ny", "b": "z"}))
+	if strings.Count(out, "ghadelimiter_") != 4 || !strings.HasPrefix(out, "a<<ghadelimiter_") {
+		t.Fatalf("outputs:\n%s", out)
+	}
+}

@@ -209,4 +209,3 @@ func sampleCatalog(bundles []*catalog.Bundle) *catalog.Catalog {
 	c.Channels = []*catalog.Channel{ch}
 	return c
 }
-

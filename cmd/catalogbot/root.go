@@ -19,6 +19,7 @@ or internal failure (not your catalog).`,
 	root.AddCommand(
 		newVersionCmd(),
 		newValidateCmd(),
+		newFmtCmd(),
 		newDemoCmd(),
 		newPRCmd(),
 		newActionCmd(),

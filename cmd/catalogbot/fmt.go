@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+func newFmtCmd() *cobra.Command {
+	var (
+		format string
+		check  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "fmt [DIR]",
+		Short: "Rewrite a file-based catalog in opm's canonical form, one directory per package",
+		Long: `fmt loads the catalog in DIR and rewrites it exactly as opm render would print it (same blob order,
+key order, indentation and number forms), one <package>/catalog.json (or .yaml) per package. The rewrite
+is atomic. With --check nothing is written: it lists the files that are not formatted and exits 1.
+
+fmt refuses to rewrite a directory that also holds files that are not catalog blobs (ignored by
+.indexignore, for example): move them out of the catalog directory first.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			res, err := catalog.LoadDir(cmd.Context(), dir, catalog.LoadOptions{})
+			if err != nil {
+				return err
+			}
+			if diag.HasErrors(res.Diagnostics) {
+				r := &report.Report{Title: "fmt " + dir, Stages: []report.Stage{{Name: "load", Status: report.Fail, Diagnostics: res.Diagnostics,
+					Summary: "the catalog does not load; fix these first"}}}
+				if err := report.WriteText(cmd.OutOrStdout(), r, report.TextOptions{}); err != nil {
+					return err
+				}
+				return errSilentExit{code: 1}
+			}
+			tmp, err := os.MkdirTemp("", "catalogbot-fmt-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			want := filepath.Join(tmp, "catalog")
+			if err := catalog.WriteDir(want, res.Catalog, format); err != nil {
+				return err
+			}
+			changed, extra, err := compareTrees(want, dir, res.Files)
+			if err != nil {
+				return err
+			}
+			if check {
+				for _, f := range changed {
+					fmt.Fprintln(cmd.OutOrStdout(), f)
+				}
+				if len(changed) > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "catalogbot: %d files are not formatted; run catalogbot fmt %s\n", len(changed), dir)
+					return errSilentExit{code: 1}
+				}
+				return nil
+			}
+			if len(extra) > 0 {
+				return diag.UsageError(fmt.Errorf("%s holds files that are not catalog blobs (%s): move them out of the catalog directory before formatting", dir, extra[0]))
+			}
+			if len(changed) == 0 {
+				return nil
+			}
+			if err := catalog.WriteDir(dir, res.Catalog, format); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "catalogbot: formatted %d files\n", len(changed))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "json", "json or yaml")
+	cmd.Flags().BoolVar(&check, "check", false, "only list files that are not formatted (exit 1 if any)")
+	return cmd
+}
+
+// compareTrees lists the files that differ between the formatted tree and the catalog (added, changed or
+// removed by formatting), and the files of the catalog directory that are not catalog files at all.
+func compareTrees(want, have string, catalogFiles []string) (changed, extra []string, err error) {
+	isCatalog := map[string]bool{}
+	for _, f := range catalogFiles {
+		isCatalog[f] = true
+	}
+	seen := map[string]bool{}
+	err = filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(want, p)
+		rel = filepath.ToSlash(rel)
+		seen[rel] = true
+		a, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(have, filepath.FromSlash(rel)))
+		if err != nil || !bytes.Equal(a, b) {
+			changed = append(changed, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	err = filepath.WalkDir(have, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(have, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case !isCatalog[rel]:
+			extra = append(extra, rel)
+		case !seen[rel]:
+			changed = append(changed, rel)
+		}
+		return nil
+	})
+	sort.Strings(changed)
+	sort.Strings(extra)
+	return changed, extra, err
+}

@@ -1,17 +1,15 @@
 package build
 
 import (
-	"os"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
 // BenchmarkCatalogLayer measures the layer of the real community-operators-prod v4.16 catalog (20 MB).
 func BenchmarkCatalogLayer(b *testing.B) {
-	dir := "/work/shared/data/catalogs/community-operators-prod-v4.16"
-	if _, err := os.Stat(dir); err != nil {
-		b.Skipf("SKIPPED: NO CATALOG AT %s", dir)
-	}
+	dir := shareddata.Dir(b, "catalogs", "community-operators-prod-v4.16")
 	var size int
 	for b.Loop() {
 		gz, err := CatalogLayer(b.Context(), dir, time.Unix(0, 0))

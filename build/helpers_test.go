@@ -20,6 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
 // fastRetry keeps retried requests quick in tests; 3 attempts.
@@ -130,7 +132,7 @@ var (
 // layout and returns the dir and the files it holds, by slash path.
 func fbcDir(t *testing.T) (string, map[string][]byte) {
 	t.Helper()
-	src, err := os.ReadFile("/work/shared/data/catalogs/community-operators-prod-v4.16/kube-green/catalog.yaml")
+	src, err := os.ReadFile(shareddata.Dir(t, "catalogs", "community-operators-prod-v4.16", "kube-green", "catalog.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

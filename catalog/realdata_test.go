@@ -2,22 +2,15 @@ package catalog
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
-// sharedData is the project's real-data directory (../shared/data from the repository root).
+// sharedData is a path in the project's real data (see internal/shareddata).
 func sharedData(t testing.TB, elem ...string) string {
 	t.Helper()
-	dir := filepath.Join(append([]string{"..", "..", "shared", "data"}, elem...)...)
-	if v := os.Getenv("CATALOGBOT_SHARED_DATA"); v != "" {
-		dir = filepath.Join(append([]string{v}, elem...)...)
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("SHARED DATA NOT FOUND: %v", err)
-	}
-	return dir
+	return shareddata.Dir(t, elem...)
 }
 
 func TestLoadRealCatalogs(t *testing.T) {

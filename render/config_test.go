@@ -5,13 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
 func TestParseRealConfigs(t *testing.T) {
-	root := filepath.Join("..", "..", "shared", "data", "refconfigs")
-	if _, err := os.Stat(root); err != nil {
-		t.Skipf("SHARED DATA NOT FOUND: %v", err)
-	}
+	root := shareddata.Dir(t, "refconfigs")
 	cases := []struct {
 		file     string
 		refs     int

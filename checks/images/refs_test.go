@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
 func TestRefsFromCatalog(t *testing.T) {
@@ -45,7 +46,7 @@ const zeros = "0000000000000000000000000000000000000000000000000000000000000000"
 // bundle image once, every other related image, and only images that parse.
 func TestRefsFromRealCatalog(t *testing.T) {
 	const file = "limitador-operator/catalog.json"
-	data, err := os.ReadFile("/work/shared/data/catalogs/composed-279/" + file)
+	data, err := os.ReadFile(shareddata.Dir(t, "catalogs", "composed-279", file))
 	if err != nil {
 		t.Skipf("REAL CATALOG DATA NOT AVAILABLE: %v", err)
 	}

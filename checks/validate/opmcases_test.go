@@ -6,19 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
+// sharedData is a path in the project's real data (see internal/shareddata).
 func sharedData(t testing.TB, elem ...string) string {
 	t.Helper()
-	root := filepath.Join("..", "..", "..", "shared", "data")
-	if v := os.Getenv("CATALOGBOT_SHARED_DATA"); v != "" {
-		root = v
-	}
-	dir := filepath.Join(append([]string{root}, elem...)...)
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("SHARED DATA NOT FOUND: %v", err)
-	}
-	return dir
+	return shareddata.Dir(t, elem...)
 }
 
 // expectedRule maps each invalid opm case to the rule catalogbot must report for it.

@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
 const catalogV1 = `{"schema":"olm.package","name":"foo","defaultChannel":"stable"}
@@ -67,9 +69,9 @@ func testRepo(t *testing.T, owner string) (dir, base, head string) {
 // event rewrites a real pull_request payload to point at the test repository's commits and author.
 func eventFile(t *testing.T, file, base, head, login string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "data", "webhooks", "examples", "pull_request", file))
+	data, err := os.ReadFile(shareddata.Dir(t, "webhooks", "examples", "pull_request", file))
 	if err != nil {
-		t.Skipf("SHARED DATA NOT FOUND: %v", err)
+		t.Fatal(err)
 	}
 	var payload map[string]any
 	if err := json.Unmarshal(data, &payload); err != nil {

@@ -1,0 +1,35 @@
+package githubtest
+
+// routes maps "METHOD template" (the OpenAPI path template the request matched) to the handler modelling
+// it. Every key must name an operation in GitHub's description (TestRoutesAreGitHubOperations).
+var routes = map[string]handler{
+	"GET /repos/{owner}/{repo}":                                         getRepo,
+	"GET /repos/{owner}/{repo}/pulls":                                   listPulls,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}":                     getPull,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files":               listPullFiles,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews":             listReviews,
+	"GET /repos/{owner}/{repo}/pulls/{pull_number}/merge":               getMerged,
+	"PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge":               mergePull,
+	"GET /repos/{owner}/{repo}/commits/{commit_sha}/pulls":              listPullsForCommit,
+	"POST /repos/{owner}/{repo}/check-runs":                             createCheckRun,
+	"GET /repos/{owner}/{repo}/check-runs/{check_run_id}":               getCheckRun,
+	"PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}":             updateCheckRun,
+	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs":                listCheckRunsForRef,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/comments":          listComments,
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/comments":         createComment,
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}":            getComment,
+	"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}":          updateComment,
+	"DELETE /repos/{owner}/{repo}/issues/comments/{comment_id}":         deleteComment,
+	"GET /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions":  listReactions,
+	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions": createReaction,
+	"GET /repos/{owner}/{repo}/issues/{issue_number}/labels":            listLabels,
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/labels":           addLabels,
+	"DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}":  removeLabel,
+	"POST /repos/{owner}/{repo}/statuses/{sha}":                         createStatus,
+	"GET /repos/{owner}/{repo}/commits/{ref}/statuses":                  listStatuses,
+	"GET /repos/{owner}/{repo}/commits/{ref}/status":                    combinedStatus,
+	"GET /repos/{owner}/{repo}/git/ref/{ref}":                           getRef,
+	"GET /repos/{owner}/{repo}/collaborators/{username}/permission":     getPermission,
+	"GET /orgs/{org}/teams/{team_slug}/memberships/{username}":          getTeamMembership,
+	"POST /app/installations/{installation_id}/access_tokens":           createInstallationToken,
+}

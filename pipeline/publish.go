@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/checks/validate"
@@ -47,6 +48,9 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 		return finish(stageFromErr(diag.UsageError(fmt.Errorf("publish target %q: %w", in.Target, err))), start), ""
 	}
 	opts := in.Build
+	if opts.Transport == nil {
+		opts.Transport = regnet.LoopbackOnlyHTTP{Next: remote.DefaultTransport}
+	}
 	if regnet.RefIsLoopback(opts.Base) {
 		opts.NameOptions = append(opts.NameOptions, name.Insecure)
 	}

@@ -1,7 +1,6 @@
 package images
 
 import (
-	"errors"
 	"fmt"
 	"github.com/catalogbot/catalogbot/internal/regnet"
 	"net/http"
@@ -22,21 +21,13 @@ var retryStatusCodes = []int{
 }
 
 // errPlainHTTP is returned for a plain-HTTP request to a host that is not loopback.
-var errPlainHTTP = errors.New("plain HTTP is only allowed to loopback registries")
+var errPlainHTTP = regnet.ErrPlainHTTP
 
-// loopbackOnlyHTTP refuses plain-HTTP requests except to loopback hosts. go-containerregistry falls back
-// to HTTP for RFC 1918 and *.local registries too; catalogbot never does, so a catalog cannot make it
-// talk unencrypted to the network around it.
+// loopbackOnlyHTTP refuses plain HTTP except to loopback registries (see regnet.LoopbackOnlyHTTP).
 type loopbackOnlyHTTP struct{ next http.RoundTripper }
 
 func (t loopbackOnlyHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme == "http" && !regnet.IsLoopback(req.URL.Host) {
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Redacted(), errPlainHTTP)
-	}
-	return t.next.RoundTrip(req)
+	return regnet.LoopbackOnlyHTTP{Next: t.next}.RoundTrip(req)
 }
 
 // parseRef parses an image reference; loopback registries are marked insecure (plain HTTP allowed).

@@ -3,7 +3,10 @@
 package regnet
 
 import (
+	"errors"
+	"fmt"
 	"net"
+	"net/http"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -38,4 +41,27 @@ func ParseReference(s string, opts ...name.Option) (name.Reference, error) {
 		return name.ParseReference(s, append(opts, name.Insecure)...)
 	}
 	return ref, nil
+}
+
+// ErrPlainHTTP is returned for a plain-HTTP request to a host that is not loopback.
+var ErrPlainHTTP = errors.New("plain HTTP is only allowed to loopback registries")
+
+// LoopbackOnlyHTTP refuses plain-HTTP requests except to loopback hosts. go-containerregistry falls back
+// to HTTP for RFC 1918 and *.local registries too; catalogbot never does, so a catalog cannot make it
+// talk unencrypted to the network around it.
+type LoopbackOnlyHTTP struct{ Next http.RoundTripper }
+
+// RoundTrip implements http.RoundTripper.
+func (t LoopbackOnlyHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme == "http" && !IsLoopback(req.URL.Host) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("%s %s: %w", req.Method, req.URL.Redacted(), ErrPlainHTTP)
+	}
+	next := t.Next
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return next.RoundTrip(req)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 	"unsafe"
 
@@ -54,7 +55,8 @@ func foldKey(k string) string {
 // identifying keys, rejecting case-insensitive duplicates and non-string identifiers as opm does.
 func metaKeys(data []byte, i int) (m Meta, end int, err error) {
 	if data[i] != '{' {
-		end, err = fastSkip(data, i)
+		// not an object: a syntax error (e.g. YAML after a JSON blob) is the better message
+		end, err = skipValue(data, i, 0)
 		if err != nil {
 			return m, end, err
 		}
@@ -113,7 +115,11 @@ func metaKeys(data []byte, i int) (m Meta, end int, err error) {
 				msg:  fmt.Sprintf("value of key %q must be a string, got %s", s.keys[len(s.keys)-1], strings.TrimSpace(string(data[s.val:vend]))),
 				hint: "quote the value"}
 		}
-		send, esc, _ := scanString(data, s.val)
+		// values were only skipped so far, not validated: a bad string is a syntax error, as in opm
+		send, esc, serr := scanString(data, s.val)
+		if serr != nil {
+			return m, end, serr
+		}
 		*k.dst = stringValue(data, s.val, send, esc)
 	}
 	return m, end, nil
@@ -303,10 +309,11 @@ func parseProperties(data []byte, props []Property, lean bool) (*Parsed, error) 
 	return p, nil
 }
 
-// checkManifest accepts what opm's bundle-object reading accepts: JSON text as is, anything else must be
-// YAML that converts to JSON.
+// checkManifest accepts what opm's bundle-object reading accepts: text whose first non-space character
+// (unicode.IsSpace, as apimachinery's yaml.ToJSON has it) is '{' is taken as JSON unchecked; anything else
+// must be YAML that converts to JSON.
 func checkManifest(data []byte) error {
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+	if t := bytes.TrimLeftFunc(data, unicode.IsSpace); len(t) > 0 && t[0] == '{' {
 		return nil
 	}
 	if _, err := yaml.YAMLToJSON(data); err != nil {

@@ -9,9 +9,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
@@ -56,7 +59,62 @@ func LoadDir(ctx context.Context, dir string, opts LoadOptions) (*Result, error)
 		return nil, diag.UsageError(fmt.Errorf("open catalog directory %s: %w", dir, err))
 	}
 	defer root.Close()
-	return LoadFS(ctx, root.FS(), opts)
+	return LoadFS(ctx, newRootFS(root, dir), opts)
+}
+
+// rootFS is an os.Root's file system that also follows absolute symlinks leading back inside the root
+// (opm follows them; os.Root refuses every absolute symlink). Anything leading outside stays refused.
+type rootFS struct {
+	fs.FS
+	root *os.Root
+	dirs []string // the root's absolute path, as given and with symlinks resolved
+}
+
+func newRootFS(root *os.Root, dir string) rootFS {
+	r := rootFS{FS: root.FS(), root: root}
+	if abs, err := filepath.Abs(dir); err == nil {
+		r.dirs = append(r.dirs, abs)
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		if abs, err := filepath.Abs(real); err == nil {
+			r.dirs = append(r.dirs, abs)
+		}
+	}
+	return r
+}
+
+func (r rootFS) Open(name string) (fs.File, error) {
+	f, err := r.FS.Open(name)
+	for hops := 0; err != nil && hops < 40; hops++ {
+		target, lerr := r.root.Readlink(name)
+		if lerr != nil {
+			break
+		}
+		next, ok := r.inside(path.Dir(name), target)
+		if !ok {
+			break
+		}
+		name = next
+		var ferr error
+		if f, ferr = r.FS.Open(name); ferr == nil {
+			return f, nil
+		}
+	}
+	return f, err
+}
+
+// inside resolves a symlink target found in directory from to a path inside the root, if it is one.
+func (r rootFS) inside(from, target string) (string, bool) {
+	if !filepath.IsAbs(target) {
+		p := path.Join(from, filepath.ToSlash(target))
+		return p, fs.ValidPath(p)
+	}
+	for _, d := range r.dirs {
+		if rel, err := filepath.Rel(d, filepath.Clean(target)); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel), true
+		}
+	}
+	return "", false
 }
 
 // LoadFS loads the catalog in fsys.
@@ -319,8 +377,8 @@ func (l *fileLoader) loadJSON(data []byte) {
 		}
 		if err != nil {
 			if count <= 1 {
-				yamlFrom := consumeSpaceLine(data, consumed)
-				if yamlFrom < len(data) && l.tryYAML(data, yamlFrom) {
+				yamlFrom, ok := consumeSpaceLine(data, consumed)
+				if ok && yamlFrom < len(data) && l.tryYAML(data, yamlFrom) {
 					return
 				}
 			}
@@ -332,15 +390,26 @@ func (l *fileLoader) loadJSON(data []byte) {
 	}
 }
 
-// consumeSpaceLine skips whitespace after offset i up to and including the first newline.
-func consumeSpaceLine(data []byte, i int) int {
-	for i < len(data) && isSpace(data[i]) {
-		i++
-		if data[i-1] == '\n' {
-			break
+// consumeSpaceLine is where Kubernetes' decoder starts reading YAML once JSON failed after the value
+// ending at i: it skips Unicode whitespace up to and including the first newline, reading 4 bytes at a
+// time. It gives up (ok false, the JSON error stands) on fewer than 4 bytes left, or on invalid UTF-8.
+func consumeSpaceLine(data []byte, i int) (next int, ok bool) {
+	for {
+		if len(data)-i < 4 {
+			return i, false
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError {
+			return i, false
+		}
+		if !unicode.IsSpace(r) {
+			return i, true
+		}
+		i += size
+		if r == '\n' {
+			return i, true
 		}
 	}
-	return i
 }
 
 // tryYAML reads data[from:] as YAML if its first document decodes; it reports false (and nothing) if not.

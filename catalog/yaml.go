@@ -29,15 +29,18 @@ func splitYAML(data []byte, from int) ([]yamlDoc, error) {
 			next = i + eol + 1
 		}
 		line := data[i:next]
-		if bytes.HasPrefix(line, []byte("---")) {
+		if isSeparator(line) {
 			rest := strings.TrimSpace(string(line[3:]))
 			if rest != "" && rest[0] != '#' {
 				return docs, &syntaxError{off: i, msg: fmt.Sprintf("invalid YAML document separator: %s", rest)}
 			}
+			// Kubernetes' reader ends a document only at a separator that follows some text; a separator
+			// with nothing before it is kept as the first line of the next document, so "---" alone (or
+			// "---" right after another separator) is an empty document, which opm rejects.
 			if i > start {
 				docs = append(docs, newDoc(data, start, i))
+				start = next
 			}
-			start = next
 		}
 		i = next
 	}
@@ -47,6 +50,9 @@ func splitYAML(data []byte, from int) ([]yamlDoc, error) {
 	return docs, nil
 }
 
+// isSeparator reports whether a line starts with the document separator "---".
+func isSeparator(line []byte) bool { return bytes.HasPrefix(line, []byte("---")) }
+
 func newDoc(data []byte, start, end int) yamlDoc {
 	d := yamlDoc{start: start, end: end, first: start}
 	for i := start; i < end; {
@@ -55,7 +61,7 @@ func newDoc(data []byte, start, end int) yamlDoc {
 		if eol >= 0 {
 			next = i + eol + 1
 		}
-		if t := strings.TrimSpace(string(data[i:next])); t != "" && !strings.HasPrefix(t, "#") {
+		if t := strings.TrimSpace(string(data[i:next])); t != "" && !strings.HasPrefix(t, "#") && !(i == start && isSeparator(data[i:next])) {
 			d.first = i
 			break
 		}

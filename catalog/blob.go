@@ -175,9 +175,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		if _, err := decodeInto(data, i, p); err != nil {
 			return wrap(err)
 		}
-		if !l.lean {
-			p.Properties = cloneProperties(p.Properties)
-		}
+		p.Properties = cloneProperties(p.Properties)
 		l.cat.Packages = append(l.cat.Packages, p)
 	case SchemaChannel:
 		c := &Channel{Pos: pos}
@@ -185,9 +183,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 			return wrap(err)
 		}
 		l.entryPositions(data, i, c)
-		if !l.lean {
-			c.Properties = cloneProperties(c.Properties)
-		}
+		c.Properties = cloneProperties(c.Properties)
 		l.cat.Channels = append(l.cat.Channels, c)
 	case SchemaBundle:
 		b := &Bundle{Pos: pos}
@@ -293,8 +289,8 @@ func parseProperties(data []byte, props []Property, lean bool) (*Parsed, error) 
 			if lean {
 				_, err = checkAs[CSVMetadata](v, 0)
 			} else {
-				x := &CSVMetadata{}
-				if _, err = decodeInto(v, 0, x); err == nil {
+				x := &CSVMetadata{} // decoded from a copy: its raw descriptor values must not alias the file
+				if _, err = decodeInto(bytes.Clone(v), 0, x); err == nil {
 					p.CSVMetadata = x
 				}
 			}

@@ -147,9 +147,10 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var buf []byte // reused across this worker's files
 			for i := range next {
 				l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle}
-				l.load(fsys, maxSize)
+				buf = l.load(fsys, maxSize, buf)
 				parts[i] = l
 			}
 		}()
@@ -288,15 +289,17 @@ func (l *fileLoader) reportErr(err error) {
 	}
 }
 
-func (l *fileLoader) load(fsys fs.FS, maxSize int64) {
-	data, err := readCapped(fsys, l.file, maxSize)
+// load reads and parses the file, reading into buf when it is large enough; it returns the buffer for
+// the worker's next file. Nothing the catalog keeps may point into it (the decoders copy what they keep).
+func (l *fileLoader) load(fsys fs.FS, maxSize int64, buf []byte) []byte {
+	data, err := readCapped(fsys, l.file, maxSize, buf)
 	if err != nil {
 		rule := RuleFile
 		if errors.Is(err, errTooLarge) {
 			rule = RuleTooLarge
 		}
 		l.report(Pos{File: l.file}, rule, err.Error(), "")
-		return
+		return buf
 	}
 	l.lines = lineIndex{data: data}
 	defer func() { l.lines = lineIndex{} }() // do not keep the file's bytes alive
@@ -305,11 +308,12 @@ func (l *fileLoader) load(fsys fs.FS, maxSize int64) {
 	} else {
 		l.loadYAML(data, 0)
 	}
+	return data
 }
 
 var errTooLarge = errors.New("file too large")
 
-func readCapped(fsys fs.FS, name string, maxSize int64) ([]byte, error) {
+func readCapped(fsys fs.FS, name string, maxSize int64, reuse []byte) ([]byte, error) {
 	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
@@ -325,7 +329,10 @@ func readCapped(fsys fs.FS, name string, maxSize int64) ([]byte, error) {
 	if size > maxSize {
 		return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d bytes: %w", name, size, maxSize, errTooLarge)
 	}
-	buf := make([]byte, 0, size)
+	buf := reuse[:0]
+	if int64(cap(buf)) < size {
+		buf = make([]byte, 0, size)
+	}
 	for {
 		var n int
 		if len(buf) == cap(buf) {

@@ -272,16 +272,32 @@ func (s *state) owners(ctx context.Context) report.Stage {
 			}
 		}
 	}
+	if ch.ConfigChanged {
+		// The base configuration decides this change; the head configuration must still be valid, or every
+		// later pull request would be stuck.
+		data, ok, err := s.in.Repo.ReadFile(s.head, owners.ConfigFile)
+		if err != nil {
+			return stageFromErr(err)
+		}
+		if ok {
+			_, cds, _ := owners.ParseConfig(owners.ConfigFile, data)
+			ds = append(ds, cds...)
+		}
+	}
 	dec, err := owners.Decide(ctx, s.cfg, ownersFiles, ch, s.in.Author, s.in.Approvers, s.in.Membership)
 	if err != nil {
 		return stageFromErr(err)
 	}
 	ds = append(ds, dec.Diagnostics...)
 	touched := len(ch.Packages) + len(ch.Paths) + len(ch.ReferenceEntries)
-	if dec.Allowed {
-		return stageFromDiags(fmt.Sprintf("%s may change the %d touched packages/paths", s.in.Author, touched), ds)
+	if dec.Allowed || diag.HasErrors(ds) && len(dec.Denied) == 0 {
+		sum := fmt.Sprintf("%s may change everything touched (%s)", s.in.Author, touchedCount(touched))
+		if diag.HasErrors(ds) {
+			sum += ", but the changed " + owners.ConfigFile + " is invalid"
+		}
+		return stageFromDiags(sum, ds)
 	}
-	st := stageFromDiags(fmt.Sprintf("%d of %d touched packages/paths not permitted for %s", len(dec.Denied), touched, s.in.Author), ds)
+	st := stageFromDiags(fmt.Sprintf("%s may not change %d of the %s touched", s.in.Author, len(dec.Denied), touchedCount(touched)), ds)
 	st.Status = report.Fail
 	return st
 }
@@ -319,7 +335,7 @@ func (s *state) graph(_ context.Context) report.Stage {
 			ds[i].File = path.Join(s.catalogDir(), ds[i].File)
 		}
 	}
-	st := stageFromDiags(fmt.Sprintf("%d changed channels in %d packages", len(diffs), len(pkgs)), ds)
+	st := stageFromDiags(fmt.Sprintf("%s in %s", plural(len(diffs), "changed channel"), plural(len(pkgs), "package")), ds)
 	st.Details = GraphMarkdown(s.changes.head, diffs)
 	return st
 }
@@ -385,5 +401,15 @@ func (s *state) render(_ context.Context) report.Stage {
 		return report.Stage{Status: report.Skipped, Summary: s.refsFile() + " does not exist"}
 	}
 	_, ds := render.ParseConfig(data, s.refsFile())
+	if diag.HasErrors(ds) {
+		return stageFromDiags("references config "+s.refsFile()+" is invalid", ds)
+	}
 	return stageFromDiags("references config "+s.refsFile()+" parsed", ds)
+}
+
+func touchedCount(n int) string {
+	if n == 1 {
+		return "1 package or path"
+	}
+	return fmt.Sprintf("%d packages or paths", n)
 }

@@ -79,7 +79,7 @@ func Run(ctx context.Context, env Env, stdout, progress io.Writer, o Options) (*
 	if err := report.WriteGitHub(stdout, r, ""); err != nil {
 		return nil, err
 	}
-	if err := report.WriteText(stdout, r, report.TextOptions{}); err != nil {
+	if err := report.WriteTextNoCommands(stdout, r); err != nil {
 		return nil, err
 	}
 	if f := env("GITHUB_STEP_SUMMARY"); f != "" {

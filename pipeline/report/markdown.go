@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // MaxMarkdown is GitHub's limit for a check run summary, a step summary and an issue comment body.
@@ -58,15 +59,33 @@ func Markdown(r *Report, limit int) string {
 			tail = append(tail, "\n"+s.Details+"\n")
 		}
 	}
-	out := head.String()
-	for i, t := range tail {
-		note := fmt.Sprintf("\n_…%d more lines truncated to fit GitHub's %d-character limit; see the JSON report._\n", len(tail)-i, limit)
-		if len(out)+len(t)+len(note) > limit {
-			return out + note
-		}
-		out += t
+	// Lines of the table count as items too, so even a table longer than the limit is cut at a line.
+	items := strings.SplitAfter(head.String(), "\n")
+	items = append(items[:len(items)-1], tail...) // the last is "": the head ends with a newline
+	full := strings.Join(items, "")
+	if len(full) <= limit {
+		return full
 	}
-	return out
+	kept := 0 // full[:kept] is the items that fit so far
+	for i, t := range items {
+		note := fmt.Sprintf("\n_…%d more lines truncated to fit GitHub's %d-character limit; see the JSON report._\n", len(items)-i, limit)
+		if kept+len(t)+len(note) > limit {
+			return clip(full[:kept]+note, limit)
+		}
+		kept += len(t)
+	}
+	return full
+}
+
+// clip cuts s to at most n bytes at a rune boundary (only for limits too small for the note).
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // WriteMarkdown writes Markdown(r, limit).

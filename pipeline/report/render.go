@@ -1,6 +1,8 @@
 package report
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 )
@@ -22,9 +24,27 @@ func Render(w io.Writer, r *Report, format, root, version string, color bool) er
 		if err := WriteGitHub(w, r, root); err != nil {
 			return err
 		}
-		return WriteText(w, r, TextOptions{})
+		return WriteTextNoCommands(w, r)
 	case "markdown":
 		return WriteMarkdown(w, r, 0)
 	}
 	return fmt.Errorf("unknown output format %q (want one of %v)", format, Formats)
+}
+
+// WriteTextNoCommands writes the text report so that the Actions runner reads none of it as a workflow
+// command: catalog content (a bundle image, a message) could otherwise smuggle "::warning::..." lines in.
+func WriteTextNoCommands(w io.Writer, r *Report) error {
+	var buf [16]byte
+	if _, err := rand.Read(buf[:]); err != nil {
+		return err
+	}
+	token := "catalogbot-" + hex.EncodeToString(buf[:])
+	if _, err := fmt.Fprintf(w, "::stop-commands::%s\n", token); err != nil {
+		return err
+	}
+	if err := WriteText(w, r, TextOptions{}); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "::%s::\n", token)
+	return err
 }

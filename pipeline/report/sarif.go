@@ -3,7 +3,9 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"net/url"
 	"sort"
+	"strings"
 
 	"github.com/catalogbot/catalogbot/internal/diag"
 )
@@ -91,7 +93,7 @@ func WriteSARIF(w io.Writer, r *Report, version, root string) error {
 	for _, d := range ds {
 		res := sarifResult{RuleID: ruleID(d), RuleIndex: ruleIdx[ruleID(d)], Level: sarifLevel(d.Severity), Message: sarifMessage{Text: messageWithHint(d)}}
 		if d.File != "" {
-			loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: joinRoot(root, d.File)}}}
+			loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: sarifURI(joinRoot(root, d.File))}}}
 			if d.Line > 0 {
 				loc.PhysicalLocation.Region = &sarifRegion{StartLine: d.Line, StartColumn: d.Column}
 			}
@@ -136,6 +138,16 @@ func messageWithHint(d diag.Diagnostic) string {
 		return d.Message
 	}
 	return d.Message + " (" + d.Hint + ")"
+}
+
+// sarifURI makes a slash-separated relative path a relative URI reference: each segment percent-encoded,
+// ':' included, so "a:b/c" cannot read as a scheme and "%", " ", "#" and "?" keep their literal meaning.
+func sarifURI(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = strings.ReplaceAll(url.PathEscape(s), ":", "%3A")
+	}
+	return strings.Join(segs, "/")
 }
 
 func joinRoot(root, file string) string {

@@ -40,16 +40,16 @@ func WriteText(w io.Writer, r *Report, o TextOptions) error {
 		}
 		b.WriteString(line + "\n")
 		if s.Err != "" {
-			fmt.Fprintf(&b, "    %s\n", s.Err)
+			fmt.Fprintf(&b, "    %s\n", oneLine(s.Err))
 		}
 		for i, d := range s.Diagnostics {
 			if o.MaxPerStage > 0 && i == o.MaxPerStage {
 				fmt.Fprintf(&b, "    ... and %d more\n", len(s.Diagnostics)-i)
 				break
 			}
-			fmt.Fprintf(&b, "    %s\n", d.String())
+			fmt.Fprintf(&b, "    %s\n", oneLine(d.String()))
 			if d.Hint != "" {
-				fmt.Fprintf(&b, "        hint: %s\n", d.Hint)
+				fmt.Fprintf(&b, "        hint: %s\n", oneLine(d.Hint))
 			}
 		}
 	}
@@ -59,4 +59,10 @@ func WriteText(w io.Writer, r *Report, o TextOptions) error {
 	fmt.Fprintf(&b, "verdict: %s\n", color(codes[r.Verdict()], string(r.Verdict())))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// oneLine keeps text from catalogs (names, images, messages quoting them) on one line, so it cannot forge
+// report lines or workflow commands.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r\n", "\\n", "\n", "\\n", "\r", "\\r").Replace(s)
 }

@@ -288,7 +288,13 @@ func (s *state) owners(ctx context.Context) report.Stage {
 	if err != nil {
 		return stageFromErr(err)
 	}
-	ds = append(ds, dec.Diagnostics...)
+	for _, d := range dec.Diagnostics {
+		// place package-level findings (a new package, say) on the package's first changed file
+		if files := s.changes.packages[d.Package]; d.File == "" && len(files) > 0 {
+			d.File = files[0]
+		}
+		ds = append(ds, d)
+	}
 	touched := len(ch.Packages) + len(ch.Paths) + len(ch.ReferenceEntries)
 	if dec.Allowed || diag.HasErrors(ds) && len(dec.Denied) == 0 {
 		sum := fmt.Sprintf("%s may change everything touched (%s)", s.in.Author, touchedCount(touched))

@@ -25,6 +25,8 @@ type Config struct {
 	Repo       string
 	Tag        string
 	References []Reference
+	// problems are the diagnostics ParseConfig found; Render refuses a config with errors.
+	problems []diag.Diagnostic
 }
 
 // Reference is one catalog source: a catalog (index) image, a bundle image, or a bundle directory.
@@ -104,7 +106,40 @@ func ParseConfig(data []byte, file string) (*Config, []diag.Diagnostic) {
 				"write it as registry.example.com/org/catalog, lower case, no tag (the tag goes in \"tag\")")
 		}
 	}
-	return cfg, diag.Sort(ds)
+	ds = diag.Sort(ds)
+	cfg.problems = ds
+	return cfg, ds
+}
+
+// checkConfig returns what makes cfg unrenderable: the errors ParseConfig found, and for a Config built
+// in code the same checks on its name and references.
+func checkConfig(cfg *Config) []diag.Diagnostic {
+	if cfg == nil {
+		return []diag.Diagnostic{{Severity: diag.Error, Check: Check, Rule: "config-yaml", Message: "no references config"}}
+	}
+	if diag.HasErrors(cfg.problems) {
+		return cfg.problems
+	}
+	var ds []diag.Diagnostic
+	bad := func(line int, rule, msg string) {
+		ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: rule, File: cfg.File, Line: line, Message: msg})
+	}
+	if cfg.Name == "" || strings.ContainsAny(cfg.Name, `/\`) || cfg.Name == "." || cfg.Name == ".." {
+		bad(0, "config-bad-name", fmt.Sprintf("name %q must be a single directory name", cfg.Name))
+	}
+	seen := map[string]bool{}
+	for _, r := range cfg.References {
+		switch {
+		case r.Name == "" || strings.ContainsAny(r.Name, `/\`) || r.Name == "." || r.Name == "..":
+			bad(r.Line, "config-bad-reference-name", fmt.Sprintf("reference name %q must be a single directory name", r.Name))
+		case seen[r.Name]:
+			bad(r.Line, "config-duplicate-reference", fmt.Sprintf("reference %q appears twice", r.Name))
+		case r.Image == "":
+			bad(r.Line, "config-missing-image", fmt.Sprintf("reference %q has no image", r.Name))
+		}
+		seen[r.Name] = true
+	}
+	return diag.Sort(ds)
 }
 
 func parseReferences(cfg *Config, seq *yaml.Node, file string) []diag.Diagnostic {

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/render"
+)
+
+// readRefsConfig reads and strictly parses a references config; its problems are a failed stage.
+func readRefsConfig(path string) (*render.Config, []diag.Diagnostic, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, diag.UsageError(fmt.Errorf("read references config: %w", err))
+	}
+	cfg, ds := render.ParseConfig(data, path)
+	return cfg, ds, nil
+}
+
+func newRenderCmd() *cobra.Command {
+	var (
+		out     outputFlags
+		cfgPath string
+		dir     string
+		opts    render.Options
+		check   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "render",
+		Short: "Render the catalog from a references config (catalog.yaml), deterministically; --check fails on drift",
+		Long: `render reads a references config (name, repo, tag, references[{name, image}]) and writes
+<output>/<name>/<reference>/index.yaml for every reference, byte for byte as the docs' yq + opm render
+loop would, without a daemon: index images are read through their configs label (only that package's
+blobs are kept), bundle images and ./bundle directories are rendered as opm render does. Digest-pinned
+references are cached on disk by digest; tags are resolved once per run.
+
+--check renders into a temp dir and fails (exit 1) with a unified diff for every file that differs from
+what is committed under <output>/<name>.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			start := time.Now()
+			cfg, ds, err := readRefsConfig(cfgPath)
+			if err != nil {
+				return err
+			}
+			st := report.Stage{Name: render.Check}
+			if diag.HasErrors(ds) {
+				st.Status, st.Diagnostics, st.Summary = report.Fail, ds, cfgPath+" is invalid"
+				return out.emit(cmd, &report.Report{Title: "render " + cfgPath, Stages: []report.Stage{st}})
+			}
+			if opts.BaseDir == "" {
+				opts.BaseDir = filepath.Dir(cfgPath)
+			}
+			opts.Progress = cmd.ErrOrStderr()
+			if check {
+				ds, err = render.Drift(cmd.Context(), cfg, dir, opts)
+				st.Summary = fmt.Sprintf("%d references rendered and compared with %s", len(cfg.References), filepath.Join(dir, cfg.Name))
+			} else {
+				var o *render.Output
+				o, ds, err = render.Render(cmd.Context(), cfg, opts)
+				if err == nil && !diag.HasErrors(ds) {
+					format := opts.Format
+					if format == "" {
+						format = "yaml"
+					}
+					err = o.Write(dir, format)
+				}
+				st.Summary = fmt.Sprintf("%d references rendered into %s", len(cfg.References), filepath.Join(dir, cfg.Name))
+			}
+			st.Diagnostics, st.Duration = ds, time.Since(start)
+			switch {
+			case err != nil && diag.CategoryOf(err) == diag.Infra:
+				st.Status, st.Err = report.Error, err.Error()
+			case err != nil && diag.CategoryOf(err) == diag.Usage:
+				st.Status, st.Err = report.ActionRequired, err.Error()
+			case err != nil || diag.HasErrors(ds):
+				st.Status = report.Fail
+				if err != nil {
+					st.Err = err.Error()
+				}
+			default:
+				st.Status = report.Pass
+			}
+			return out.emit(cmd, &report.Report{Title: "render " + cfgPath, Stages: []report.Stage{st}})
+		},
+	}
+	out.add(cmd)
+	cmd.Flags().StringVarP(&cfgPath, "config", "c", "catalog.yaml", "the references config")
+	cmd.Flags().StringVar(&dir, "output-dir", ".", "directory the catalog <name>/ is written to (or compared with)")
+	cmd.Flags().StringVar(&opts.Format, "format", "yaml", "yaml or json")
+	cmd.Flags().BoolVar(&check, "check", false, "do not write: fail with a diff when the committed catalog differs")
+	cmd.Flags().BoolVar(&opts.NoCache, "no-cache", false, "do not use the on-disk render cache")
+	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "references rendered at once (default 4)")
+	return cmd
+}
+
+func newBumpCmd() *cobra.Command {
+	var cfgPath string
+	cmd := &cobra.Command{
+		Use:   "bump REFERENCE IMAGE",
+		Short: "Point one reference of the references config at a new image, changing only that line",
+		Long: `bump edits the references config in place: the image of the named reference becomes IMAGE
+(typically a new digest). Only that scalar's bytes change; comments, order, indentation and quoting stay.
+The file is rewritten atomically.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(cfgPath)
+			if err != nil {
+				return diag.UsageError(fmt.Errorf("read references config: %w", err))
+			}
+			out, err := render.Bump(data, args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if bytes.Equal(out, data) {
+				return nil
+			}
+			tmp := cfgPath + ".catalogbot-tmp"
+			st, err := os.Stat(cfgPath)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(tmp, out, st.Mode().Perm()); err != nil {
+				return err
+			}
+			return os.Rename(tmp, cfgPath)
+		},
+	}
+	cmd.Flags().StringVarP(&cfgPath, "config", "c", "catalog.yaml", "the references config")
+	return cmd
+}

@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"text/template"
@@ -32,10 +34,33 @@ import (
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/bundle"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/scenarios")
+
+// fastRetry keeps the registry-outage scenario quick: three tries, 1 ms apart (render's own backoff
+// waits seconds).
+var fastRetry = remote.WithRetryBackoff(remote.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 3})
+
+// TestMain gives the package a private user cache directory: the render stage caches renders there, and
+// the scenarios' image digests change with every run (the registry's port is in the images).
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "catalogbot-pipeline-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pipeline tests: cache directory:", err)
+		os.Exit(1)
+	}
+	if err := os.Setenv("XDG_CACHE_HOME", dir); err != nil {
+		fmt.Fprintln(os.Stderr, "pipeline tests: set XDG_CACHE_HOME:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // The scenarios' repository: two packages, demo-operator (owned by alice) and other-operator (owned by
 // bob); catalog-admin maintains everything; mallory owns nothing.
@@ -62,19 +87,25 @@ type scenario struct {
 	base, head func(w *world) tree
 	author     string
 	approvers  []string
-	verdict    report.Status
-	exit       int
+	// outage is a repository of the scenario registry that answers 503 to every request during the run.
+	outage  string
+	verdict report.Status
+	exit    int
 }
 
 // tree is one revision: the catalog (written as catalog/<pkg>/catalog.json) and every other file.
 type tree struct {
 	catalog *catalog.Catalog
-	files   map[string]string
+	// rendered, when set, is a references config whose render is committed under catalog/ instead of
+	// catalog (catalog/<reference>/index.json, written by render.Render and Output.Write as catalogbot
+	// render writes it).
+	rendered string
+	files    map[string]string
 }
 
 // with returns a copy of t with files set (an empty value deletes the file).
 func (t tree) with(files map[string]string) tree {
-	out := tree{catalog: t.catalog, files: map[string]string{}}
+	out := tree{catalog: t.catalog, rendered: t.rendered, files: map[string]string{}}
 	for k, v := range t.files {
 		out.files[k] = v
 	}
@@ -118,10 +149,19 @@ func scenarios() []scenario {
 		}
 	}
 	std := mainTree(baseConfig)
+	// withRefs is a references-based repository: catalog.yaml pins each package's index image by digest,
+	// and catalog/ holds exactly what it renders (demo-operator and other-operator at v0.1.0).
 	refsConfig := baseConfig + "references:\n  file: catalog.yaml\n"
 	withRefs := func(w *world) tree {
-		return std(w).with(map[string]string{".catalogbot.yaml": refsConfig,
-			"catalog.yaml": w.refsFile(w.bundle(demoPkg, "0.1.0").Image)})
+		refs := w.refsFile("catalog", "0.1.0")
+		return tree{rendered: refs, files: map[string]string{".catalogbot.yaml": refsConfig, "catalog.yaml": refs}}
+	}
+	// bumpRefs points demo-operator's reference at its v0.2.0 index image and commits the catalog it
+	// renders, as catalogbot render writes it.
+	bumpRefs := func(w *world) tree {
+		t := withRefs(w).with(map[string]string{"catalog.yaml": w.refsFile("catalog", "0.1.0", "0.2.0")})
+		t.rendered = t.files["catalog.yaml"]
+		return t
 	}
 	ciConfig := baseConfig + "ownersFrom: operators/{package}/ci.yaml\n"
 	withCI := func(w *world) tree {
@@ -152,15 +192,23 @@ func scenarios() []scenario {
 			}},
 		{name: "new-package-denied", base: std, head: newPackage, author: "alice", verdict: report.Fail, exit: 1},
 		{name: "new-package-maintainer", base: std, head: newPackage, author: "catalog-admin", verdict: report.Pass, exit: 0},
-		{name: "drift", base: withRefs, author: "alice", verdict: report.Pass, exit: 0,
+		{name: "render-in-sync", base: withRefs, head: bumpRefs, author: "alice", verdict: report.Pass, exit: 0},
+		{name: "drift", base: withRefs, author: "alice", verdict: report.Fail, exit: 1,
 			// The references config now names v0.2.0, but the committed catalog was not rendered again.
 			head: func(w *world) tree {
-				return withRefs(w).with(map[string]string{"catalog.yaml": w.refsFile(w.bundle(demoPkg, "0.2.0").Image)})
+				return withRefs(w).with(map[string]string{"catalog.yaml": w.refsFile("catalog", "0.1.0", "0.2.0")})
 			}},
 		{name: "references-config-invalid", base: withRefs, author: "alice", verdict: report.Fail, exit: 1,
 			head: func(w *world) tree {
-				return withRefs(w).with(map[string]string{"catalog.yaml": w.refsFile(w.bundle(demoPkg, "0.2.0").Image) + "tags: [latest]\n"})
+				return withRefs(w).with(map[string]string{"catalog.yaml": w.refsFile("catalog", "0.1.0", "0.2.0") + "tags: [latest]\n"})
 			}},
+		{name: "references-name-mismatch", base: withRefs, author: "catalog-admin", verdict: report.ActionRequired, exit: 2,
+			// The rendered catalog would be other/, not the catalog/ the validate stage checks.
+			head: func(w *world) tree {
+				return withRefs(w).with(map[string]string{"catalog.yaml": w.refsFile("other", "0.1.0")})
+			}},
+		{name: "render-registry-down", base: withRefs, head: bumpRefs, author: "alice", verdict: report.Error, exit: 3,
+			outage: "scenarios/demo-operator-index"},
 		{name: "invalid-catalog", base: std, author: "alice", verdict: report.Fail, exit: 1,
 			// v0.2.0 is added without replacing v0.1.0: the channel has two heads.
 			head: func(w *world) tree {
@@ -201,16 +249,20 @@ func TestScenarios(t *testing.T) {
 			w := newWorld(t)
 			repoDir := filepath.Join(t.TempDir(), "repo")
 			g := initRepo(t, repoDir)
-			base := g.commit(t, sc.base(w), "base", "catalog-admin")
+			base := g.commit(ctx, t, sc.base(w), "base", "catalog-admin")
 			g.branch(t, "pr", base)
-			head := g.commit(t, sc.head(w), "change", sc.author)
+			head := g.commit(ctx, t, sc.head(w), "change", sc.author)
 			w.push(ctx, t)
+			if sc.outage != "" {
+				w.outage.Store(&sc.outage)
+			}
 
 			repo, err := pipeline.OpenRepo(repoDir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: "main", Head: "pr", Author: sc.author, Approvers: sc.approvers})
+			r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: "main", Head: "pr", Author: sc.author, Approvers: sc.approvers,
+				RemoteOptions: []remote.Option{fastRetry}})
 			if err != nil {
 				t.Fatalf("run: %v", err)
 			}
@@ -219,9 +271,18 @@ func TestScenarios(t *testing.T) {
 			if err := report.WriteText(&text, r, report.TextOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			md := report.Markdown(r, 0)
+			// The head's checkout is a temporary directory, gone once Run returns: a report that names it
+			// points maintainers at nothing (paths are repository-relative).
+			checkout := "catalogbot-" + head.String()[:12] + "-"
+			for _, line := range strings.Split(text.String()+md, "\n") {
+				if i := strings.Index(line, checkout); i >= 0 {
+					t.Errorf("the report names the temporary checkout of the head: ...%s...", line[max(0, i-20):min(len(line), i+80)])
+				}
+			}
 			dir := filepath.Join("testdata", "scenarios", sc.name)
 			golden(t, filepath.Join(dir, "want.txt"), norm(text.String()))
-			golden(t, filepath.Join(dir, "want.md"), norm(report.Markdown(r, 0)))
+			golden(t, filepath.Join(dir, "want.md"), norm(md))
 			if got := r.Verdict(); got != sc.verdict {
 				t.Errorf("verdict = %s, want %s", got, sc.verdict)
 			}
@@ -291,11 +352,15 @@ var (
 	textDuration = regexp.MustCompile(` \((?:[0-9.]+(?:ns|µs|ms|s|m|h))+\)`)
 	mdDuration   = regexp.MustCompile(`(?m)^(\| [^|]+ \| [^|]+ \| )(?:[0-9.]+(?:ns|µs|ms|s|m|h))+( \|)`)
 	anyDigest    = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+	// bundleObject is the base64 of an olm.bundle.object: the manifests hold the registry's port.
+	bundleObject = regexp.MustCompile(`"data": "[A-Za-z0-9+/]{16,}={0,2}"`)
+	// checkout is the head's temporary checkout, once the temporary directory and SHA are replaced.
+	checkout = regexp.MustCompile(`catalogbot-HEAD_SHA-[0-9]+`)
 )
 
 // normalizer replaces what differs between runs: the registry's port, commit SHAs (the catalog holds
 // image references with the port), image digests (the bundle layers hold the operator image reference),
-// temporary paths and durations.
+// bundle objects (base64 manifests holding the port), temporary paths and durations.
 func (w *world) normalizer(shas map[string]string, repoDir string) func(string) string {
 	var pairs []string
 	for sha, label := range shas {
@@ -310,18 +375,24 @@ func (w *world) normalizer(shas map[string]string, repoDir string) func(string) 
 		s = r.Replace(s)
 		s = textDuration.ReplaceAllString(s, " (Xms)")
 		s = mdDuration.ReplaceAllString(s, "${1}Xms${2}")
+		s = bundleObject.ReplaceAllString(s, `"data": "BASE64"`)
+		s = checkout.ReplaceAllString(s, "CHECKOUT")
 		return anyDigest.ReplaceAllString(s, "sha256:UNKNOWN")
 	}
 }
 
 // world is one scenario's registry and the bundles rendered for it. Bundle images are pushed after the
-// trees are built, except those marked unpushed.
+// trees are built, except those marked unpushed; index images are pushed as they are built, since the
+// trees are rendered from them.
 type world struct {
 	reg      *registrytest.Registry
 	bundles  map[string]*builtBundle
+	indexes  map[string]string // pkg@versions -> digest reference
 	unpushed map[string]bool
 	digests  map[string]string // digest -> stable label
-	t        *testing.T
+	// outage, when set, is a repository the registry answers 503 for.
+	outage atomic.Pointer[string]
+	t      *testing.T
 }
 
 type builtBundle struct {
@@ -332,7 +403,20 @@ type builtBundle struct {
 }
 
 func newWorld(t *testing.T) *world {
-	return &world{t: t, reg: registrytest.New(t, nil), bundles: map[string]*builtBundle{}, unpushed: map[string]bool{}, digests: map[string]string{}}
+	w := &world{t: t, bundles: map[string]*builtBundle{}, indexes: map[string]string{}, unpushed: map[string]bool{}, digests: map[string]string{}}
+	w.reg = registrytest.New(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			if repo := w.outage.Load(); repo != nil && strings.HasPrefix(r.URL.Path, "/v2/"+*repo+"/") {
+				// as the distribution registry answers when its storage is unavailable
+				rw.Header().Set("Content-Type", "application/json")
+				rw.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(rw, `{"errors":[{"code":"UNAVAILABLE","message":"service unavailable"}]}`)
+				return
+			}
+			h.ServeHTTP(rw, r)
+		})
+	})
+	return w
 }
 
 func (w *world) key(pkg, version string) string { return pkg + "@" + version }
@@ -419,9 +503,53 @@ func (w *world) pkg(pkg string, versions ...string) *catalog.Catalog {
 	return c
 }
 
-// refsFile is a references config with one reference, demo-operator, to image.
-func (w *world) refsFile(image string) string {
-	return "name: scenarios\nrepo: " + w.reg.Host + "/scenarios/catalog\ntag: latest\nreferences:\n- name: demo-operator\n  image: " + image + "\n"
+// index builds and pushes the index image of pkg's release: a file-based catalog of the package with
+// the given versions under /configs/<pkg>/catalog.json, tagged with the last version. It returns the
+// image's digest reference.
+func (w *world) index(pkg string, versions ...string) string {
+	key := pkg + "@" + strings.Join(versions, ",")
+	if ref, ok := w.indexes[key]; ok {
+		return ref
+	}
+	t := w.t
+	t.Helper()
+	var buf bytes.Buffer
+	if err := catalog.WriteJSON(&buf, w.pkg(pkg, versions...)); err != nil {
+		t.Fatalf("index %s: %v", key, err)
+	}
+	img := image(t, fstest.MapFS{"configs/" + pkg + "/catalog.json": {Data: buf.Bytes()}},
+		map[string]string{render.LabelConfigs: "/configs"})
+	tag := tagOf(t, fmt.Sprintf("%s/scenarios/%s-index:v%s", w.reg.Host, pkg, versions[len(versions)-1]))
+	if err := remote.Write(tag, img, remote.WithContext(t.Context())); err != nil {
+		t.Fatalf("push %s: %v", tag, err)
+	}
+	ref := w.digestRef(t, tag, img, pkg+"-index:v"+versions[len(versions)-1])
+	w.indexes[key] = ref
+	return ref
+}
+
+// refsFile is a references config named name with one reference per package, each pinned to its
+// index image by digest: demo-operator's release with demoVersions, other-operator's v0.1.0.
+func (w *world) refsFile(name string, demoVersions ...string) string {
+	return "name: " + name + "\nrepo: " + w.reg.Host + "/scenarios/catalog\ntag: latest\nreferences:\n" +
+		"- name: " + demoPkg + "\n  image: " + w.index(demoPkg, demoVersions...) + "\n" +
+		"- name: " + otherPkg + "\n  image: " + w.index(otherPkg, "0.1.0") + "\n"
+}
+
+// renderInto renders the references config refs into dir/<its name>, as catalogbot render does.
+func renderInto(ctx context.Context, t *testing.T, dir, refs string) {
+	t.Helper()
+	cfg, ds := render.ParseConfig([]byte(refs), "catalog.yaml")
+	if len(ds) > 0 {
+		t.Fatalf("references config: %v", ds)
+	}
+	out, ds, err := render.Render(ctx, cfg, render.Options{NoCache: true, RemoteOptions: []remote.Option{fastRetry}})
+	if err != nil {
+		t.Fatalf("render references: %v %v", err, ds)
+	}
+	if err := out.Write(dir, catalog.FormatJSON); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func merge(cs ...*catalog.Catalog) *catalog.Catalog {
@@ -598,7 +726,7 @@ func initRepo(t *testing.T, dir string) *gitRepo {
 }
 
 // commit replaces the work tree with tr and commits everything (deletions included) as author.
-func (g *gitRepo) commit(t *testing.T, tr tree, msg, author string) plumbing.Hash {
+func (g *gitRepo) commit(ctx context.Context, t *testing.T, tr tree, msg, author string) plumbing.Hash {
 	t.Helper()
 	entries, err := os.ReadDir(g.dir)
 	if err != nil {
@@ -615,6 +743,9 @@ func (g *gitRepo) commit(t *testing.T, tr tree, msg, author string) plumbing.Has
 		if err := catalog.WriteDir(filepath.Join(g.dir, "catalog"), tr.catalog, catalog.FormatJSON); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if tr.rendered != "" {
+		renderInto(ctx, t, g.dir, tr.rendered)
 	}
 	for rel, data := range tr.files {
 		p := filepath.Join(g.dir, filepath.FromSlash(rel))

@@ -395,7 +395,7 @@ func (s *state) smoke(_ context.Context) report.Stage {
 	return report.Stage{Status: report.Error, Err: "smoke install is enabled, but this build of catalogbot has no smoke stage: see issue 6"}
 }
 
-func (s *state) render(_ context.Context) report.Stage {
+func (s *state) render(ctx context.Context) report.Stage {
 	if s.refsFile() == "" {
 		return report.Stage{Status: report.Skipped, Summary: "no references config (references.file in " + owners.ConfigFile + ")"}
 	}
@@ -406,11 +406,36 @@ func (s *state) render(_ context.Context) report.Stage {
 	if !ok {
 		return report.Stage{Status: report.Skipped, Summary: s.refsFile() + " does not exist"}
 	}
-	_, ds := render.ParseConfig(data, s.refsFile())
+	cfg, ds := render.ParseConfig(data, s.refsFile())
 	if diag.HasErrors(ds) {
 		return stageFromDiags("references config "+s.refsFile()+" is invalid", ds)
 	}
-	return stageFromDiags("references config "+s.refsFile()+" parsed", ds)
+	// The rendered catalog is <parent of catalog.dir>/<name>: name must be the catalog directory's name.
+	if want := path.Base(s.catalogDir()); cfg.Name != want {
+		return stageFromErr(diag.UsageError(fmt.Errorf("%s: name %q must be %q, the name of the catalog directory (catalog.dir in %s), so the rendered catalog is the validated one",
+			s.refsFile(), cfg.Name, want, owners.ConfigFile)))
+	}
+	opts := render.Options{
+		BaseDir:       path.Join(s.headDir, path.Dir(s.refsFile())),
+		RemoteOptions: s.in.RemoteOptions,
+		Format:        s.cfg.Catalog.Format,
+		Progress:      s.in.Progress,
+	}
+	ds, err = render.Drift(ctx, cfg, path.Join(s.headDir, path.Dir(s.catalogDir())), opts)
+	for i := range ds {
+		if ds[i].File != "" && ds[i].File != s.refsFile() && !strings.HasPrefix(ds[i].File, s.catalogDir()+"/") {
+			ds[i].File = path.Join(path.Dir(s.catalogDir()), ds[i].File)
+		}
+	}
+	st := stageFromDiags(fmt.Sprintf("%s rendered from %s and compared with %s", plural(len(cfg.References), "reference"), s.refsFile(), s.catalogDir()), ds)
+	if err != nil {
+		e := stageFromErr(err)
+		st.Status, st.Summary = e.Status, "rendering "+s.refsFile()+" failed"
+		if len(ds) == 0 {
+			st.Err = e.Err // otherwise the diagnostics say it, each on its reference's line
+		}
+	}
+	return st
 }
 
 func touchedCount(n int) string {

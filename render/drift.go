@@ -62,7 +62,8 @@ func compareTrees(committed, rendered string) ([]diag.Diagnostic, error) {
 	for _, rel := range slices.Sorted(maps.Keys(paths)) {
 		h, inCommitted := have[rel]
 		w, inRendered := want[rel]
-		file := filepath.ToSlash(filepath.Join(committed, rel))
+		// relative to the directory holding the catalog (<name>/<ref>/index.yaml), never a temp path
+		file := filepath.ToSlash(filepath.Join(filepath.Base(committed), rel))
 		d := diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: file, Hint: driftHint}
 		var msg string
 		switch {

@@ -46,12 +46,21 @@ func Markdown(r *Report, limit int) string {
 			if loc := d.Location(); loc != "" {
 				line += "`" + loc + "` "
 			}
-			line += "**" + string(d.Severity) + "** " + mdEscape(d.Message)
+			msg, more, multi := strings.Cut(d.Message, "\n")
+			line += "**" + string(d.Severity) + "** " + mdEscape(msg)
 			if d.Rule != "" {
 				line += " (`" + d.Rule + "`)"
 			}
 			if d.Hint != "" {
 				line += "<br>↳ " + mdEscape(d.Hint)
+			}
+			if multi {
+				// the rest of a multi-line message (a unified diff) as a fenced block
+				lang := ""
+				if strings.HasPrefix(more, "--- ") {
+					lang = "diff"
+				}
+				line += "\n\n  ```" + lang + "\n" + indentBlock(strings.ReplaceAll(more, "```", "` ` `")) + "\n  ```\n"
 			}
 			tail = append(tail, line+"\n")
 		}
@@ -100,4 +109,8 @@ func cell(s string) string {
 
 func mdEscape(s string) string {
 	return strings.NewReplacer("<", "&lt;", ">", "&gt;", "\n", " ").Replace(s)
+}
+
+func indentBlock(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
 }

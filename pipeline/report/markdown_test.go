@@ -120,7 +120,7 @@ func TestMarkdownEscaping(t *testing.T) {
 		Summary:     "a | b\nc",
 		Diagnostics: []diag.Diagnostic{{Severity: diag.Error, Check: "validate", Message: "<script>x</script>\nnext", Hint: "<b>\n"}}}}}
 	out := report.Markdown(r, 0)
-	for _, want := range []string{`| a \| b c |`, "**error** &lt;script&gt;x&lt;/script&gt; next<br>↳ &lt;b&gt; \n"} {
+	for _, want := range []string{`| a \| b c |`, "**error** &lt;script&gt;x&lt;/script&gt;<br>↳ &lt;b&gt; \n\n  ```\n  next\n  ```\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}

@@ -61,8 +61,10 @@ func WriteText(w io.Writer, r *Report, o TextOptions) error {
 	return err
 }
 
-// oneLine keeps text from catalogs (names, images, messages quoting them) on one line, so it cannot forge
-// report lines or workflow commands.
+// oneLine keeps text from catalogs on its own report lines: continuation lines of a multi-line message
+// (a drift diff) are indented under it, and carriage returns cannot rewrite what was printed. In the
+// github format the whole text is also inside a ::stop-commands:: guard.
 func oneLine(s string) string {
-	return strings.NewReplacer("\r\n", "\\n", "\n", "\\n", "\r", "\\r").Replace(s)
+	s = strings.NewReplacer("\r\n", "\n", "\r", "\\r").Replace(s)
+	return strings.ReplaceAll(s, "\n", "\n        ")
 }

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Benchmark: `catalogbot render` against the docs' sequential `opm render` loop, on the packages of a
+# catalog (default composed-279: 279 packages) served as per-package index images from a local registry.
+#   bash bench/render.sh [CATALOG_DIR] [N_PACKAGES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="$(mktemp -d)/catalogbot"
+go build -o "$bin" ./cmd/catalogbot
+opm="${CATALOGBOT_OPM:-$(bash hack/build-opm.sh)}"
+go run ./bench/renderbench -catalog "${1:-../shared/data/catalogs/composed-279}" -n "${2:-0}" -catalogbot "$bin" -opm "$opm"

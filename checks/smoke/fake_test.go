@@ -1,0 +1,278 @@
+package smoke
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+)
+
+// fakeBackend is a hand-written kind stand-in that records what Run asked of it.
+type fakeBackend struct {
+	mu        sync.Mutex
+	exists    bool
+	createErr error
+	// blockCreate makes Create wait for ctx (a cluster that never comes up).
+	blockCreate bool
+	calls       []string
+}
+
+func (b *fakeBackend) record(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.calls = append(b.calls, s)
+}
+
+func (b *fakeBackend) Calls() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.calls)
+}
+
+func (b *fakeBackend) Exists(_ context.Context, name string) (bool, error) { return b.exists, nil }
+func (b *fakeBackend) Create(ctx context.Context, name, image, config string) error {
+	b.record("create " + name + " " + image)
+	if b.blockCreate {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return b.createErr
+}
+func (b *fakeBackend) Delete(_ context.Context, name string) error {
+	b.record("delete " + name)
+	return nil
+}
+func (b *fakeBackend) KubeConfig(_ context.Context, name string) ([]byte, error) {
+	return []byte("fake"), nil
+}
+func (b *fakeBackend) LoadArchive(_ context.Context, name, path string) error {
+	b.record("load " + path)
+	return nil
+}
+
+// fakeOperator says how the simulated OLM treats one package.
+type fakeOperator struct {
+	versions []string // CSV names in upgrade order; the last is the channel head
+	crash    bool     // the CSV's pod crash-loops and the CSV never succeeds
+}
+
+// fakeCluster is client-go's in-memory clients plus a hand-written simulation of OLM's controllers:
+// it marks the CatalogSource READY, answers Subscriptions with InstallPlans, and on approval creates the
+// CSV (Succeeded, or Installing with a crash-looping pod).
+type fakeCluster struct {
+	c         *clients
+	operators map[string]fakeOperator
+	// olm: whether OLM's CRDs and deployments exist from the start
+	olm bool
+	// catalogNeverReady keeps the CatalogSource in TRANSIENT_FAILURE.
+	catalogNeverReady bool
+	applied           []string
+	mu                sync.Mutex
+}
+
+var listKinds = map[schema.GroupVersionResource]string{
+	gvrCatalogSource: "CatalogSourceList",
+	gvrSubscription:  "SubscriptionList",
+	gvrInstallPlan:   "InstallPlanList",
+	gvrCSV:           "ClusterServiceVersionList",
+	gvrOperatorGroup: "OperatorGroupList",
+	gvrCRD:           "CustomResourceDefinitionList",
+}
+
+func newFakeCluster(t *testing.T, olm bool, ops map[string]fakeOperator) *fakeCluster {
+	t.Helper()
+	f := &fakeCluster{operators: ops, olm: olm}
+	core := kubefake.NewClientset()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
+	f.c = &clients{core: core, dyn: dyn, apply: f}
+	if olm {
+		f.installOLM(context.Background())
+	}
+	return f
+}
+
+// Apply is the fake's applier: it records kinds/names and installs OLM when it sees its deployments.
+func (f *fakeCluster) Apply(ctx context.Context, objs []*unstructured.Unstructured) error {
+	f.mu.Lock()
+	for _, o := range objs {
+		f.applied = append(f.applied, o.GetKind()+"/"+o.GetName())
+	}
+	f.mu.Unlock()
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "CustomResourceDefinition":
+			crd := o.DeepCopy()
+			unstructured.SetNestedSlice(crd.Object, []any{map[string]any{"type": "Established", "status": "True"}}, "status", "conditions")
+			if _, err := f.c.dyn.Resource(gvrCRD).Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+		case "Deployment":
+			if err := f.createDeployment(ctx, o.GetNamespace(), o.GetName()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (f *fakeCluster) installOLM(ctx context.Context) {
+	for _, n := range olmCRDs {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+			"metadata": map[string]any{"name": n}}}
+		f.c.dyn.Resource(gvrCRD).Create(ctx, u, metav1.CreateOptions{})
+	}
+	for _, n := range olmDeployments {
+		f.createDeployment(ctx, "olm", n)
+	}
+}
+
+func (f *fakeCluster) createDeployment(ctx context.Context, ns, name string) error {
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: name, Command: []string{"/bin/" + name}, Args: []string{"--namespace", "olm-global"}}}}}},
+		Status: appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
+			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}},
+	}
+	_, err := f.c.core.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// simulate runs the OLM simulation until ctx ends.
+func (f *fakeCluster) simulate(ctx context.Context) {
+	for ctx.Err() == nil {
+		f.step(ctx)
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func (f *fakeCluster) step(ctx context.Context) {
+	dyn := f.c.dyn
+	css, _ := dyn.Resource(gvrCatalogSource).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if css != nil {
+		for _, cs := range css.Items {
+			state := "READY"
+			if f.catalogNeverReady {
+				state = "TRANSIENT_FAILURE"
+			}
+			unstructured.SetNestedField(cs.Object, state, "status", "connectionState", "lastObservedState")
+			dyn.Resource(gvrCatalogSource).Namespace(cs.GetNamespace()).UpdateStatus(ctx, &cs, metav1.UpdateOptions{})
+		}
+	}
+	subs, _ := dyn.Resource(gvrSubscription).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if subs == nil {
+		return
+	}
+	for i := range subs.Items {
+		f.reconcileSubscription(ctx, &subs.Items[i])
+	}
+}
+
+func (f *fakeCluster) reconcileSubscription(ctx context.Context, sub *unstructured.Unstructured) {
+	dyn := f.c.dyn
+	ns := sub.GetNamespace()
+	pkg, _, _ := unstructured.NestedString(sub.Object, "spec", "name")
+	op, ok := f.operators[pkg]
+	if !ok {
+		unstructured.SetNestedSlice(sub.Object, []any{map[string]any{"type": "ResolutionFailed", "status": "True",
+			"reason": "ConstraintsNotSatisfiable", "message": "no operators found in package " + pkg}}, "status", "conditions")
+		dyn.Resource(gvrSubscription).Namespace(ns).UpdateStatus(ctx, sub, metav1.UpdateOptions{})
+		return
+	}
+	current, _, _ := unstructured.NestedString(sub.Object, "status", "currentCSV")
+	if current == "" {
+		start, _, _ := unstructured.NestedString(sub.Object, "spec", "startingCSV")
+		if start == "" {
+			start = op.versions[len(op.versions)-1]
+		}
+		f.offer(ctx, sub, start)
+		return
+	}
+	ipName, _, _ := unstructured.NestedString(sub.Object, "status", "installPlanRef", "name")
+	ip, err := dyn.Resource(gvrInstallPlan).Namespace(ns).Get(ctx, ipName, metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+	approved, _, _ := unstructured.NestedBool(ip.Object, "spec", "approved")
+	phase, _, _ := unstructured.NestedString(ip.Object, "status", "phase")
+	if !approved || phase == "Complete" {
+		installed, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
+		if phase == "Complete" && installed == current {
+			if idx := slices.Index(op.versions, current); idx >= 0 && idx < len(op.versions)-1 {
+				f.offer(ctx, sub, op.versions[idx+1])
+			}
+		}
+		return
+	}
+	unstructured.SetNestedField(ip.Object, "Complete", "status", "phase")
+	dyn.Resource(gvrInstallPlan).Namespace(ns).UpdateStatus(ctx, ip, metav1.UpdateOptions{})
+	csvPhase := "Succeeded"
+	if op.crash {
+		csvPhase = "Installing"
+	}
+	csv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
+		"metadata": map[string]any{"name": current, "namespace": ns},
+		"status":   map[string]any{"phase": csvPhase, "reason": "InstallWaiting", "message": "installing: waiting for deployment " + pkg + " to become ready"}}}
+	dyn.Resource(gvrCSV).Namespace(ns).Create(ctx, csv, metav1.CreateOptions{})
+	state := "AtLatestKnown"
+	unstructured.SetNestedField(sub.Object, current, "status", "installedCSV")
+	unstructured.SetNestedField(sub.Object, state, "status", "state")
+	dyn.Resource(gvrSubscription).Namespace(ns).UpdateStatus(ctx, sub, metav1.UpdateOptions{})
+	if op.crash {
+		f.crashPod(ctx, ns, pkg)
+	}
+}
+
+// offer points the Subscription at csv with a new InstallPlan awaiting approval.
+func (f *fakeCluster) offer(ctx context.Context, sub *unstructured.Unstructured, csv string) {
+	ns := sub.GetNamespace()
+	name := "install-" + strings.ReplaceAll(csv, ".", "-")
+	ip := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "InstallPlan",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     map[string]any{"clusterServiceVersionNames": []any{csv}, "approval": "Manual", "approved": false},
+		"status":   map[string]any{"phase": "RequiresApproval", "catalogSources": []any{}}}}
+	f.c.dyn.Resource(gvrInstallPlan).Namespace(ns).Create(ctx, ip, metav1.CreateOptions{})
+	unstructured.SetNestedField(sub.Object, csv, "status", "currentCSV")
+	unstructured.SetNestedField(sub.Object, "UpgradePending", "status", "state")
+	unstructured.SetNestedMap(sub.Object, map[string]any{"name": name, "namespace": ns, "kind": "InstallPlan"}, "status", "installPlanRef")
+	f.c.dyn.Resource(gvrSubscription).Namespace(ns).UpdateStatus(ctx, sub, metav1.UpdateOptions{})
+}
+
+func (f *fakeCluster) crashPod(ctx context.Context, ns, pkg string) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: pkg + "-operator-abc", Namespace: ns},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "operator", RestartCount: 5,
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}},
+		}}},
+	}
+	f.c.core.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: pkg + ".backoff", Namespace: ns},
+		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: pod.Name}, Type: "Warning", Reason: "BackOff",
+		Message: "Back-off restarting failed container operator", Count: 7, LastTimestamp: metav1.Now()}
+	f.c.core.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
+}
+
+func (f *fakeCluster) connect(kubeconfig []byte) (*clients, error) {
+	if string(kubeconfig) == "" {
+		return nil, fmt.Errorf("empty kubeconfig")
+	}
+	return f.c, nil
+}

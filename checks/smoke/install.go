@@ -1,0 +1,303 @@
+package smoke
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+// installer installs packages from the CatalogSource; one per Run, shared by the parallel installs.
+type installer struct {
+	c         *clients
+	opts      Options
+	catalogNS string
+	progress  *progress
+	// interval between status reads; short in tests.
+	interval time.Duration
+}
+
+// failure is a package install failure: the diagnostic rule and message that lead the report.
+type failure struct {
+	rule, msg string
+}
+
+func (f *failure) Error() string { return f.msg }
+
+func fail(rule, format string, args ...any) error {
+	return &failure{rule: rule, msg: fmt.Sprintf(format, args...)}
+}
+
+// NamespaceFor is the namespace a package is installed into.
+func NamespaceFor(pkg string) string {
+	s := "smoke-" + strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(pkg), "-"), "-")
+	if len(s) > 56 { // room for "-target"
+		s = strings.TrimRight(s[:56], "-")
+	}
+	return s
+}
+
+var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+func (in *installer) install(ctx context.Context, pkg string) PackageResult {
+	ns := NamespaceFor(pkg)
+	res := PackageResult{Package: pkg, Channel: in.opts.Channel[pkg], Namespace: ns}
+	ctx, cancel := context.WithTimeout(ctx, in.opts.Timeout)
+	defer cancel()
+	err := in.run(ctx, pkg, &res)
+	if err == nil {
+		res.Succeeded = true
+		in.progress.printf("%s: CSV %s Succeeded in namespace %s", pkg, res.CSV, ns)
+		return res
+	}
+	rule := "install-failed"
+	var f *failure
+	switch {
+	case errors.As(err, &f):
+		rule = f.rule
+	case errors.Is(err, context.DeadlineExceeded):
+		rule = "install-timeout"
+		err = fmt.Errorf("no CSV Succeeded within %s: %w", in.opts.Timeout, err)
+	}
+	in.progress.printf("%s: FAILED: %v", pkg, err)
+	res.Diagnostics = append(res.Diagnostics, diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: rule, Package: pkg,
+		Channel: res.Channel, Bundle: res.CSV, Message: capText(err.Error(), maxMessage),
+		Hint: "the diagnostics below show the Subscription, InstallPlan and CSV status, events and container logs"})
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer dcancel()
+	res.Diagnostics = append(res.Diagnostics, collectDiagnostics(dctx, in.c, pkg, ns, in.catalogNS)...)
+	return res
+}
+
+func (in *installer) run(ctx context.Context, pkg string, res *PackageResult) error {
+	ns := res.Namespace
+	start := time.Now()
+	plan, err := planGroup(ns, in.opts.InstallModes[pkg])
+	if err != nil {
+		return fail("install-mode", "package %s: %v", pkg, err)
+	}
+	res.InstallMode = plan.Mode
+	for _, n := range append([]string{ns}, plan.Extra...) {
+		if err := ensureNamespace(ctx, in.c, n); err != nil {
+			res.Steps = append(res.Steps, timing("namespace", start, err))
+			return err
+		}
+	}
+	if _, err := in.c.dyn.Resource(gvrOperatorGroup).Namespace(ns).Create(ctx, operatorGroup(ns, plan), metav1.CreateOptions{FieldManager: fieldManager}); err != nil {
+		err = fmt.Errorf("creating OperatorGroup in %s: %w", ns, err)
+		res.Steps = append(res.Steps, timing("namespace", start, err))
+		return err
+	}
+	sub := &v1alpha1.Subscription{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "operators.coreos.com/v1alpha1", Kind: "Subscription"},
+		ObjectMeta: metav1.ObjectMeta{Name: pkg, Namespace: ns, Labels: map[string]string{managedLabel: "true"}},
+		Spec: &v1alpha1.SubscriptionSpec{
+			CatalogSource:          CatalogSourceName,
+			CatalogSourceNamespace: in.catalogNS,
+			Package:                pkg,
+			Channel:                in.opts.Channel[pkg],
+			InstallPlanApproval:    v1alpha1.ApprovalManual,
+			StartingCSV:            in.opts.Upgrade[pkg],
+		},
+	}
+	u, err := toUnstructured(sub)
+	if err == nil {
+		_, err = in.c.dyn.Resource(gvrSubscription).Namespace(ns).Create(ctx, u, metav1.CreateOptions{FieldManager: fieldManager})
+	}
+	if err != nil {
+		err = fmt.Errorf("creating Subscription %s/%s: %w", ns, pkg, err)
+		res.Steps = append(res.Steps, timing("subscribe", start, err))
+		return err
+	}
+	res.Steps = append(res.Steps, timing("subscribe", start, nil))
+	in.progress.printf("%s: subscribed in %s (%s, channel %q)", pkg, ns, plan.Mode, in.opts.Channel[pkg])
+	return in.follow(ctx, pkg, res)
+}
+
+// follow approves each InstallPlan of the Subscription and waits until the Subscription is at the latest
+// CSV it knows and that CSV Succeeded. Crash-looping containers, a failed CSV or InstallPlan, or a
+// resolution failure that persists end it early.
+func (in *installer) follow(ctx context.Context, pkg string, res *PackageResult) error {
+	ns := res.Namespace
+	approved := map[string]bool{}
+	succeeded := map[string]bool{}
+	var firstSucceeded string
+	var resolutionSince time.Time
+	lastApproved := ""
+	stepStart := time.Now()
+	markSucceeded := func(name string) {
+		if succeeded[name] {
+			return
+		}
+		succeeded[name] = true
+		res.Steps = append(res.Steps, timing("csv "+name, stepStart, nil))
+		stepStart = time.Now()
+		if firstSucceeded == "" {
+			firstSucceeded = name
+		} else {
+			res.UpgradedFrom = firstSucceeded
+		}
+		in.progress.printf("%s: CSV %s phase Succeeded", pkg, name)
+	}
+	err := poll(ctx, in.interval, func(ctx context.Context) (bool, string, error) {
+		sub, err := getTyped[v1alpha1.Subscription](ctx, in.c, gvrSubscription, ns, pkg)
+		if err != nil {
+			return false, "reading Subscription: " + err.Error(), nil
+		}
+		st := sub.Status
+		if c := st.GetCondition(v1alpha1.SubscriptionResolutionFailed); c.Status == corev1.ConditionTrue {
+			if resolutionSince.IsZero() {
+				resolutionSince = time.Now()
+			}
+			if time.Since(resolutionSince) > 30*time.Second {
+				return false, "", fail("resolution-failed", "OLM cannot resolve package %s: %s: %s", pkg, c.Reason, c.Message)
+			}
+		} else {
+			resolutionSince = time.Time{}
+		}
+		if ref := st.InstallPlanRef; ref != nil && !approved[ref.Name] {
+			ip, err := getTyped[v1alpha1.InstallPlan](ctx, in.c, gvrInstallPlan, ns, ref.Name)
+			if err != nil {
+				return false, "reading InstallPlan " + ref.Name + ": " + err.Error(), nil
+			}
+			if ip.Status.Phase == v1alpha1.InstallPlanPhaseFailed {
+				return false, "", fail("installplan-failed", "InstallPlan %s/%s failed: %s", ns, ip.Name, installPlanMessage(ip))
+			}
+			// An upgrade is approved only once the CSV before it Succeeded: that is what an upgrade test
+			// proves, and OLM may offer the next plan before Run saw the previous CSV's phase.
+			if prev := lastApproved; prev != "" && !succeeded[prev] {
+				csv, err := getTyped[v1alpha1.ClusterServiceVersion](ctx, in.c, gvrCSV, ns, prev)
+				if err != nil || csv.Status.Phase != v1alpha1.CSVPhaseSucceeded {
+					return false, fmt.Sprintf("waiting for CSV %s to succeed before approving InstallPlan %s", prev, ip.Name), nil
+				}
+				markSucceeded(prev)
+			}
+			if !ip.Spec.Approved {
+				patch := []byte(`{"spec":{"approved":true}}`)
+				if _, err := in.c.dyn.Resource(gvrInstallPlan).Namespace(ns).Patch(ctx, ip.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+					return false, "", fmt.Errorf("approving InstallPlan %s/%s: %w", ns, ip.Name, err)
+				}
+				in.progress.printf("%s: approved InstallPlan %s for %s", pkg, ip.Name, strings.Join(ip.Spec.ClusterServiceVersionNames, ", "))
+			}
+			approved[ref.Name] = true
+			if len(ip.Spec.ClusterServiceVersionNames) > 0 {
+				lastApproved = st.CurrentCSV
+			}
+		}
+		if crash := crashLooping(ctx, in.c, ns, in.opts.CrashLoopRestarts); crash != "" {
+			return false, "", fail("crash-loop", "package %s: %s", pkg, crash)
+		}
+		name := st.CurrentCSV
+		if name == "" {
+			return false, fmt.Sprintf("Subscription %s/%s has no current CSV yet (state %q)", ns, pkg, st.State), nil
+		}
+		res.CSV = name
+		csv, err := getTyped[v1alpha1.ClusterServiceVersion](ctx, in.c, gvrCSV, ns, name)
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Sprintf("CSV %s/%s not created yet (Subscription state %q)", ns, name, st.State), nil
+		}
+		if err != nil {
+			return false, "reading CSV " + name + ": " + err.Error(), nil
+		}
+		res.Phase = string(csv.Status.Phase)
+		switch csv.Status.Phase {
+		case v1alpha1.CSVPhaseFailed:
+			return false, "", fail("csv-failed", "CSV %s/%s failed: %s: %s", ns, name, csv.Status.Reason, csv.Status.Message)
+		case v1alpha1.CSVPhaseSucceeded:
+			markSucceeded(name)
+			if name == in.opts.Upgrade[pkg] {
+				// OLM may report AtLatestKnown before it has looked for the update: keep waiting.
+				return false, fmt.Sprintf("CSV %s Succeeded; waiting for the catalog to offer an upgrade from it (Subscription state %q)", name, st.State), nil
+			}
+			if st.State == v1alpha1.SubscriptionStateAtLatest && st.InstalledCSV == name {
+				return true, "", nil
+			}
+			return false, fmt.Sprintf("CSV %s Succeeded; Subscription state %q", name, st.State), nil
+		}
+		return false, fmt.Sprintf("CSV %s/%s phase %q: %s", ns, name, csv.Status.Phase, csv.Status.Message), nil
+	})
+	if err != nil {
+		res.Steps = append(res.Steps, timing("csv "+res.CSV, stepStart, err))
+		if start := in.opts.Upgrade[pkg]; start != "" && res.CSV == start && succeeded[start] {
+			return fail("no-upgrade", "package %s: %s installed, but the catalog offered no upgrade from it: %v", pkg, start, err)
+		}
+		return err
+	}
+	return nil
+}
+
+func installPlanMessage(ip *v1alpha1.InstallPlan) string {
+	msg := ip.Status.Message
+	for _, c := range ip.Status.Conditions {
+		if c.Message != "" {
+			msg += " " + string(c.Type) + ": " + string(c.Reason) + ": " + c.Message
+		}
+	}
+	return strings.TrimSpace(msg)
+}
+
+// crashLooping describes the first container in ns that restarted at least limit times, or "".
+func crashLooping(ctx context.Context, c *clients, ns string, limit int32) string {
+	pods, err := c.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return ""
+	}
+	for _, p := range pods.Items {
+		for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+			if cs.RestartCount < limit {
+				continue
+			}
+			reason := ""
+			if w := cs.State.Waiting; w != nil {
+				reason = w.Reason
+			}
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				reason = strings.TrimSpace(fmt.Sprintf("%s (last exit code %d %s)", reason, t.ExitCode, t.Reason))
+			}
+			return fmt.Sprintf("container %s of pod %s restarted %d times %s", cs.Name, p.Name, cs.RestartCount, reason)
+		}
+	}
+	return ""
+}
+
+// ensureNamespace creates ns. A namespace left by an earlier run (labelled by Run) is deleted first;
+// any other existing namespace of that name is an error, never reused.
+func ensureNamespace(ctx context.Context, c *clients, ns string) error {
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{managedLabel: "true"}}}
+	for {
+		_, err := c.core.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+		old, gerr := c.core.CoreV1().Namespaces().Get(ctx, ns, metaGet)
+		if gerr != nil {
+			continue
+		}
+		if old.Labels[managedLabel] != "true" {
+			return diag.UsageError(fmt.Errorf("namespace %s exists and was not created by catalogbot smoke", ns))
+		}
+		if old.DeletionTimestamp == nil {
+			if err := c.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting namespace %s left by an earlier run: %w", ns, err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for namespace %s from an earlier run to go away: %w", ns, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,126 @@
+package smoke
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+// Options configures Run. Zero values take the defaults documented per field.
+type Options struct {
+	// KubeconfigPath points at an existing cluster with (or without) OLM. Used when ClusterName is empty
+	// and CreateCluster is false.
+	KubeconfigPath string
+	// ClusterName is the kind cluster to reuse (it must exist unless CreateCluster) or to create.
+	// Default "catalogbot-smoke" when CreateCluster is set.
+	ClusterName string
+	// CreateCluster creates ClusterName with kind, and deletes it at the end (also on failure and on
+	// context cancellation) unless Keep.
+	CreateCluster bool
+	// NodeImage is the kind node image for a created cluster ("" = kind's default for its version).
+	NodeImage string
+	// KindConfig is a raw kind Cluster config (YAML) for a created cluster, e.g. to disable the default
+	// CNI or patch containerd. Empty = one control-plane node.
+	KindConfig string
+	// Keep keeps what Run created (cluster, namespaces, CatalogSource) for debugging.
+	Keep bool
+	// OLMManifestsDir holds OLM's manifests (CRDs and deployments, *.yaml applied in name order). Used
+	// only when the cluster has no OLM; without it a cluster lacking OLM is a usage error.
+	OLMManifestsDir string
+	// CatalogImage is the catalog image by digest (repo@sha256:...).
+	CatalogImage string
+	// CatalogArchive is an image archive (docker-save or OCI layout tar) of CatalogImage to load into the
+	// kind nodes; empty when the nodes can pull CatalogImage themselves.
+	CatalogArchive string
+	// ImageArchives are more archives to load into the nodes (operator and bundle images).
+	ImageArchives []string
+	// CatalogNamespace is where the CatalogSource is created. Default: OLM's global catalog namespace
+	// (read from the catalog-operator's --namespace flag).
+	CatalogNamespace string
+	// Packages to install, each in its own namespace.
+	Packages []string
+	// Channel per package; default the package's default channel (Subscription without channel).
+	Channel map[string]string
+	// InstallModes per package: the install mode types its CSV supports ("AllNamespaces",
+	// "OwnNamespace", "SingleNamespace", "MultiNamespace"). Default AllNamespaces. See InstallModesOf.
+	InstallModes map[string][]string
+	// Upgrade per package: a CSV name to install first (Subscription startingCSV); Run then approves
+	// the upgrade to the channel head and waits for it too.
+	Upgrade map[string]string
+	// Timeout bounds each step (cluster creation, OLM, catalog, each package install). Default 5m.
+	Timeout time.Duration
+	// Parallel bounds how many packages install at once. Default 2.
+	Parallel int
+	// CrashLoopRestarts fails an install early once a container in the package's namespace restarted
+	// this many times. Default 3.
+	CrashLoopRestarts int32
+	// Progress receives one line per step (stderr in the CLI); nil = discard.
+	Progress io.Writer
+}
+
+// DefaultClusterName is the kind cluster name used when CreateCluster is set without a name.
+const DefaultClusterName = "catalogbot-smoke"
+
+func (o Options) withDefaults() Options {
+	if o.CreateCluster && o.ClusterName == "" {
+		o.ClusterName = DefaultClusterName
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = 2
+	}
+	if o.CrashLoopRestarts <= 0 {
+		o.CrashLoopRestarts = 3
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if o.ClusterName == "" && !o.CreateCluster && o.KubeconfigPath == "" {
+		errs = append(errs, errors.New("no cluster: set a kubeconfig, a kind cluster name, or create a cluster"))
+	}
+	if !strings.Contains(o.CatalogImage, "@sha256:") {
+		errs = append(errs, fmt.Errorf("catalog image %q is not referenced by digest (repo@sha256:...): OLM pulls tags with imagePullPolicy Always", o.CatalogImage))
+	}
+	if (o.CatalogArchive != "" || len(o.ImageArchives) > 0) && o.ClusterName == "" {
+		errs = append(errs, errors.New("image archives can only be loaded into a kind cluster (set a cluster name)"))
+	}
+	if len(o.Packages) == 0 {
+		errs = append(errs, errors.New("no packages to install"))
+	}
+	seen := map[string]bool{}
+	for _, p := range o.Packages {
+		if seen[p] {
+			errs = append(errs, fmt.Errorf("package %q listed twice", p))
+		}
+		seen[p] = true
+	}
+	for p := range o.Upgrade {
+		if !seen[p] {
+			errs = append(errs, fmt.Errorf("upgrade configured for package %q, which is not in the package list", p))
+		}
+	}
+	for p, modes := range o.InstallModes {
+		for _, m := range modes {
+			if !knownInstallMode[m] {
+				errs = append(errs, fmt.Errorf("package %q: unknown install mode %q", p, m))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return diag.UsageError(fmt.Errorf("smoke options: %w", err))
+	}
+	return nil
+}
+
+var knownInstallMode = map[string]bool{"AllNamespaces": true, "OwnNamespace": true, "SingleNamespace": true, "MultiNamespace": true}

@@ -1,0 +1,64 @@
+package smoke
+
+import (
+	"time"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+// Result is the outcome of one Run. It marshals to the JSON the report embeds.
+type Result struct {
+	// Cluster is the kind cluster name, or "" for a kubeconfig cluster.
+	Cluster string `json:"cluster,omitempty"`
+	// ClusterCreated says whether Run created the cluster (and so deleted it unless Keep).
+	ClusterCreated bool `json:"clusterCreated"`
+	// OLMInstalled says whether Run installed OLM (false: it was already there).
+	OLMInstalled     bool            `json:"olmInstalled"`
+	CatalogSource    string          `json:"catalogSource,omitempty"`
+	CatalogNamespace string          `json:"catalogNamespace,omitempty"`
+	CatalogImage     string          `json:"catalogImage"`
+	Steps            []StepTiming    `json:"steps"`
+	Packages         []PackageResult `json:"packages"`
+	// Diagnostics of the shared steps (cluster, OLM, catalog); package ones are in Packages.
+	Diagnostics []diag.Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// PackageResult is one package's install.
+type PackageResult struct {
+	Package   string `json:"package"`
+	Channel   string `json:"channel,omitempty"`
+	Namespace string `json:"namespace"`
+	// InstallMode is the OperatorGroup mode used.
+	InstallMode string `json:"installMode"`
+	// CSV is the last CSV Run waited for, Phase its last phase.
+	CSV       string `json:"csv,omitempty"`
+	Phase     string `json:"phase,omitempty"`
+	Succeeded bool   `json:"succeeded"`
+	// UpgradedFrom is the CSV installed first when an upgrade was tested.
+	UpgradedFrom string            `json:"upgradedFrom,omitempty"`
+	Steps        []StepTiming      `json:"steps"`
+	Diagnostics  []diag.Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// StepTiming is how long one step took.
+type StepTiming struct {
+	Step    string  `json:"step"`
+	Seconds float64 `json:"seconds"`
+	OK      bool    `json:"ok"`
+}
+
+// Failed lists the packages that did not succeed.
+func (r Result) Failed() []string {
+	var out []string
+	for _, p := range r.Packages {
+		if !p.Succeeded {
+			out = append(out, p.Package)
+		}
+	}
+	return out
+}
+
+func timing(step string, start time.Time, err error) StepTiming {
+	d := time.Since(start).Seconds()
+	return StepTiming{Step: step, Seconds: float64(int64(d*10)) / 10, OK: err == nil}
+}

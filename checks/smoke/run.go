@@ -1,0 +1,227 @@
+package smoke
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+// ErrPackagesFailed is returned (wrapped, category Invalid) when at least one package did not install.
+var ErrPackagesFailed = errors.New("smoke install failed")
+
+// Run creates or connects to the cluster, makes sure OLM runs, serves the catalog from a CatalogSource
+// and installs every package, returning a result per package. It deletes what it created unless Keep,
+// also when it fails or ctx is cancelled. Errors are categorised: usage (options), infrastructure
+// (cluster, OLM, catalog), invalid (a package failed; Result has the diagnostics).
+func Run(ctx context.Context, opts Options) (Result, error) {
+	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return Result{CatalogImage: opts.CatalogImage}, err
+	}
+	var backend clusterBackend
+	if opts.ClusterName != "" {
+		backend = newKindBackend(opts.Progress)
+	}
+	return run(ctx, opts, backend, newClients)
+}
+
+// run is Run with its cluster backend and client constructor injected (tests use fakes).
+func run(ctx context.Context, opts Options, backend clusterBackend, connect func([]byte) (*clients, error)) (res Result, err error) {
+	p := newProgress(opts.Progress)
+	res = Result{Cluster: opts.ClusterName, CatalogImage: opts.CatalogImage}
+	step := func(name string, fn func(ctx context.Context) error) error {
+		start := time.Now()
+		p.printf("%s ...", name)
+		sctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+		err := fn(sctx)
+		res.Steps = append(res.Steps, timing(name, start, err))
+		if err != nil {
+			p.printf("%s: FAILED after %.1fs: %v", name, time.Since(start).Seconds(), err)
+			if diag.CategoryOf(err) == diag.Internal {
+				err = diag.InfraError(err)
+			}
+			res.Diagnostics = append(res.Diagnostics, diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: "step-" + strings.ReplaceAll(name, " ", "-"), Message: capText(err.Error(), maxMessage)})
+			return err
+		}
+		p.printf("%s: done in %.1fs", name, time.Since(start).Seconds())
+		return nil
+	}
+
+	// 1. cluster
+	var kubeconfig []byte
+	if opts.ClusterName != "" {
+		exists, err := backend.Exists(ctx, opts.ClusterName)
+		if err != nil {
+			return res, diag.InfraError(err)
+		}
+		switch {
+		case exists:
+			p.printf("reusing kind cluster %s", opts.ClusterName)
+		case !opts.CreateCluster:
+			return res, diag.UsageError(fmt.Errorf("kind cluster %s does not exist (create it, or ask for it to be created)", opts.ClusterName))
+		default:
+			res.ClusterCreated = true
+			if !opts.Keep {
+				defer func() {
+					// deletion must happen even when ctx was cancelled
+					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+					defer cancel()
+					if derr := backend.Delete(dctx, opts.ClusterName); derr != nil {
+						err = errors.Join(err, diag.InfraError(derr))
+					} else {
+						p.printf("deleted kind cluster %s", opts.ClusterName)
+					}
+				}()
+			}
+			if err := step("create cluster "+opts.ClusterName, func(ctx context.Context) error {
+				return backend.Create(ctx, opts.ClusterName, opts.NodeImage, opts.KindConfig)
+			}); err != nil {
+				return res, err
+			}
+		}
+		if kubeconfig, err = backend.KubeConfig(ctx, opts.ClusterName); err != nil {
+			return res, diag.InfraError(err)
+		}
+	} else {
+		if kubeconfig, err = os.ReadFile(opts.KubeconfigPath); err != nil {
+			return res, diag.UsageError(fmt.Errorf("kubeconfig: %w", err))
+		}
+	}
+	c, err := connect(kubeconfig)
+	if err != nil {
+		return res, diag.InfraError(err)
+	}
+
+	// 2. images into the nodes, before OLM: its own images may come from the archives
+	archives := opts.ImageArchives
+	if opts.CatalogArchive != "" {
+		archives = append([]string{opts.CatalogArchive}, archives...)
+	}
+	if len(archives) > 0 {
+		if err := step("load images", func(ctx context.Context) error {
+			for _, a := range archives {
+				if err := backend.LoadArchive(ctx, opts.ClusterName, a); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return res, err
+		}
+	}
+
+	// 3. OLM
+	var loc olmLocation
+	if err := step("OLM", func(ctx context.Context) error {
+		present, err := olmPresent(ctx, c)
+		if err != nil {
+			return err
+		}
+		if !present {
+			if opts.OLMManifestsDir == "" {
+				return diag.UsageError(errNoOLM)
+			}
+			p.printf("OLM not found; installing it from %s", opts.OLMManifestsDir)
+			if err := installOLM(ctx, c, opts.OLMManifestsDir); err != nil {
+				return err
+			}
+			res.OLMInstalled = true
+		}
+		loc, err = waitOLM(ctx, c)
+		return err
+	}); err != nil {
+		return res, err
+	}
+
+	// 4. catalog
+	res.CatalogNamespace = opts.CatalogNamespace
+	if res.CatalogNamespace == "" {
+		res.CatalogNamespace = loc.GlobalNamespace
+	}
+	res.CatalogSource = CatalogSourceName
+	if !opts.Keep && !res.ClusterCreated {
+		defer cleanup(context.WithoutCancel(ctx), c, res.CatalogNamespace, opts.Packages, p)
+	}
+	if err := step("catalog source", func(ctx context.Context) error {
+		if err := createCatalogSource(ctx, c, res.CatalogNamespace, opts.CatalogImage); err != nil {
+			return err
+		}
+		return waitCatalogReady(ctx, c, res.CatalogNamespace)
+	}); err != nil {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		res.Diagnostics = append(res.Diagnostics, podDiagnostics(dctx, c, "", res.CatalogNamespace, true)...)
+		cancel()
+		return res, err
+	}
+
+	// 5. packages, in parallel up to the bound
+	in := &installer{c: c, opts: opts, catalogNS: res.CatalogNamespace, progress: p, interval: 2 * pollEvery}
+	res.Packages = make([]PackageResult, len(opts.Packages))
+	sem := make(chan struct{}, opts.Parallel)
+	var wg sync.WaitGroup
+	for i, pkg := range opts.Packages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+				res.Packages[i] = in.install(ctx, pkg)
+			case <-ctx.Done():
+				res.Packages[i] = PackageResult{Package: pkg, Namespace: NamespaceFor(pkg), Diagnostics: []diag.Diagnostic{{
+					Severity: diag.Error, Check: "smoke", Rule: "cancelled", Package: pkg, Message: "not started: " + context.Cause(ctx).Error()}}}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed := res.Failed(); len(failed) > 0 {
+		if ctx.Err() != nil {
+			return res, diag.InfraError(fmt.Errorf("%w: interrupted: %w", ErrPackagesFailed, context.Cause(ctx)))
+		}
+		return res, diag.InvalidError(fmt.Errorf("%w: %s", ErrPackagesFailed, strings.Join(failed, ", ")))
+	}
+	return res, nil
+}
+
+// cleanup deletes what Run created in a cluster it did not create: the package namespaces and the
+// CatalogSource. Errors are reported as progress only; they never change the result.
+func cleanup(ctx context.Context, c *clients, catalogNS string, pkgs []string, p *progress) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for _, pkg := range pkgs {
+		for _, ns := range []string{NamespaceFor(pkg), NamespaceFor(pkg) + "-target"} {
+			if err := c.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				p.printf("cleanup: deleting namespace %s: %v", ns, err)
+			}
+		}
+	}
+	if err := c.dyn.Resource(gvrCatalogSource).Namespace(catalogNS).Delete(ctx, CatalogSourceName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		p.printf("cleanup: deleting CatalogSource %s/%s: %v", catalogNS, CatalogSourceName, err)
+	}
+}
+
+// progress writes timestamped lines, safe for the parallel installs.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	start time.Time
+}
+
+func newProgress(w io.Writer) *progress { return &progress{w: w, start: time.Now()} }
+
+func (p *progress) printf(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "smoke: [%6.1fs] %s\n", time.Since(p.start).Seconds(), fmt.Sprintf(format, args...))
+}

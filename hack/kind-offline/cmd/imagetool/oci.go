@@ -1,0 +1,117 @@
+package main
+
+import (
+	"archive/tar"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+)
+
+// writeOCI writes img as the only image of the OCI layout dir, named ref for containerd and OCI
+// tools, then tars the layout to dir.tar. It prints the manifest digest.
+func writeOCI(ctx context.Context, img v1.Image, ref, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return fmt.Errorf("OCI layout %s: %w", dir, err)
+	}
+	ann := map[string]string{
+		"io.containerd.image.name":          ref,
+		"org.opencontainers.image.ref.name": ref,
+	}
+	if err := p.AppendImage(img, layout.WithAnnotations(ann)); err != nil {
+		return fmt.Errorf("OCI layout %s: %w", dir, err)
+	}
+	if err := tarDir(dir, dir+".tar"); err != nil {
+		return err
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	fmt.Println(d.String())
+	return nil
+}
+
+// tarDir writes the files of dir (relative names, sorted by the walk) into file.
+func tarDir(dir, file string) error {
+	tmp := file + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(f)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		if d.IsDir() {
+			h.Name += "/"
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		_, err = io.Copy(tw, in)
+		return err
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("tar of %s: %w", dir, err)
+	}
+	return os.Rename(tmp, file)
+}
+
+// readLayoutImage reads the only image of an OCI layout directory.
+func readLayoutImage(dir string) (v1.Image, error) {
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("OCI layout %s: %w", dir, err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("OCI layout %s: %w", dir, err)
+	}
+	if len(m.Manifests) != 1 {
+		return nil, fmt.Errorf("OCI layout %s: want one image, found %d", dir, len(m.Manifests))
+	}
+	return idx.Image(m.Manifests[0].Digest)
+}

@@ -33,6 +33,9 @@ type Input struct {
 	SkipImages bool
 	// Progress receives one line per stage start (stderr in the CLI); nil for none.
 	Progress io.Writer
+	// Smoke says where smoke installs run when .catalogbot.yaml enables them; nil means this front-end
+	// has no cluster, and an enabled smoke stage reports that as an error.
+	Smoke *SmokeInput
 }
 
 // Run runs the pull-request stages and returns the report. The error is only for failures to run at all

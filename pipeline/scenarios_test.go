@@ -190,6 +190,10 @@ func scenarios() []scenario {
 			head: func(w *world) tree {
 				return std(w).with(map[string]string{".catalogbot.yaml": baseConfig + "maintainer: [x]\n"})
 			}},
+		{name: "smoke-without-cluster", author: "alice", verdict: report.ActionRequired, exit: 2,
+			// smoke is enabled on the base, but this front-end was given no cluster to run it in
+			base: mainTree(baseConfig + "smoke:\n  enabled: true\n"),
+			head: release(mainTree(baseConfig + "smoke:\n  enabled: true\n"))},
 		{name: "new-package-denied", base: std, head: newPackage, author: "alice", verdict: report.Fail, exit: 1},
 		{name: "new-package-maintainer", base: std, head: newPackage, author: "catalog-admin", verdict: report.Pass, exit: 0},
 		{name: "render-in-sync", base: withRefs, head: bumpRefs, author: "alice", verdict: report.Pass, exit: 0},

@@ -388,12 +388,6 @@ func (s *state) images(ctx context.Context) report.Stage {
 	return st
 }
 
-func (s *state) smoke(_ context.Context) report.Stage {
-	if !s.cfg.Smoke.Enabled {
-		return report.Stage{Status: report.Skipped, Summary: "smoke install is disabled (smoke.enabled in " + owners.ConfigFile + ")"}
-	}
-	return report.Stage{Status: report.Error, Err: "smoke install is enabled, but this build of catalogbot has no smoke stage: see issue 6"}
-}
 
 func (s *state) render(ctx context.Context) report.Stage {
 	if s.refsFile() == "" {

@@ -20,6 +20,7 @@ func newPRCmd() *cobra.Command {
 		approvers  string
 		skipImages bool
 		summary    string
+		smokeIn    pipeline.SmokeInput
 	)
 	cmd := &cobra.Command{
 		Use:   "pr --base REF --head REF [--author LOGIN]",
@@ -38,6 +39,9 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 			}
 			in.Repo = repo
 			in.SkipImages = skipImages
+			if smokeIn.KubeconfigPath != "" || smokeIn.NodeImage != "" || smokeIn.OLMManifestsDir != "" {
+				in.Smoke = &smokeIn
+			}
 			in.Progress = cmd.ErrOrStderr()
 			if approvers != "" {
 				in.Approvers = strings.Split(approvers, ",")
@@ -62,6 +66,11 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 	cmd.Flags().StringVar(&approvers, "approved-by", "", "comma-separated logins that approved the change")
 	cmd.Flags().BoolVar(&skipImages, "skip-images", false, "skip the image existence checks (offline)")
 	cmd.Flags().StringVar(&summary, "summary", "", "also append the markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
+	cmd.Flags().StringVar(&smokeIn.KubeconfigPath, "smoke-kubeconfig", "", "run smoke installs in this cluster (when smoke.enabled)")
+	cmd.Flags().StringVar(&smokeIn.NodeImage, "smoke-node-image", "", "create kind clusters for smoke installs with this node image")
+	cmd.Flags().StringVar(&smokeIn.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
+	cmd.Flags().StringSliceVar(&smokeIn.ImageArchives, "smoke-image-archive", nil, "image archives to load into kind nodes (repeatable)")
+	cmd.Flags().BoolVar(&smokeIn.Keep, "smoke-keep", false, "keep the smoke cluster")
 	_ = cmd.MarkFlagRequired("base")
 	return cmd
 }

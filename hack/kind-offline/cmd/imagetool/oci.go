@@ -1,17 +1,15 @@
 package main
 
 import (
-	"archive/tar"
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+
+	"github.com/catalogbot/catalogbot/build"
 )
 
 // writeOCI writes img as the only image of the OCI layout dir, named ref for containerd and OCI
@@ -45,60 +43,8 @@ func writeOCI(ctx context.Context, img v1.Image, ref, dir string) error {
 	return nil
 }
 
-// tarDir writes the files of dir (relative names, sorted by the walk) into file.
-func tarDir(dir, file string) error {
-	tmp := file + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	tw := tar.NewWriter(f)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		rel, err := filepath.Rel(dir, p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		h, err := tar.FileInfoHeader(info, "")
-		if err != nil {
-			return err
-		}
-		h.Name = filepath.ToSlash(rel)
-		if d.IsDir() {
-			h.Name += "/"
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		_, err = io.Copy(tw, in)
-		return err
-	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("tar of %s: %w", dir, err)
-	}
-	return os.Rename(tmp, file)
-}
+// tarDir writes the files of dir into file (see build.TarDir).
+func tarDir(dir, file string) error { return build.TarDir(dir, file) }
 
 // readLayoutImage reads the only image of an OCI layout directory.
 func readLayoutImage(dir string) (v1.Image, error) {

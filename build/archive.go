@@ -1,0 +1,84 @@
+package build
+
+import (
+	"archive/tar"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// WriteLayoutArchive writes res as an OCI layout tar (one image, annotated with refName): the form kind
+// loads into its nodes with the image's manifest digest intact.
+func WriteLayoutArchive(ctx context.Context, res Result, file, refName string) error {
+	dir, err := os.MkdirTemp("", "catalogbot-layout-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	if err := WriteLayout(ctx, res, dir, refName); err != nil {
+		return err
+	}
+	if err := TarDir(dir, file); err != nil {
+		return fmt.Errorf("archive OCI layout to %s: %w", file, err)
+	}
+	return nil
+}
+
+// TarDir writes the files of dir (relative names, in walk order) into the tar file, atomically: an
+// OCI layout directory becomes the archive kind nodes and container runtimes load.
+func TarDir(dir, file string) error {
+	tmp := file + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(f)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		if d.IsDir() {
+			h.Name += "/"
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		_, err = io.Copy(tw, in)
+		return err
+	})
+	if err == nil {
+		err = tw.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("tar of %s: %w", dir, err)
+	}
+	return os.Rename(tmp, file)
+}

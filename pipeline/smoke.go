@@ -10,9 +10,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/blang/semver/v4"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/catalogbot/catalogbot/build"
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/smoke"
 	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline/owners"
@@ -25,6 +27,9 @@ type SmokeInput struct {
 	KubeconfigPath string
 	// NodeImage is the kind node image; OLMManifestsDir installs OLM when the cluster lacks it.
 	NodeImage, OLMManifestsDir string
+	// NodeImages maps Kubernetes versions ("v1.33.13") to kind node images; when NodeImage is empty the
+	// oldest version satisfying every changed bundle's minKubeVersion is used.
+	NodeImages map[string]string
 	// ImageArchives are loaded into kind nodes besides the catalog (bundle and operator images for
 	// clusters that cannot pull them).
 	ImageArchives []string
@@ -82,6 +87,13 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		CatalogImage: repo + "@" + dig.String(), CatalogArchive: archive,
 		Packages: pkgs, Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: s.in.Progress,
 	}
+	if in.KubeconfigPath == "" && in.NodeImage == "" && len(in.NodeImages) > 0 {
+		img, err := nodeImageFor(in.NodeImages, minKubeVersion(s.changes.head, pkgs))
+		if err != nil {
+			return stageFromErr(err)
+		}
+		opts.NodeImage = img
+	}
 	if in.KubeconfigPath == "" {
 		opts.CreateCluster = true
 		opts.ClusterName = "catalogbot-" + short(s.head.Hash.String())
@@ -105,4 +117,56 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		}
 	}
 	return st
+}
+
+// minKubeVersion is the highest minKubeVersion among the bundles of the given packages ("" when none
+// says one; only csv-metadata properties carry it).
+func minKubeVersion(c *catalog.Catalog, pkgs []string) string {
+	want := map[string]bool{}
+	for _, p := range pkgs {
+		want[p] = true
+	}
+	var best semver.Version
+	found := ""
+	for _, b := range c.Bundles {
+		if !want[b.Package] || b.Parsed == nil || b.Parsed.CSVMetadata == nil {
+			continue
+		}
+		v, err := semver.ParseTolerant(b.Parsed.CSVMetadata.MinKubeVersion)
+		if err == nil && (found == "" || v.GT(best)) {
+			best, found = v, b.Parsed.CSVMetadata.MinKubeVersion
+		}
+	}
+	return found
+}
+
+// nodeImageFor picks the node image of the oldest Kubernetes version at or above min (any version when
+// min is empty: the oldest).
+func nodeImageFor(images map[string]string, min string) (string, error) {
+	type cand struct {
+		v     semver.Version
+		image string
+	}
+	var cands []cand
+	for k, img := range images {
+		v, err := semver.ParseTolerant(k)
+		if err != nil {
+			return "", diag.UsageError(fmt.Errorf("smoke node image for %q: not a Kubernetes version", k))
+		}
+		cands = append(cands, cand{v, img})
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].v.LT(cands[j].v) })
+	var need semver.Version
+	if min != "" {
+		var err error
+		if need, err = semver.ParseTolerant(min); err != nil {
+			return "", diag.InvalidError(fmt.Errorf("minKubeVersion %q is not a version", min))
+		}
+	}
+	for _, c := range cands {
+		if c.v.GTE(need) {
+			return c.image, nil
+		}
+	}
+	return "", diag.UsageError(fmt.Errorf("no configured kind node image runs Kubernetes %s or newer (minKubeVersion of a changed bundle); configured: %d", min, len(cands)))
 }

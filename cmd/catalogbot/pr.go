@@ -39,7 +39,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 			}
 			in.Repo = repo
 			in.SkipImages = skipImages
-			if smokeIn.KubeconfigPath != "" || smokeIn.NodeImage != "" || smokeIn.OLMManifestsDir != "" {
+			if smokeIn.KubeconfigPath != "" || smokeIn.NodeImage != "" || len(smokeIn.NodeImages) > 0 || smokeIn.OLMManifestsDir != "" {
 				in.Smoke = &smokeIn
 			}
 			in.Progress = cmd.ErrOrStderr()
@@ -68,6 +68,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 	cmd.Flags().StringVar(&summary, "summary", "", "also append the markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
 	cmd.Flags().StringVar(&smokeIn.KubeconfigPath, "smoke-kubeconfig", "", "run smoke installs in this cluster (when smoke.enabled)")
 	cmd.Flags().StringVar(&smokeIn.NodeImage, "smoke-node-image", "", "create kind clusters for smoke installs with this node image")
+	cmd.Flags().StringToStringVar(&smokeIn.NodeImages, "smoke-node-images", nil, "kind node images by Kubernetes version (v1.33.13=IMAGE,...): the oldest that satisfies the changed bundles' minKubeVersion is used")
 	cmd.Flags().StringVar(&smokeIn.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
 	cmd.Flags().StringSliceVar(&smokeIn.ImageArchives, "smoke-image-archive", nil, "image archives to load into kind nodes (repeatable)")
 	cmd.Flags().BoolVar(&smokeIn.Keep, "smoke-keep", false, "keep the smoke cluster")

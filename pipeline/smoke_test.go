@@ -1,0 +1,30 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+func bundleWithKube(pkg, min string) *catalog.Bundle {
+	return &catalog.Bundle{Package: pkg, Parsed: &catalog.Parsed{CSVMetadata: &catalog.CSVMetadata{MinKubeVersion: min}}}
+}
+
+func TestNodeImageForMinKubeVersion(t *testing.T) {
+	c := &catalog.Catalog{Bundles: []*catalog.Bundle{bundleWithKube("a", "1.27.0"), bundleWithKube("a", "v1.31.2"), bundleWithKube("b", "1.40.0")}}
+	images := map[string]string{"v1.30.0": "node:v1.30", "v1.33.13": "node:v1.33", "1.35.1": "node:v1.35"}
+	if got := minKubeVersion(c, []string{"a"}); got != "v1.31.2" {
+		t.Fatalf("minKubeVersion = %q", got)
+	}
+	for _, tc := range []struct{ min, want string }{{"", "node:v1.30"}, {"1.27.0", "node:v1.30"}, {"v1.31.2", "node:v1.33"}, {"1.35.1", "node:v1.35"}} {
+		if got, err := nodeImageFor(images, tc.min); err != nil || got != tc.want {
+			t.Errorf("nodeImageFor(%q) = %q, %v; want %q", tc.min, got, err, tc.want)
+		}
+	}
+	if _, err := nodeImageFor(images, minKubeVersion(c, []string{"b"})); err == nil {
+		t.Error("no node image is new enough for 1.40.0: want an error")
+	}
+	if _, err := nodeImageFor(map[string]string{"latest": "x"}, ""); err == nil {
+		t.Error("a key that is not a version must be refused")
+	}
+}

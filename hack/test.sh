@@ -28,6 +28,14 @@ else
   kind_pid=""
 fi
 
+# The bot's status page is tested in headless Chromium (Debian package chromium).
+if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  step "installing chromium (Debian) in the background"
+  (apt-get install -y -q chromium >"$logs/chromium.log" 2>&1 || (apt-get update -q && apt-get install -y -q chromium) >>"$logs/chromium.log" 2>&1) & chromium_pid=$!
+else
+  chromium_pid=""
+fi
+
 step "go vet"
 go vet ./...
 
@@ -49,6 +57,13 @@ if [ -n "${CATALOGBOT_SHARED_DATA:-}" ] && [ -d "$CATALOGBOT_SHARED_DATA" ]; the
   step "shared data: $CATALOGBOT_SHARED_DATA"
 else
   step "SHARED DATA NOT FOUND (../shared/data): TESTS ON REAL CATALOGS, BUNDLES AND PAYLOADS ARE SKIPPED"
+fi
+
+if [ -n "$chromium_pid" ]; then wait "$chromium_pid" || true; fi
+if command -v chromium >/dev/null 2>&1; then
+  export CATALOGBOT_REQUIRE_CHROMIUM=1
+else
+  step "CHROMIUM COULD NOT BE INSTALLED: THE STATUS PAGE BROWSER TEST IS SKIPPED (see $logs/chromium.log)"
 fi
 
 step "go test ./..."

@@ -27,7 +27,11 @@ type Repo struct {
 
 // OpenRepo opens the repository at path (a work tree or a bare repository).
 func OpenRepo(path string) (*Repo, error) {
-	r, err := git.PlainOpenWithOptions(path, &git.PlainOpenOptions{DetectDotGit: true})
+	// A bare repository or a work tree's root opens as is; a directory inside a work tree finds its .git.
+	r, err := git.PlainOpen(path)
+	if err != nil {
+		r, err = git.PlainOpenWithOptions(path, &git.PlainOpenOptions{DetectDotGit: true})
+	}
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("open git repository %s: %w", path, err))
 	}

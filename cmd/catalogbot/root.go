@@ -29,6 +29,7 @@ or internal failure (not your catalog).`,
 		newBuildCmd(),
 		newPublishCmd(),
 		newCheckImagesCmd(),
+		newServeCmd(),
 	)
 	return root
 }

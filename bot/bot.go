@@ -1,0 +1,235 @@
+// Package bot is `catalogbot serve`: a GitHub App that receives webhooks, queues them durably, runs the
+// pull-request pipeline on each pull request's head, reports a check run and one readiness comment,
+// merges what passes with the head SHA guard, and republishes the catalog image after pushes to the
+// default branch. It also serves /healthz, /readyz, /metrics and a status page.
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/gitcache"
+	"github.com/catalogbot/catalogbot/bot/queue"
+)
+
+// Clients hands out a GitHub client for an installation (ghclient.Clients implements it).
+type Clients interface {
+	For(installationID int64) (ghclient.GitHub, error)
+}
+
+// Options are a Bot's dependencies. Config, Secrets, GitHub and Queue are required.
+type Options struct {
+	Config *Config
+	// Secrets are the webhook secrets (at least one, none empty).
+	Secrets [][]byte
+	GitHub  Clients
+	Queue   *queue.Queue
+	// Git is the clone cache (default: Config.Git.CacheDir with Config.GitURL).
+	Git    *gitcache.Cache
+	Logger *slog.Logger
+	// Metrics, when nil, are created (on their own registry). Pass them when the GitHub clients report to
+	// them too.
+	Metrics *Metrics
+	// RemoteOptions are used for every registry request of the pipeline and of publishing.
+	RemoteOptions []remote.Option
+}
+
+// Bot is a configured bot; Handler serves HTTP, Run executes jobs.
+type Bot struct {
+	cfg     *Config
+	secrets [][]byte
+	gh      Clients
+	queue   *queue.Queue
+	pool    *queue.Pool
+	store   *store
+	git     *gitcache.Cache
+	log     *slog.Logger
+	metrics *Metrics
+	remote  []remote.Option
+	started time.Time
+}
+
+// NewMetrics creates the metrics for a bot on q (to hand to ghclient.Config.Observer before New).
+func NewMetrics(q *queue.Queue) *Metrics { return newMetrics(q) }
+
+// New checks the options and prepares the bot's tables.
+func New(ctx context.Context, o Options) (*Bot, error) {
+	if o.Config == nil || o.GitHub == nil || o.Queue == nil {
+		return nil, fmt.Errorf("bot: Config, GitHub and Queue are required")
+	}
+	if len(o.Secrets) == 0 {
+		return nil, fmt.Errorf("bot: no webhook secret: refusing to start (unsigned deliveries would be accepted)")
+	}
+	for _, s := range o.Secrets {
+		if len(s) == 0 {
+			return nil, fmt.Errorf("bot: an empty webhook secret would accept forged deliveries: refusing to start")
+		}
+	}
+	st, err := newStore(ctx, o.Queue.DB())
+	if err != nil {
+		return nil, err
+	}
+	b := &Bot{cfg: o.Config, secrets: o.Secrets, gh: o.GitHub, queue: o.Queue, store: st, git: o.Git, log: o.Logger,
+		metrics: o.Metrics, remote: o.RemoteOptions, started: time.Now()}
+	if b.log == nil {
+		b.log = slog.New(slog.DiscardHandler)
+	}
+	if b.metrics == nil {
+		b.metrics = newMetrics(o.Queue)
+	}
+	if b.git == nil {
+		b.git = &gitcache.Cache{Dir: o.Config.Git.CacheDir, URL: o.Config.GitURL}
+	}
+	b.pool = &queue.Pool{Queue: o.Queue, Handler: b.handleJob, Workers: o.Config.Queue.Workers, Lease: o.Config.Queue.Lease,
+		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob}
+	return b, nil
+}
+
+// Handler serves the webhook, probes, metrics and the status page.
+func (b *Bot) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/webhook", b.handleWebhook)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", b.handleReady)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(b.metrics.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /{$}", b.handleIndex)
+	mux.HandleFunc("GET /runs/{id}", b.handleRun)
+	return mux
+}
+
+func (b *Bot) handleReady(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := b.queue.Ping(ctx); err != nil {
+		http.Error(w, "queue database unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	if !b.pool.Active() {
+		http.Error(w, "workers not running", http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintln(w, "ready")
+}
+
+// Run executes queued jobs until ctx is done, then drains for the shutdown grace period and requeues what
+// still runs. It also prunes old jobs hourly.
+func (b *Bot) Run(ctx context.Context) error {
+	go b.prune(ctx)
+	return b.pool.Run(ctx)
+}
+
+func (b *Bot) prune(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := b.queue.Prune(ctx, time.Now().Add(-b.cfg.Queue.Retention)); err != nil && ctx.Err() == nil {
+			b.log.Error("prune old jobs", "err", err)
+		} else if n > 0 {
+			b.log.Info("pruned old jobs", "jobs", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// handleJob decodes a job and runs its handler.
+func (b *Bot) handleJob(ctx context.Context, j *queue.Job) error {
+	var t Task
+	if err := json.Unmarshal(j.Payload, &t); err != nil {
+		return queue.Permanent(fmt.Errorf("job %d: payload: %w", j.ID, err))
+	}
+	repo, err := ghclient.ParseRepo(t.Repo)
+	if err != nil {
+		return queue.Permanent(fmt.Errorf("job %d: %w", j.ID, err))
+	}
+	gh, err := b.gh.For(t.Installation)
+	if err != nil {
+		return queue.Permanent(fmt.Errorf("job %d on %s: %w", j.ID, t.Repo, err))
+	}
+	jc := &jobCtx{b: b, job: j, task: t, repo: repo, gh: gh, log: b.log.With("job", j.ID, "kind", j.Kind, "repo", t.Repo)}
+	switch j.Kind {
+	case kindCheck:
+		err = jc.check(ctx)
+	case kindEvaluate:
+		err = jc.evaluate(ctx)
+	case kindCommand:
+		err = jc.commands(ctx)
+	case kindPublish:
+		err = jc.publish(ctx)
+	case kindMergeGroup:
+		err = jc.mergeGroup(ctx)
+	default:
+		err = fmt.Errorf("job %d: unknown kind %q", j.ID, j.Kind)
+		return queue.Permanent(err)
+	}
+	return classify(err)
+}
+
+// classify marks errors retrying cannot fix: GitHub answering that the object does not exist or the
+// request is invalid or forbidden (rate limits are waited out below this layer).
+func classify(err error) error {
+	switch ghclient.StatusOf(err) {
+	case http.StatusForbidden, http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity:
+		return queue.Permanent(err)
+	}
+	return err
+}
+
+// jobCtx is what one job's handler works with.
+type jobCtx struct {
+	b    *Bot
+	job  *queue.Job
+	task Task
+	repo ghclient.Repo
+	gh   ghclient.GitHub
+	log  *slog.Logger
+}
+
+// enqueue adds a follow-up job; delivery makes it idempotent across retries of this job.
+func (jc *jobCtx) enqueue(ctx context.Context, kind, delivery string, t Task) error {
+	key, serial := "", false
+	cancelRunning := false
+	switch kind {
+	case kindCheck:
+		key, cancelRunning = prKey(t.Repo, t.PR), true
+	case kindEvaluate, kindPublish:
+		serial = true
+	}
+	j, err := newJob(jc.job.Event, kind, t, key, cancelRunning, serial)
+	if err != nil {
+		return err
+	}
+	j.Delivery = delivery
+	res, err := jc.b.queue.Enqueue(ctx, *j)
+	if err != nil {
+		return err
+	}
+	jc.b.pool.Cancel(res.Cancel...)
+	jc.b.pool.Wake()
+	return nil
+}
+
+// runURL is the status page of a run (the check run's details link).
+func (b *Bot) runURL(id int64) string {
+	base := strings.TrimSuffix(b.cfg.PublicURL, "/")
+	return fmt.Sprintf("%s/runs/%d", base, id)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

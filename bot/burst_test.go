@@ -1,0 +1,174 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/internal/githubtest"
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p)
+	return s[i]
+}
+
+// A burst of signed deliveries on loopback: every delivery is answered fast, queued once, and every pull
+// request is checked once its burst settles (no lost or duplicated jobs). A small burst runs with the
+// tests; bench/webhooks.sh runs 500 (CATALOGBOT_BENCH_WEBHOOKS=1) and prints the measurements.
+func TestWebhookBurst(t *testing.T) {
+	n, prs, workers := 60, 12, 4
+	if os.Getenv("CATALOGBOT_BENCH_WEBHOOKS") == "1" {
+		n, prs, workers = envInt("CATALOGBOT_BENCH_N", 500), envInt("CATALOGBOT_BENCH_PRS", 100), envInt("CATALOGBOT_BENCH_WORKERS", 8)
+	}
+	h := newHarness(t, func(h *harness) { h.cfg.Queue.Workers = workers; h.logs = &syncBuffer{} })
+	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n") // no merges: measure checks
+	head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")
+	for i := 1; i <= prs; i++ {
+		h.openPR(i, "alice", head, main)
+	}
+	bodies := make([][]byte, n)
+	events := make([]int, n) // the pull request of each delivery
+	for i := range n {
+		pr := i%prs + 1
+		file := "pull_request/synchronize.payload.json"
+		if i < prs {
+			file = "pull_request/opened.payload.json"
+		}
+		bodies[i] = payload(t, file, prEdits(pr, "alice", head, main, nil))
+		events[i] = pr
+	}
+	latencies := make([]time.Duration, n)
+	firstSent := make([]time.Time, prs+1)
+	var mu sync.Mutex
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	start := time.Now()
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 32 {
+		wg.Go(func() {
+			for i := range next {
+				req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/webhook", strings.NewReader(string(bodies[i])))
+				req.Header.Set("X-GitHub-Event", "pull_request")
+				req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("burst-%d", i))
+				req.Header.Set("X-Hub-Signature-256", signed(bodies[i]))
+				sent := time.Now()
+				mu.Lock()
+				if firstSent[events[i]].IsZero() || sent.Before(firstSent[events[i]]) {
+					firstSent[events[i]] = sent
+				}
+				mu.Unlock()
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				resp.Body.Close()
+				latencies[i] = time.Since(sent)
+				if resp.StatusCode != http.StatusAccepted {
+					t.Errorf("delivery %d: %d", i, resp.StatusCode)
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	answered := time.Since(start)
+	h.waitIdle()
+	settled := time.Since(start)
+
+	ctx := context.Background()
+	jobs, err := h.q.List(ctx, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliveries := map[string]int{}
+	executed := 0
+	var states = map[queue.State]int{}
+	for _, j := range jobs {
+		if strings.HasPrefix(j.Delivery, "burst-") {
+			deliveries[j.Delivery]++
+		}
+		states[j.State]++
+		if j.State == queue.Done {
+			executed++
+		}
+	}
+	if len(deliveries) != n {
+		t.Errorf("%d of %d deliveries became jobs", len(deliveries), n)
+	}
+	for d, c := range deliveries {
+		if c != 1 {
+			t.Errorf("delivery %s became %d jobs", d, c)
+		}
+	}
+	// Every pull request ends with a completed check of its head; time to in progress is from its first
+	// delivery to the start of its first check run.
+	runs, err := h.bot.store.recentRuns(ctx, 100000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstRun := map[int]time.Time{}
+	completed := map[int]bool{}
+	for _, r := range runs {
+		if r.Kind != kindCheck {
+			continue
+		}
+		if f, ok := firstRun[r.PR]; !ok || r.Started.Before(f) {
+			firstRun[r.PR] = r.Started
+		}
+		if r.Status == runCompleted && r.Conclusion == "success" {
+			completed[r.PR] = true
+		}
+	}
+	var toProgress []time.Duration
+	for pr := 1; pr <= prs; pr++ {
+		if !completed[pr] {
+			t.Errorf("pull request %d has no completed check", pr)
+		}
+		toProgress = append(toProgress, firstRun[pr].Sub(firstSent[pr]))
+	}
+	summary := fmt.Sprintf("deliveries %d over %d pull requests, %d workers\n"+
+		"webhook latency p50 %s p99 %s max %s; all answered in %s (%.0f deliveries/s)\n"+
+		"time to check run in_progress p50 %s p99 %s\n"+
+		"jobs: %d executed (%d done), %d superseded, %d failed; settled in %s (%.1f executed jobs/s)\n",
+		n, prs, workers, percentile(latencies, .5).Round(time.Microsecond), percentile(latencies, .99).Round(time.Microsecond),
+		percentile(latencies, 1).Round(time.Microsecond), answered.Round(time.Millisecond), float64(n)/answered.Seconds(),
+		percentile(toProgress, .5).Round(time.Millisecond), percentile(toProgress, .99).Round(time.Millisecond),
+		executed, states[queue.Done], states[queue.Superseded], states[queue.Failed], settled.Round(time.Millisecond),
+		float64(executed)/settled.Seconds())
+	t.Log("\n" + summary)
+	if out := os.Getenv("CATALOGBOT_BENCH_OUT"); out != "" {
+		if err := os.WriteFile(out, []byte(summary), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p99 := percentile(latencies, .99); p99 > time.Second {
+		t.Errorf("webhook p99 latency %s, want < 1s", p99)
+	}
+}
+
+func signed(body []byte) string { return githubtest.Sign([]byte(testSecret), body) }

@@ -1,0 +1,261 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/gitcache"
+	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/pipeline/owners"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+// check runs the pipeline on the head of the task's pull request (or of every open pull request whose
+// head is the task's SHA) and reports it.
+func (jc *jobCtx) check(ctx context.Context) error {
+	prs := []int{jc.task.PR}
+	if jc.task.PR == 0 {
+		var err error
+		if prs, err = jc.gh.PullRequestsForCommit(ctx, jc.repo, jc.task.HeadSHA); err != nil {
+			return err
+		}
+		if len(prs) == 0 {
+			jc.log.Info("no open pull request has this head", "sha", jc.task.HeadSHA)
+		}
+	}
+	for _, n := range prs {
+		if err := jc.checkPR(ctx, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
+	pr, err := jc.gh.PullRequest(ctx, jc.repo, number)
+	if err != nil {
+		return err
+	}
+	if pr.State != "open" || pr.Merged || pr.Draft {
+		jc.log.Info("pull request not checked", "pr", number, "state", pr.State, "draft", pr.Draft)
+		return nil
+	}
+	b := jc.b
+	r, err := b.store.startRun(ctx, jc.job.ID, kindCheck, jc.task.Repo, number, pr.HeadSHA)
+	if err != nil {
+		return err
+	}
+	cr := &checkReporter{jc: jc, run: r, sha: pr.HeadSHA}
+	if err := cr.start(ctx); err != nil {
+		return err
+	}
+	rep, sets, err := jc.runPipeline(ctx, cr, pr)
+	if ctx.Err() != nil {
+		cr.cancelled(context.Cause(ctx))
+		return ctx.Err()
+	}
+	if err != nil {
+		if diag.CategoryOf(err) == diag.Infra && jc.job.Attempts < b.cfg.Queue.MaxAttempts {
+			return err // retried; the check run stays in progress
+		}
+		rep = errorReport(err)
+	}
+	rep.Title = fmt.Sprintf("pull request %s#%d at %s by %s", jc.task.Repo, number, short(pr.HeadSHA), pr.Author)
+	r.Settings = sets
+	if err := cr.complete(ctx, rep); err != nil {
+		return err
+	}
+	for _, s := range rep.Stages {
+		b.metrics.stageSeconds.WithLabelValues(s.Name, string(s.Status)).Observe(s.Duration.Seconds())
+	}
+	t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: number, Reason: "check completed"}
+	return jc.enqueue(ctx, kindEvaluate, fmt.Sprintf("evaluate:run:%d:%d", r.ID, jc.job.Attempts), t)
+}
+
+// runPipeline fetches the repository and runs the pipeline from the merge base of the base branch and the
+// head (what the pull request changes) to the head. It fills the run's base fields.
+func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclient.PullRequest) (*report.Report, settings, error) {
+	r := cr.run
+	// The base branch's current tip, as GitHub has it (the pull request's base.sha may be stale); fetch
+	// only when a commit is missing: one repository's fetches serialize.
+	tip, err := jc.gh.BranchSHA(ctx, jc.repo, pr.BaseRef)
+	if err != nil {
+		return nil, settings{}, diag.InfraError(err)
+	}
+	dir, err := jc.fetch(ctx, []string{pr.HeadSHA, tip}, pr.Number)
+	if err != nil {
+		return nil, settings{}, err
+	}
+	head, err := gitcache.Resolve(dir, pr.HeadSHA)
+	if err != nil {
+		return nil, settings{}, diag.InfraError(fmt.Errorf("head %s of %s#%d is not in the fetched repository: %w", short(pr.HeadSHA), jc.task.Repo, pr.Number, err))
+	}
+	if _, err := gitcache.Resolve(dir, tip); err != nil {
+		return nil, settings{}, diag.InfraError(fmt.Errorf("base %s of %s#%d is not in the fetched repository: %w", short(tip), jc.task.Repo, pr.Number, err))
+	}
+	base, err := gitcache.MergeBase(dir, tip, head)
+	if err != nil {
+		return nil, settings{}, diag.UsageError(err)
+	}
+	r.BaseRef, r.BaseSHA, r.Tip = pr.BaseRef, base, tip
+	sets, err := readSettings(dir, tip)
+	if err != nil {
+		return nil, settings{}, err
+	}
+	approvers, err := jc.approvers(ctx, pr)
+	if err != nil {
+		return nil, settings{}, diag.InfraError(err)
+	}
+	r.Approvers = approvers
+	repo, err := pipeline.OpenRepo(dir)
+	if err != nil {
+		return nil, settings{}, err
+	}
+	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: base, Head: head, Author: pr.Author, Approvers: approvers,
+		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.b.remote,
+		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr})
+	return rep, sets, err
+}
+
+// fetch makes sure the clone holds the commits in want (fetching branches and the pull requests' heads
+// when one is missing; nil want always fetches).
+func (jc *jobCtx) fetch(ctx context.Context, want []string, pulls ...int) (string, error) {
+	if len(want) > 0 {
+		if dir, ok := jc.b.git.Has(jc.repo.Owner, jc.repo.Name, want...); ok {
+			return dir, nil
+		}
+	}
+	token, err := jc.gh.GitToken(ctx)
+	if err != nil {
+		return "", diag.InfraError(err)
+	}
+	return jc.b.git.Fetch(ctx, jc.repo.Owner, jc.repo.Name, token, want, pulls...)
+}
+
+// readSettings reads the merge rules from the configuration at commit sha (defaults without one).
+func readSettings(dir, sha string) (settings, error) {
+	cfg, err := readConfig(dir, sha)
+	if err != nil {
+		return settings{}, err
+	}
+	return settings{CatalogDir: cfg.Catalog.Dir, MergeMethod: cfg.Merge.Method, RequiredLabels: cfg.Merge.RequiredLabels,
+		RequiredApprovals: cfg.Merge.RequiredApprovals}, nil
+}
+
+// readConfig parses .catalogbot.yaml at sha; an invalid file falls back to the defaults (the pipeline
+// reports it as a failed config stage).
+func readConfig(dir, sha string) (*owners.Config, error) {
+	repo, err := pipeline.OpenRepo(dir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := repo.Resolve(sha)
+	if err != nil {
+		return nil, err
+	}
+	data, ok, err := repo.ReadFile(c, owners.ConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return owners.Default(), nil
+	}
+	cfg, _, err := owners.ParseConfig(owners.ConfigFile, data)
+	if err != nil || cfg == nil {
+		return owners.Default(), nil
+	}
+	return cfg, nil
+}
+
+// approvers are the logins whose latest review approves (the author's own excepted) and the owners who
+// commented /approve, sorted and lowercased.
+func (jc *jobCtx) approvers(ctx context.Context, pr *ghclient.PullRequest) ([]string, error) {
+	reviews, err := jc.gh.Reviews(ctx, jc.repo, pr.Number)
+	if err != nil {
+		return nil, err
+	}
+	slash, err := jc.b.store.approvals(ctx, jc.task.Repo, pr.Number)
+	if err != nil {
+		return nil, err
+	}
+	return approvals(reviews, pr.Author, slash), nil
+}
+
+func approvals(reviews []ghclient.Review, author string, slash []string) []string {
+	latest := map[string]bool{}
+	for _, rv := range reviews {
+		u := strings.ToLower(rv.User)
+		switch rv.State {
+		case "APPROVED":
+			latest[u] = true
+		case "CHANGES_REQUESTED", "DISMISSED":
+			latest[u] = false
+		}
+	}
+	for _, u := range slash {
+		latest[strings.ToLower(u)] = true
+	}
+	delete(latest, strings.ToLower(author))
+	var out []string
+	for u, ok := range latest {
+		if ok {
+			out = append(out, u)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// errorReport is the report of a run that could not run at all.
+func errorReport(err error) *report.Report {
+	st := report.Stage{Name: "setup", Err: err.Error()}
+	switch diag.CategoryOf(err) {
+	case diag.Usage:
+		st.Status = report.ActionRequired
+	case diag.Invalid:
+		st.Status = report.Fail
+	default:
+		st.Status = report.Error
+	}
+	return &report.Report{Stages: []report.Stage{st}}
+}
+
+// membership answers owners' org/team questions with GitHub, once per question per job.
+type membership struct {
+	gh    ghclient.GitHub
+	cache map[string]bool
+}
+
+func (m *membership) IsMember(ctx context.Context, org, team, login string) (bool, error) {
+	k := org + "/" + team + "/" + login
+	if v, ok := m.cache[k]; ok {
+		return v, nil
+	}
+	v, err := m.gh.IsTeamMember(ctx, org, team, login)
+	if err != nil {
+		return false, diag.InfraError(err)
+	}
+	m.cache[k] = v
+	return v, nil
+}
+
+// cancelReason says why a job stopped.
+func cancelReason(cause error) string {
+	switch {
+	case errors.Is(cause, queue.ErrSuperseded):
+		return "Superseded by a newer push or re-run."
+	case errors.Is(cause, queue.ErrShutdown):
+		return "The bot restarted; the check will run again."
+	}
+	return "Stopped: " + fmt.Sprint(cause)
+}
+
+// timeNow is the clock for progress throttling.
+var timeNow = time.Now

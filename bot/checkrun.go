@@ -1,0 +1,233 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+// annotationsPerRequest is GitHub's limit of annotations per check run create or update request.
+const annotationsPerRequest = 50
+
+// checkReporter keeps one run's check run up to date: created in progress at once, updated as stages
+// start (throttled), completed with the summary and annotations. It is the pipeline's Progress writer.
+type checkReporter struct {
+	jc       *jobCtx
+	run      *run
+	sha      string
+	last     time.Time
+	stages   []string
+	external string
+	pending  strings.Builder
+	// ctx is the job's context, for the progress updates Write makes (an io.Writer takes none).
+	ctx context.Context
+}
+
+func (c *checkReporter) name() string { return c.jc.b.cfg.Checks.Name }
+
+func (c *checkReporter) start(ctx context.Context) error {
+	jc := c.jc
+	c.ctx = ctx
+	c.external = fmt.Sprintf("catalogbot-run-%d", c.run.ID)
+	id := c.run.CheckRunID
+	if id == 0 && jc.job.Attempts > 1 {
+		// An earlier attempt may have created the check run and died before recording it.
+		found, err := jc.gh.FindCheckRun(ctx, jc.repo, c.sha, c.name(), c.external)
+		if err != nil {
+			return err
+		}
+		id = found
+	}
+	cr := ghclient.CheckRun{Name: c.name(), HeadSHA: c.sha, Status: "in_progress", DetailsURL: jc.b.runURL(c.run.ID),
+		ExternalID: c.external, Title: "Running", Summary: fmt.Sprintf("catalogbot is checking %s (job %d, attempt %d).",
+			short(c.sha), jc.job.ID, jc.job.Attempts)}
+	if id != 0 {
+		if err := jc.gh.UpdateCheckRun(ctx, jc.repo, id, cr); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if id, err = jc.gh.CreateCheckRun(ctx, jc.repo, cr); err != nil {
+			return err
+		}
+	}
+	c.run.CheckRunID = id
+	c.last = timeNow()
+	if err := jc.b.store.setCheckRun(ctx, c.run.ID, id); err != nil {
+		return err
+	}
+	c.logf("check run %d in progress on %s", id, short(c.sha))
+	return c.flush(ctx)
+}
+
+// logf adds a line to the run's log (written to the database by flush, to keep writes per run few).
+func (c *checkReporter) logf(format string, args ...any) {
+	c.pending.WriteString(timeNow().UTC().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...) + "\n")
+}
+
+func (c *checkReporter) flush(ctx context.Context) error {
+	if c.pending.Len() == 0 {
+		return nil
+	}
+	err := c.jc.b.store.appendLog(context.WithoutCancel(ctx), c.run.ID, c.pending.String())
+	c.pending.Reset()
+	return err
+}
+
+// Write receives the pipeline's progress lines ("catalogbot: validate...").
+func (c *checkReporter) Write(p []byte) (int, error) {
+	ctx := c.ctx
+	for _, line := range strings.Split(strings.TrimSpace(string(p)), "\n") {
+		stage := strings.TrimSuffix(strings.TrimPrefix(line, "catalogbot: "), "...")
+		c.stages = append(c.stages, stage)
+		c.logf("stage %s started", stage)
+	}
+	iv := c.jc.b.cfg.Checks.ProgressInterval
+	if iv < 0 || timeNow().Sub(c.last) < iv || len(c.stages) == 0 {
+		return len(p), nil
+	}
+	c.last = timeNow()
+	cur := c.stages[len(c.stages)-1]
+	err := c.jc.gh.UpdateCheckRun(ctx, c.jc.repo, c.run.CheckRunID, ghclient.CheckRun{Name: c.name(), Status: "in_progress",
+		Title: "Running: " + cur, Summary: "Stages started so far: " + strings.Join(c.stages, ", ") + "."})
+	if err != nil {
+		c.jc.log.Warn("per-stage check run update failed", "err", err)
+	}
+	return len(p), nil
+}
+
+// conclusion maps a verdict to a check run conclusion. An infrastructure error is a failure (a neutral
+// conclusion would satisfy branch protection), titled as not the author's fault.
+func conclusion(v report.Status) string {
+	switch v {
+	case report.Pass:
+		return "success"
+	case report.ActionRequired:
+		return "action_required"
+	default:
+		return "failure"
+	}
+}
+
+// checkTitle is the check run's one-line title.
+func checkTitle(r *report.Report) string {
+	var names []string
+	for _, s := range r.Stages {
+		if s.Status == r.Verdict() {
+			names = append(names, s.Name)
+		}
+	}
+	errs := 0
+	for _, d := range r.Diagnostics() {
+		if d.Severity == diag.Error {
+			errs++
+		}
+	}
+	switch r.Verdict() {
+	case report.Pass:
+		return "All stages passed"
+	case report.Fail:
+		return fmt.Sprintf("Failed: %s (%s)", strings.Join(names, ", "), plural(errs, "error"))
+	case report.ActionRequired:
+		return "Configuration problem: " + strings.Join(names, ", ")
+	default:
+		return "Infrastructure failure in " + strings.Join(names, ", ") + ": not your change; comment /retest"
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// annotations turns located diagnostics into check run annotations, at most limit of them.
+func annotations(r *report.Report, limit int) (out []ghclient.Annotation, dropped int) {
+	for _, d := range r.Diagnostics() {
+		if d.File == "" {
+			continue
+		}
+		if len(out) >= limit {
+			dropped++
+			continue
+		}
+		level := map[diag.Severity]string{diag.Error: "failure", diag.Warning: "warning"}[d.Severity]
+		if level == "" {
+			level = "notice"
+		}
+		line := max(d.Line, 1)
+		title := d.Check
+		if d.Rule != "" {
+			title += ": " + d.Rule
+		}
+		msg := d.Message
+		if d.Hint != "" {
+			msg += "\n" + d.Hint
+		}
+		out = append(out, ghclient.Annotation{Path: d.File, StartLine: line, EndLine: line, Level: level, Title: title, Message: msg})
+	}
+	return out, dropped
+}
+
+// complete posts the outcome: annotations in batches of 50 (each request repeats title and summary, as
+// GitHub requires an output with them), the last batch with the conclusion; then records the run.
+func (c *checkReporter) complete(ctx context.Context, rep *report.Report) error {
+	jc := c.jc
+	anns, dropped := annotations(rep, jc.b.cfg.Checks.MaxAnnotations)
+	summary := report.Markdown(rep, report.MaxMarkdown-200)
+	if dropped > 0 {
+		summary += fmt.Sprintf("\n_%d more annotations not shown; every diagnostic is listed above and on the details page._\n", dropped)
+	}
+	title := checkTitle(rep)
+	concl := conclusion(rep.Verdict())
+	for len(anns) > annotationsPerRequest {
+		batch := anns[:annotationsPerRequest]
+		anns = anns[annotationsPerRequest:]
+		if err := jc.gh.UpdateCheckRun(ctx, jc.repo, c.run.CheckRunID, ghclient.CheckRun{Name: c.name(), Title: title,
+			Summary: summary, Annotations: batch}); err != nil {
+			return err
+		}
+	}
+	if err := jc.gh.UpdateCheckRun(ctx, jc.repo, c.run.CheckRunID, ghclient.CheckRun{Name: c.name(), Conclusion: concl,
+		DetailsURL: jc.b.runURL(c.run.ID), Title: title, Summary: summary, Annotations: anns}); err != nil {
+		return err
+	}
+	c.run.Status, c.run.Verdict, c.run.Conclusion, c.run.Report = runCompleted, string(rep.Verdict()), concl, rep
+	c.logf("completed: %s (%s)", concl, title)
+	if err := c.flush(ctx); err != nil {
+		return err
+	}
+	return jc.b.store.finishRun(ctx, c.run)
+}
+
+// cancelled closes the check run of a superseded job as cancelled. At shutdown it stays in progress: the
+// job is requeued and the next attempt reuses it.
+func (c *checkReporter) cancelled(cause error) {
+	ctx, done := context.WithTimeout(context.Background(), 15*time.Second)
+	defer done()
+	jc := c.jc
+	c.logf("%s", cancelReason(cause))
+	if err := c.flush(ctx); err != nil {
+		jc.log.Warn("recording the run's log failed", "err", err)
+	}
+	if errors.Is(cause, queue.ErrShutdown) || errors.Is(cause, queue.ErrLeaseLost) {
+		return
+	}
+	err := jc.gh.UpdateCheckRun(ctx, jc.repo, c.run.CheckRunID, ghclient.CheckRun{Name: c.name(), Conclusion: "cancelled",
+		Title: "Cancelled", Summary: cancelReason(cause)})
+	if err != nil {
+		jc.log.Warn("closing the cancelled check run failed", "err", err)
+	}
+	c.run.Status, c.run.Conclusion = runCancelled, "cancelled"
+	if err := jc.b.store.finishRun(ctx, c.run); err != nil {
+		jc.log.Warn("recording the cancelled run failed", "err", err)
+	}
+}

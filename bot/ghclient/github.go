@@ -1,0 +1,163 @@
+// Package ghclient is the bot's view of GitHub: a small interface over the REST calls the handlers make,
+// implemented with go-github, authenticated as a GitHub App installation (ghinstallation, one token per
+// installation, refreshed before expiry) or with a plain token for one repository. Every request goes
+// through a transport that retries GitHub's 5xx answers, waits for the primary rate limit to reset (with
+// the request's context) and records calls and the remaining rate limit; go-github-ratelimit sleeps
+// through secondary rate limits.
+package ghclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Repo names a repository.
+type Repo struct{ Owner, Name string }
+
+func (r Repo) String() string { return r.Owner + "/" + r.Name }
+
+// ParseRepo parses "owner/name".
+func ParseRepo(full string) (Repo, error) {
+	owner, name, ok := strings.Cut(full, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return Repo{}, fmt.Errorf("repository %q is not of the form owner/name", full)
+	}
+	return Repo{owner, name}, nil
+}
+
+// PullRequest is what the bot needs to know about a pull request.
+type PullRequest struct {
+	Number           int
+	Title            string
+	State            string // "open" or "closed"
+	Draft, Merged    bool
+	Mergeable        *bool // nil while GitHub computes it
+	Author           string
+	HeadSHA, HeadRef string
+	BaseRef, BaseSHA string
+	Labels           []string
+}
+
+// HasLabel reports whether the pull request carries label (case-insensitively, as GitHub matches).
+func (p *PullRequest) HasLabel(label string) bool {
+	for _, l := range p.Labels {
+		if strings.EqualFold(l, label) {
+			return true
+		}
+	}
+	return false
+}
+
+// Review is a pull request review.
+type Review struct {
+	User, State, CommitID string
+}
+
+// Comment is a pull request conversation comment.
+type Comment struct {
+	ID         int64
+	User, Body string
+}
+
+// Annotation is a check run annotation; Level is "notice", "warning" or "failure".
+type Annotation struct {
+	Path               string
+	StartLine, EndLine int
+	Level              string
+	Title, Message     string
+}
+
+// CheckRun is a check run to create or update. Empty fields are not sent.
+type CheckRun struct {
+	Name, HeadSHA          string
+	Status, Conclusion     string
+	DetailsURL, ExternalID string
+	// Output is sent when Title is set (GitHub requires title and summary together).
+	Title, Summary string
+	Annotations    []Annotation
+}
+
+// Status is a commit status.
+type Status struct {
+	State, TargetURL, Description, Context string
+}
+
+// GitHub is every call the bot's handlers make.
+type GitHub interface {
+	PullRequest(ctx context.Context, repo Repo, number int) (*PullRequest, error)
+	// PullRequestsForCommit lists the open pull requests whose head is sha.
+	PullRequestsForCommit(ctx context.Context, repo Repo, sha string) ([]int, error)
+	Reviews(ctx context.Context, repo Repo, number int) ([]Review, error)
+	CreateCheckRun(ctx context.Context, repo Repo, cr CheckRun) (int64, error)
+	UpdateCheckRun(ctx context.Context, repo Repo, id int64, cr CheckRun) error
+	// FindCheckRun returns the newest check run of name on sha with externalID, or 0.
+	FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error)
+	Comments(ctx context.Context, repo Repo, number int) ([]Comment, error)
+	CreateComment(ctx context.Context, repo Repo, number int, body string) (int64, error)
+	EditComment(ctx context.Context, repo Repo, id int64, body string) error
+	// React adds a reaction ("+1", "-1", "eyes", ...) to a conversation comment.
+	React(ctx context.Context, repo Repo, commentID int64, content string) error
+	AddLabel(ctx context.Context, repo Repo, number int, label string) error
+	RemoveLabel(ctx context.Context, repo Repo, number int, label string) error
+	// Merge merges with the head SHA guard and returns the merge commit SHA. Refusals are *MergeError.
+	Merge(ctx context.Context, repo Repo, number int, sha, method, title string) (string, error)
+	CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error
+	// BranchSHA is the commit a branch points at.
+	BranchSHA(ctx context.Context, repo Repo, branch string) (string, error)
+	IsTeamMember(ctx context.Context, org, team, login string) (bool, error)
+	// Permission is login's role on the repository: admin, maintain, write, triage, read or none.
+	Permission(ctx context.Context, repo Repo, login string) (string, error)
+	// GitToken is a token for git over HTTPS (empty when git needs none).
+	GitToken(ctx context.Context) (string, error)
+}
+
+// MergeError is a merge GitHub refused, classified by status code only.
+type MergeError struct {
+	Status int
+	Err    error
+}
+
+func (e *MergeError) Error() string {
+	return fmt.Sprintf("merge refused (%d, %s): %v", e.Status, e.Reason(), e.Err)
+}
+
+func (e *MergeError) Unwrap() error { return e.Err }
+
+// Reason names the refusal by its status code: 405 not mergeable (conflicts, branch protection, checks),
+// 409 the head moved since it was tested, 422 the request cannot be processed (merge method not allowed,
+// merge already in progress).
+func (e *MergeError) Reason() string {
+	switch e.Status {
+	case http.StatusMethodNotAllowed:
+		return "not mergeable"
+	case http.StatusConflict:
+		return "head moved"
+	case http.StatusUnprocessableEntity:
+		return "unprocessable"
+	}
+	return "unexpected status"
+}
+
+// StatusOf returns the HTTP status of a failed GitHub call, or 0.
+func StatusOf(err error) int {
+	var me *MergeError
+	if errors.As(err, &me) {
+		return me.Status
+	}
+	var he *httpStatusError
+	if errors.As(err, &he) {
+		return he.status
+	}
+	return 0
+}
+
+type httpStatusError struct {
+	status int
+	err    error
+}
+
+func (e *httpStatusError) Error() string { return e.err.Error() }
+func (e *httpStatusError) Unwrap() error { return e.err }

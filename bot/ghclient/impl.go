@@ -1,0 +1,264 @@
+package ghclient
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/google/go-github/v92/github"
+)
+
+// client implements GitHub with go-github.
+type client struct {
+	gh    *github.Client
+	token func(context.Context) (string, error)
+}
+
+// wrap names the call and keeps the HTTP status reachable through StatusOf.
+func wrap(resp *github.Response, err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf(format+": %w", append(args, err)...)
+	if resp != nil && resp.Response != nil {
+		return &httpStatusError{status: resp.StatusCode, err: err}
+	}
+	return err
+}
+
+func (c *client) PullRequest(ctx context.Context, repo Repo, number int) (*PullRequest, error) {
+	pr, resp, err := c.gh.PullRequests.Get(ctx, repo.Owner, repo.Name, number)
+	if err != nil {
+		return nil, wrap(resp, err, "get pull request %s#%d", repo, number)
+	}
+	out := &PullRequest{
+		Number: pr.GetNumber(), Title: pr.GetTitle(), State: pr.GetState(), Draft: pr.GetDraft(), Merged: pr.GetMerged(),
+		Mergeable: pr.Mergeable, Author: pr.GetUser().GetLogin(),
+		HeadSHA: pr.GetHead().GetSHA(), HeadRef: pr.GetHead().GetRef(), BaseRef: pr.GetBase().GetRef(), BaseSHA: pr.GetBase().GetSHA(),
+	}
+	for _, l := range pr.Labels {
+		out.Labels = append(out.Labels, l.GetName())
+	}
+	return out, nil
+}
+
+func (c *client) PullRequestsForCommit(ctx context.Context, repo Repo, sha string) ([]int, error) {
+	var out []int
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		prs, resp, err := c.gh.PullRequests.ListPullRequestsWithCommit(ctx, repo.Owner, repo.Name, sha, opts)
+		if err != nil {
+			return nil, wrap(resp, err, "list pull requests of %s in %s", sha, repo)
+		}
+		for _, pr := range prs {
+			if pr.GetState() == "open" && pr.GetHead().GetSHA() == sha {
+				out = append(out, pr.GetNumber())
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (c *client) Reviews(ctx context.Context, repo Repo, number int) ([]Review, error) {
+	var out []Review
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		rs, resp, err := c.gh.PullRequests.ListReviews(ctx, repo.Owner, repo.Name, number, opts)
+		if err != nil {
+			return nil, wrap(resp, err, "list reviews of %s#%d", repo, number)
+		}
+		for _, r := range rs {
+			out = append(out, Review{User: r.GetUser().GetLogin(), State: r.GetState(), CommitID: r.GetCommitID()})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func output(cr CheckRun) *github.CheckRunOutput {
+	if cr.Title == "" {
+		return nil
+	}
+	out := &github.CheckRunOutput{Title: github.Ptr(cr.Title), Summary: github.Ptr(cr.Summary)}
+	for _, a := range cr.Annotations {
+		end := max(a.EndLine, a.StartLine)
+		ann := &github.CheckRunAnnotation{Path: github.Ptr(a.Path), StartLine: github.Ptr(a.StartLine), EndLine: github.Ptr(end),
+			AnnotationLevel: github.Ptr(a.Level), Message: github.Ptr(a.Message)}
+		if a.Title != "" {
+			ann.Title = github.Ptr(a.Title)
+		}
+		out.Annotations = append(out.Annotations, ann)
+	}
+	return out
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (c *client) CreateCheckRun(ctx context.Context, repo Repo, cr CheckRun) (int64, error) {
+	opts := github.CreateCheckRunOptions{Name: cr.Name, HeadSHA: cr.HeadSHA, DetailsURL: optional(cr.DetailsURL),
+		ExternalID: optional(cr.ExternalID), Status: optional(cr.Status), Conclusion: optional(cr.Conclusion), Output: output(cr)}
+	if cr.Status == "in_progress" {
+		opts.StartedAt = &github.Timestamp{Time: time.Now()}
+	}
+	if cr.Conclusion != "" {
+		opts.CompletedAt = &github.Timestamp{Time: time.Now()}
+	}
+	run, resp, err := c.gh.Checks.CreateCheckRun(ctx, repo.Owner, repo.Name, opts)
+	if err != nil {
+		return 0, wrap(resp, err, "create check run %q on %s in %s", cr.Name, cr.HeadSHA, repo)
+	}
+	return run.GetID(), nil
+}
+
+func (c *client) UpdateCheckRun(ctx context.Context, repo Repo, id int64, cr CheckRun) error {
+	opts := github.UpdateCheckRunOptions{Name: cr.Name, DetailsURL: optional(cr.DetailsURL), ExternalID: optional(cr.ExternalID),
+		Status: optional(cr.Status), Conclusion: optional(cr.Conclusion), Output: output(cr)}
+	if cr.Conclusion != "" {
+		opts.CompletedAt = &github.Timestamp{Time: time.Now()}
+	}
+	_, resp, err := c.gh.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, opts)
+	return wrap(resp, err, "update check run %d in %s", id, repo)
+}
+
+func (c *client) FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error) {
+	opts := &github.ListCheckRunsOptions{CheckName: github.Ptr(name), Filter: github.Ptr("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, sha, opts)
+		if err != nil {
+			return 0, wrap(resp, err, "list check runs of %s in %s", sha, repo)
+		}
+		for _, cr := range res.CheckRuns {
+			if cr.GetExternalID() == externalID {
+				return cr.GetID(), nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return 0, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (c *client) Comments(ctx context.Context, repo Repo, number int) ([]Comment, error) {
+	var out []Comment
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		cs, resp, err := c.gh.Issues.ListComments(ctx, repo.Owner, repo.Name, number, opts)
+		if err != nil {
+			return nil, wrap(resp, err, "list comments of %s#%d", repo, number)
+		}
+		for _, cm := range cs {
+			out = append(out, Comment{ID: cm.GetID(), User: cm.GetUser().GetLogin(), Body: cm.GetBody()})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (c *client) CreateComment(ctx context.Context, repo Repo, number int, body string) (int64, error) {
+	cm, resp, err := c.gh.Issues.CreateComment(ctx, repo.Owner, repo.Name, number, github.IssueCommentRequest{Body: body})
+	if err != nil {
+		return 0, wrap(resp, err, "comment on %s#%d", repo, number)
+	}
+	return cm.GetID(), nil
+}
+
+func (c *client) EditComment(ctx context.Context, repo Repo, id int64, body string) error {
+	_, resp, err := c.gh.Issues.UpdateComment(ctx, repo.Owner, repo.Name, id, github.IssueCommentRequest{Body: body})
+	return wrap(resp, err, "edit comment %d in %s", id, repo)
+}
+
+func (c *client) React(ctx context.Context, repo Repo, commentID int64, content string) error {
+	_, resp, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, repo.Owner, repo.Name, commentID, content)
+	return wrap(resp, err, "react %q to comment %d in %s", content, commentID, repo)
+}
+
+func (c *client) AddLabel(ctx context.Context, repo Repo, number int, label string) error {
+	_, resp, err := c.gh.Issues.AddLabelsToIssue(ctx, repo.Owner, repo.Name, number, []string{label})
+	return wrap(resp, err, "add label %q to %s#%d", label, repo, number)
+}
+
+func (c *client) RemoveLabel(ctx context.Context, repo Repo, number int, label string) error {
+	// go-github puts the name in the path as is: escape it ("do-not-merge/hold" has a slash).
+	resp, err := c.gh.Issues.RemoveLabelForIssue(ctx, repo.Owner, repo.Name, number, url.PathEscape(label))
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return nil // not there: the goal is reached
+	}
+	return wrap(resp, err, "remove label %q from %s#%d", label, repo, number)
+}
+
+func (c *client) Merge(ctx context.Context, repo Repo, number int, sha, method, title string) (string, error) {
+	res, resp, err := c.gh.PullRequests.Merge(ctx, repo.Owner, repo.Name, number, "",
+		&github.PullRequestOptions{SHA: sha, MergeMethod: method, CommitTitle: title})
+	if err != nil {
+		if resp != nil {
+			switch resp.StatusCode {
+			case http.StatusMethodNotAllowed, http.StatusConflict, http.StatusUnprocessableEntity:
+				return "", &MergeError{Status: resp.StatusCode, Err: fmt.Errorf("merge %s#%d at %s: %w", repo, number, sha, err)}
+			}
+		}
+		return "", wrap(resp, err, "merge %s#%d at %s", repo, number, sha)
+	}
+	return res.GetSHA(), nil
+}
+
+func (c *client) CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error {
+	_, resp, err := c.gh.Repositories.CreateStatus(ctx, repo.Owner, repo.Name, sha, github.RepoStatus{
+		State: github.Ptr(st.State), TargetURL: optional(st.TargetURL), Description: optional(st.Description), Context: github.Ptr(st.Context)})
+	return wrap(resp, err, "set status %q on %s in %s", st.Context, sha, repo)
+}
+
+func (c *client) BranchSHA(ctx context.Context, repo Repo, branch string) (string, error) {
+	ref, resp, err := c.gh.Git.GetRef(ctx, repo.Owner, repo.Name, "heads/"+branch)
+	if err != nil {
+		return "", wrap(resp, err, "get branch %s of %s", branch, repo)
+	}
+	return ref.GetObject().GetSHA(), nil
+}
+
+func (c *client) IsTeamMember(ctx context.Context, org, team, login string) (bool, error) {
+	m, resp, err := c.gh.Teams.GetTeamMembershipBySlug(ctx, org, team, login)
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, wrap(resp, err, "membership of %s in %s/%s", login, org, team)
+	}
+	return m.GetState() == "active", nil
+}
+
+func (c *client) Permission(ctx context.Context, repo Repo, login string) (string, error) {
+	p, resp, err := c.gh.Repositories.GetPermissionLevel(ctx, repo.Owner, repo.Name, login)
+	if resp != nil && resp.StatusCode == http.StatusNotFound {
+		return "none", nil
+	}
+	if err != nil {
+		return "", wrap(resp, err, "permission of %s on %s", login, repo)
+	}
+	if p.RoleName != nil {
+		return p.GetRoleName(), nil
+	}
+	return p.GetPermission(), nil
+}
+
+func (c *client) GitToken(ctx context.Context) (string, error) {
+	tok, err := c.token(ctx)
+	if err != nil {
+		return "", fmt.Errorf("installation token for git: %w", err)
+	}
+	return tok, nil
+}

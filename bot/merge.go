@@ -1,0 +1,181 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/gitcache"
+	"github.com/catalogbot/catalogbot/pipeline/owners"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+// evaluate re-evaluates a pull request's merge readiness, keeps its comment up to date and merges it when
+// every condition is met. Evaluate jobs of one repository run one at a time, so merges never race.
+func (jc *jobCtx) evaluate(ctx context.Context) error {
+	b := jc.b
+	number := jc.task.PR
+	if sha, err := b.store.merged(ctx, jc.task.Repo, number); err != nil || sha != "" {
+		return err // merged already: never twice
+	}
+	pr, err := jc.gh.PullRequest(ctx, jc.repo, number)
+	if err != nil {
+		return err
+	}
+	if pr.State != "open" || pr.Merged {
+		return nil
+	}
+	r, err := b.store.latestCheck(ctx, jc.task.Repo, number, pr.HeadSHA)
+	if err != nil {
+		return err
+	}
+	approvers, err := jc.approvers(ctx, pr)
+	if err != nil {
+		return err
+	}
+	rerun := func(reason, delivery string) error {
+		jc.log.Info("re-running the checks", "pr", number, "reason", reason)
+		// The comment first: once enqueued, the check may start at once.
+		if err := jc.upsertComment(ctx, number, readinessBody("⏳ checking", b.conditions(pr, nil, approvers), "_"+reason+": the checks run again._")); err != nil {
+			return err
+		}
+		t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: number, Reason: reason}
+		return jc.enqueue(ctx, kindCheck, delivery, t)
+	}
+	if r == nil {
+		pending, err := b.queue.Pending(ctx, prKey(jc.task.Repo, number))
+		if err != nil {
+			return err
+		}
+		if pending > 0 {
+			return jc.upsertComment(ctx, number, readinessBody("⏳ checking", b.conditions(pr, nil, approvers)))
+		}
+		return rerun("no check of the head "+short(pr.HeadSHA)+" was recorded", fmt.Sprintf("evaluate:%d:head:%s", jc.job.ID, pr.HeadSHA))
+	}
+	if r.Verdict != string(report.Pass) && ownersFailed(r) && !slices.Equal(approvers, r.Approvers) {
+		return rerun("approvals changed since the owners check failed", fmt.Sprintf("evaluate:%d:approvers:%s", jc.job.ID, strings.Join(approvers, ",")))
+	}
+	cs := b.conditions(pr, r, approvers)
+	if !allMet(cs) {
+		return jc.upsertComment(ctx, number, readinessBody("⏳ not ready to merge", cs))
+	}
+	// The base branch moved since the check: if it changed what this pull request changes, check again.
+	tip, err := jc.gh.BranchSHA(ctx, jc.repo, r.BaseRef)
+	if err != nil {
+		return err
+	}
+	if tip != r.Tip {
+		overlap, err := jc.baseOverlap(ctx, r, tip)
+		if err != nil {
+			return err
+		}
+		if overlap != "" {
+			b.metrics.merges.WithLabelValues("base_moved_rerun").Inc()
+			return rerun(fmt.Sprintf("the base branch moved to %s and changed %s", short(tip), overlap), fmt.Sprintf("base-moved:%d:%s", r.ID, tip))
+		}
+	}
+	return jc.merge(ctx, pr, r, cs)
+}
+
+func ownersFailed(r *run) bool {
+	if r.Report == nil {
+		return false
+	}
+	for _, s := range r.Report.Stages {
+		if s.Name == "owners" && s.Status == report.Fail {
+			return true
+		}
+	}
+	return false
+}
+
+// baseOverlap says what the base branch's move from the tested tip to tip changed that matters to the
+// tested change: packages both touched, or the configuration and owners files ("" when nothing).
+func (jc *jobCtx) baseOverlap(ctx context.Context, r *run, tip string) (string, error) {
+	dir, err := jc.fetch(ctx, []string{r.BaseSHA, r.HeadSHA, r.Tip, tip})
+	if err != nil {
+		return "", err
+	}
+	catalogDir := r.Settings.CatalogDir
+	if catalogDir == "" {
+		catalogDir = owners.Default().Catalog.Dir
+	}
+	mine, _, err := gitcache.TouchedTopDirs(ctx, dir, r.BaseSHA, r.HeadSHA, catalogDir)
+	if err != nil {
+		return "", err
+	}
+	theirs, outside, err := gitcache.TouchedTopDirs(ctx, dir, r.Tip, tip, catalogDir)
+	if err != nil {
+		return "", err
+	}
+	var both []string
+	for p := range mine {
+		if theirs[p] {
+			both = append(both, p)
+		}
+	}
+	sort.Strings(both)
+	for _, p := range outside {
+		switch path.Base(p) {
+		case owners.ConfigFile, owners.CIFile, owners.OWNERSFile, "OWNERS_ALIASES":
+			both = append(both, p)
+		}
+	}
+	if len(both) == 0 {
+		return "", nil
+	}
+	return strings.Join(both, ", "), nil
+}
+
+// merge merges the tested head (the sha guard makes GitHub refuse if the head moved) and classifies a
+// refusal by its status code.
+func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, cs []condition) error {
+	b := jc.b
+	method := r.Settings.MergeMethod
+	if method == "" {
+		method = owners.Default().Merge.Method
+	}
+	title := fmt.Sprintf("%s (#%d)", pr.Title, pr.Number)
+	sha, err := jc.gh.Merge(ctx, jc.repo, pr.Number, r.HeadSHA, method, title)
+	var me *ghclient.MergeError
+	switch {
+	case err == nil:
+		b.metrics.merges.WithLabelValues("merged").Inc()
+		if err := b.store.recordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, sha); err != nil {
+			return err
+		}
+		jc.log.Info("merged", "pr", pr.Number, "head", r.HeadSHA, "merge_commit", sha)
+		return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs,
+			fmt.Sprintf("Merged %s into `%s` as %s (%s).", short(r.HeadSHA), r.BaseRef, short(sha), method)))
+	case errors.As(err, &me):
+		var note string
+		switch me.Status {
+		case 409:
+			b.metrics.merges.WithLabelValues("head_moved").Inc()
+			note = fmt.Sprintf("Not merged: the head moved after %s was tested (409); the new head is checked next.", short(r.HeadSHA))
+		case 405:
+			// A retried merge whose first attempt went through is also refused: look before reporting.
+			if now, gerr := jc.gh.PullRequest(ctx, jc.repo, pr.Number); gerr == nil && now.Merged {
+				b.metrics.merges.WithLabelValues("merged").Inc()
+				if err := b.store.recordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, "(merged)"); err != nil {
+					return err
+				}
+				return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs, fmt.Sprintf("Merged %s into `%s`.", short(r.HeadSHA), r.BaseRef)))
+			}
+			b.metrics.merges.WithLabelValues("not_mergeable").Inc()
+			note = "Not merged: GitHub reports the pull request is not mergeable (405): branch protection, required checks or conflicts."
+		default:
+			b.metrics.merges.WithLabelValues("unprocessable").Inc()
+			note = fmt.Sprintf("Not merged: GitHub could not process the merge (%d); check that the `%s` merge method is allowed.", me.Status, method)
+		}
+		jc.log.Warn("merge refused", "pr", pr.Number, "status", me.Status, "reason", me.Reason())
+		return jc.upsertComment(ctx, pr.Number, readinessBody("⚠️ merge refused", cs, note))
+	default:
+		return err
+	}
+}

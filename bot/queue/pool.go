@@ -1,0 +1,347 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Handler runs one job. Its context is cancelled when a newer job supersedes it, when the lease is lost,
+// or at shutdown after the grace period; the pool records the right state in each case.
+type Handler func(ctx context.Context, j *Job) error
+
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
+
+// Permanent marks an error that retrying cannot fix: the job fails at once.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanent{err}
+}
+
+// IsPermanent reports whether err was marked with Permanent.
+func IsPermanent(err error) bool {
+	var p permanent
+	return errors.As(err, &p)
+}
+
+// Causes of a job context's cancellation.
+var (
+	ErrSuperseded = errors.New("superseded by a newer job")
+	ErrShutdown   = errors.New("the bot is shutting down")
+)
+
+// Outcome of one job execution, as reported to Pool.Observe.
+const (
+	OutcomeDone       = "done"
+	OutcomeRetry      = "retry"
+	OutcomeFailed     = "failed"
+	OutcomeSuperseded = "superseded"
+	OutcomeReleased   = "released"
+	OutcomeLost       = "lease_lost"
+)
+
+// Pool runs jobs from a Queue with a bounded number of workers.
+type Pool struct {
+	Queue   *Queue
+	Handler Handler
+	// Workers bounds concurrent jobs (default 4).
+	Workers int
+	// Lease is how long a claim lasts without renewal (default 1m); it is renewed every Lease/3.
+	Lease time.Duration
+	// Grace is how long shutdown waits for running jobs before cancelling and requeueing them (default 0:
+	// requeue at once).
+	Grace time.Duration
+	// MaxAttempts bounds attempts per job (default 5).
+	MaxAttempts int
+	// Backoff is the delay before retry number attempt (default 2^attempt seconds, at most 5 minutes).
+	Backoff func(attempt int) time.Duration
+	// Poll is how often idle workers look for due jobs without being woken (default 1s).
+	Poll   time.Duration
+	Logger *slog.Logger
+	// Observe, when set, is called after every execution with its outcome and duration.
+	Observe func(j *Job, outcome string, d time.Duration)
+
+	once    sync.Once
+	wake    chan struct{}
+	mu      sync.Mutex
+	running map[int64]context.CancelCauseFunc
+	active  atomic.Bool
+}
+
+func (p *Pool) init() {
+	p.once.Do(func() {
+		if p.Workers <= 0 {
+			p.Workers = 4
+		}
+		if p.Lease <= 0 {
+			p.Lease = time.Minute
+		}
+		if p.MaxAttempts <= 0 {
+			p.MaxAttempts = 5
+		}
+		if p.Backoff == nil {
+			p.Backoff = func(attempt int) time.Duration {
+				return min(time.Duration(1<<min(attempt, 9))*time.Second, 5*time.Minute)
+			}
+		}
+		if p.Poll <= 0 {
+			p.Poll = time.Second
+		}
+		if p.Logger == nil {
+			p.Logger = slog.New(slog.DiscardHandler)
+		}
+		p.wake = make(chan struct{}, 1)
+		p.running = map[int64]context.CancelCauseFunc{}
+	})
+}
+
+// Wake tells an idle worker that a job was enqueued.
+func (p *Pool) Wake() {
+	p.init()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Cancel asks running jobs to stop because newer jobs superseded them.
+func (p *Pool) Cancel(ids ...int64) {
+	p.init()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, id := range ids {
+		if cancel := p.running[id]; cancel != nil {
+			cancel(ErrSuperseded)
+		}
+	}
+}
+
+// Active reports whether Run is running and not shutting down.
+func (p *Pool) Active() bool { return p.active.Load() }
+
+// Running returns the IDs of the jobs this pool is executing.
+func (p *Pool) Running() []int64 {
+	p.init()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]int64, 0, len(p.running))
+	for id := range p.running {
+		out = append(out, id)
+	}
+	return out
+}
+
+// Run executes jobs until ctx is done, then stops claiming, waits up to Grace for running jobs, cancels
+// the rest and puts them back in the queue. Jobs whose lease expired (a previous process was killed) are
+// requeued at start and periodically.
+func (p *Pool) Run(ctx context.Context) error {
+	p.init()
+	if _, _, err := p.reap(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
+		return err
+	}
+	p.active.Store(true)
+	defer p.active.Store(false)
+	jobCtx := context.WithoutCancel(ctx) // jobs outlive ctx by the grace period
+	var wg sync.WaitGroup
+	for range p.Workers {
+		wg.Go(func() { p.worker(ctx, jobCtx) })
+	}
+	wg.Go(func() { p.reaper(ctx) })
+	<-ctx.Done()
+	p.active.Store(false)
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	if p.Grace > 0 {
+		select {
+		case <-done:
+			return nil
+		case <-time.After(p.Grace):
+		}
+	}
+	p.mu.Lock()
+	for _, cancel := range p.running {
+		cancel(ErrShutdown)
+	}
+	p.mu.Unlock()
+	<-done
+	return nil
+}
+
+func (p *Pool) reap(ctx context.Context) (requeued, failed []int64, err error) {
+	requeued, failed, err = p.Queue.RequeueExpired(ctx, p.MaxAttempts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(requeued) > 0 || len(failed) > 0 {
+		p.Logger.Warn("jobs whose worker died", "requeued", requeued, "failed", failed)
+	}
+	return requeued, failed, nil
+}
+
+func (p *Pool) reaper(ctx context.Context) {
+	t := time.NewTicker(p.Lease / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			requeued, _, err := p.reap(ctx)
+			if err != nil && ctx.Err() == nil {
+				p.Logger.Error("requeue expired jobs", "err", err)
+			}
+			if len(requeued) > 0 {
+				p.Wake()
+			}
+		}
+	}
+}
+
+func (p *Pool) worker(ctx, jobCtx context.Context) {
+	for ctx.Err() == nil {
+		j, err := p.Queue.Claim(ctx, p.Lease)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.Logger.Error("claim a job", "err", err)
+			}
+			p.idle(ctx)
+			continue
+		}
+		if j == nil {
+			p.idle(ctx)
+			continue
+		}
+		// Another job may be claimable too: pass the wake-up on.
+		p.Wake()
+		p.execute(jobCtx, j)
+	}
+}
+
+func (p *Pool) idle(ctx context.Context) {
+	wait := p.Poll
+	if next, err := p.Queue.NextDue(ctx); err == nil && !next.IsZero() {
+		wait = min(wait, max(time.Until(next), time.Millisecond))
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-p.wake:
+	case <-t.C:
+	}
+}
+
+func (p *Pool) execute(base context.Context, j *Job) {
+	start := time.Now()
+	ctx, cancel := context.WithCancelCause(base)
+	defer cancel(nil)
+	p.mu.Lock()
+	p.running[j.ID] = cancel
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.running, j.ID)
+		p.mu.Unlock()
+	}()
+	log := p.Logger.With("job", j.ID, "kind", j.Kind, "repo", j.Repo, "attempt", j.Attempts)
+	stopBeat := p.heartbeat(ctx, j, cancel, log)
+	err := p.call(ctx, j)
+	stopBeat()
+
+	// Record the outcome even though ctx may be cancelled.
+	rec, done := context.WithTimeout(context.WithoutCancel(base), 10*time.Second)
+	defer done()
+	outcome := OutcomeDone
+	var ferr error
+	cause := context.Cause(ctx)
+	switch {
+	case err == nil:
+		ferr = p.Queue.Complete(rec, j)
+	case errors.Is(cause, ErrLeaseLost):
+		outcome = OutcomeLost
+	case errors.Is(cause, ErrSuperseded):
+		outcome = OutcomeSuperseded
+		ferr = p.Queue.Supersede(rec, j, ErrSuperseded.Error())
+	case errors.Is(cause, ErrShutdown):
+		outcome = OutcomeReleased
+		ferr = p.Queue.Release(rec, j)
+	case IsPermanent(err) || j.Attempts >= p.MaxAttempts:
+		outcome = OutcomeFailed
+		ferr = p.Queue.Fail(rec, j, err, false, 0)
+	default:
+		outcome = OutcomeRetry
+		ferr = p.Queue.Fail(rec, j, err, true, p.Backoff(j.Attempts))
+	}
+	if errors.Is(ferr, ErrLeaseLost) {
+		outcome = OutcomeLost
+	} else if ferr != nil {
+		log.Error("record the job's outcome", "err", ferr)
+	}
+	if err != nil {
+		log.Warn("job ended with an error", "outcome", outcome, "err", err)
+	} else {
+		log.Info("job done", "duration", time.Since(start).Round(time.Millisecond))
+	}
+	if outcome == OutcomeRetry {
+		p.Wake()
+	}
+	if p.Observe != nil {
+		p.Observe(j, outcome, time.Since(start))
+	}
+}
+
+// call runs the handler, turning a panic into an error.
+func (p *Pool) call(ctx context.Context, j *Job) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("job %d panicked: %v\n%s", j.ID, r, debug.Stack())
+		}
+	}()
+	return p.Handler(ctx, j)
+}
+
+// heartbeat renews the lease every Lease/3 and cancels the job when a newer job asked it to stop or the
+// lease was lost. It returns a function that stops it.
+func (p *Pool) heartbeat(ctx context.Context, j *Job, cancel context.CancelCauseFunc, log *slog.Logger) func() {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(max(p.Lease/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			stopRequested, err := p.Queue.Heartbeat(ctx, j, p.Lease)
+			switch {
+			case errors.Is(err, ErrLeaseLost):
+				log.Warn("lease lost: stopping the job")
+				cancel(ErrLeaseLost)
+				return
+			case err != nil:
+				log.Error("renew lease", "err", err)
+			case stopRequested:
+				cancel(ErrSuperseded)
+				return
+			}
+		}
+	})
+	return func() { close(stop); wg.Wait() }
+}

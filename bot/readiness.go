@@ -1,0 +1,140 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+// readinessMarker starts the bot's one comment per pull request; it is edited, never re-posted.
+const readinessMarker = "<!-- catalogbot:readiness -->"
+
+// condition is one requirement for merging.
+type condition struct {
+	met  bool
+	text string
+}
+
+// conditions lists every requirement for merging pull request pr, given its latest check (nil: none on
+// the current head) and approvers.
+func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, approvers []string) []condition {
+	var out []condition
+	switch {
+	case r == nil:
+		out = append(out, condition{false, fmt.Sprintf("catalogbot checks have not completed on the head %s yet", short(pr.HeadSHA))})
+	case r.Verdict == string(report.Pass):
+		out = append(out, condition{true, fmt.Sprintf("catalogbot checks passed on %s ([details](%s))", short(r.HeadSHA), b.runURL(r.ID))})
+	default:
+		out = append(out, condition{false, fmt.Sprintf("catalogbot checks did not pass on %s: %s ([details](%s))",
+			short(r.HeadSHA), r.Verdict, b.runURL(r.ID))})
+	}
+	sets := settings{}
+	if r != nil {
+		sets = r.Settings
+	}
+	if n := sets.RequiredApprovals; n > 0 {
+		have := len(approvers)
+		text := fmt.Sprintf("%d of %d required approvals", min(have, n), n)
+		if have > 0 {
+			text += " (" + strings.Join(approvers, ", ") + ")"
+		}
+		out = append(out, condition{have >= n, text})
+	}
+	for _, l := range sets.RequiredLabels {
+		if pr.HasLabel(l) {
+			out = append(out, condition{true, fmt.Sprintf("label `%s` is set", l)})
+		} else {
+			out = append(out, condition{false, fmt.Sprintf("label `%s` is required", l)})
+		}
+	}
+	hold := b.cfg.Checks.HoldLabel
+	if pr.HasLabel(hold) {
+		out = append(out, condition{false, fmt.Sprintf("on hold (label `%s`): comment `/unhold` to release", hold)})
+	} else {
+		out = append(out, condition{true, "not on hold"})
+	}
+	if pr.Draft {
+		out = append(out, condition{false, "the pull request is a draft"})
+	}
+	if pr.Mergeable != nil && !*pr.Mergeable {
+		out = append(out, condition{false, "GitHub reports merge conflicts with the base branch"})
+	}
+	return out
+}
+
+func allMet(cs []condition) bool {
+	for _, c := range cs {
+		if !c.met {
+			return false
+		}
+	}
+	return true
+}
+
+// readinessBody renders the comment: unmet conditions first, then met ones, then notes.
+func readinessBody(headline string, cs []condition, notes ...string) string {
+	var b strings.Builder
+	b.WriteString(readinessMarker + "\n")
+	fmt.Fprintf(&b, "### catalogbot: %s\n\n", headline)
+	var unmet, met []string
+	for _, c := range cs {
+		if c.met {
+			met = append(met, "- [x] "+c.text)
+		} else {
+			unmet = append(unmet, "- [ ] "+c.text)
+		}
+	}
+	if len(unmet) > 0 {
+		b.WriteString("**Not yet met:**\n" + strings.Join(unmet, "\n") + "\n\n")
+	}
+	if len(met) > 0 {
+		b.WriteString("**Met:**\n" + strings.Join(met, "\n") + "\n\n")
+	}
+	for _, n := range notes {
+		b.WriteString(n + "\n\n")
+	}
+	b.WriteString("<sub>Commands: `/retest` runs the checks again, `/hold` and `/unhold` stop and allow merging, `/approve` (owners) approves.</sub>\n")
+	return b.String()
+}
+
+// upsertComment keeps the one readiness comment of a pull request: found by its marker, edited when its
+// body changes, created only when there is none.
+func (jc *jobCtx) upsertComment(ctx context.Context, number int, body string) error {
+	st := jc.b.store
+	id, old, err := st.readinessComment(ctx, jc.task.Repo, number)
+	if err != nil {
+		return err
+	}
+	if id == 0 {
+		cs, err := jc.gh.Comments(ctx, jc.repo, number)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if strings.HasPrefix(c.Body, readinessMarker) {
+				id, old = c.ID, c.Body
+			}
+		}
+	}
+	if id != 0 && old == body {
+		return st.setReadinessComment(ctx, jc.task.Repo, number, id, body)
+	}
+	if id != 0 {
+		err := jc.gh.EditComment(ctx, jc.repo, id, body)
+		if ghclient.StatusOf(err) == http.StatusNotFound {
+			id = 0 // someone deleted it
+		} else if err != nil {
+			return err
+		}
+	}
+	if id == 0 {
+		if id, err = jc.gh.CreateComment(ctx, jc.repo, number, body); err != nil {
+			return err
+		}
+	}
+	return st.setReadinessComment(ctx, jc.task.Repo, number, id, body)
+}

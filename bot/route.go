@@ -1,0 +1,225 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/bot/queue"
+)
+
+// Job kinds.
+const (
+	kindCheck      = "check"       // run the pipeline on a pull request's head and report it
+	kindEvaluate   = "evaluate"    // re-evaluate merge readiness, update the comment, merge (serial per repo)
+	kindCommand    = "command"     // /retest, /hold, /unhold, /approve
+	kindPublish    = "publish"     // republish the catalog image after a push to the default branch (serial)
+	kindMergeGroup = "merge_group" // run the pipeline on a merge queue group
+)
+
+// Task is a job's payload: what the webhook said, reduced to what the handlers need.
+type Task struct {
+	Installation  int64  `json:"installation,omitempty"`
+	Repo          string `json:"repo"`
+	DefaultBranch string `json:"default_branch,omitempty"`
+	// PR is the pull request (0: find the pull requests of HeadSHA).
+	PR      int    `json:"pr,omitempty"`
+	HeadSHA string `json:"head_sha,omitempty"`
+	Sender  string `json:"sender,omitempty"`
+	// Comment commands.
+	CommentID int64  `json:"comment_id,omitempty"`
+	Commands  []Cmd  `json:"commands,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	// Push and merge group.
+	Before  string `json:"before,omitempty"`
+	After   string `json:"after,omitempty"`
+	BaseSHA string `json:"base_sha,omitempty"`
+	HeadRef string `json:"head_ref,omitempty"`
+}
+
+// route is what the webhook handler does with a delivery.
+type route struct {
+	job *queue.Job // nil: nothing to enqueue
+	// cancelKey, when set, supersedes queued and stops running jobs with this key (a closed pull request).
+	cancelKey string
+	// note explains an ignored delivery or an event handled on the spot (installation).
+	note string
+}
+
+func prKey(repo string, n int) string { return fmt.Sprintf("pr:%s#%d", strings.ToLower(repo), n) }
+
+func serialKey(repo string) string { return "repo:" + strings.ToLower(repo) }
+
+func newJob(event, kind string, t Task, key string, cancelRunning bool, serial bool) (*queue.Job, error) {
+	payload, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	j := &queue.Job{Event: event, Kind: kind, Repo: t.Repo, Key: key, CancelRunning: cancelRunning, Payload: payload}
+	if serial {
+		j.Serial = serialKey(t.Repo)
+	}
+	return j, nil
+}
+
+// routeEvent decides, from the payload alone, which job a delivery becomes. Payloads are decoded into
+// the few fields the bot uses, so a field the bot ignores cannot make a delivery fail.
+func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
+	if event == "ping" {
+		return route{note: "pong"}, nil
+	}
+	switch event {
+	case "pull_request", "check_suite", "check_run", "issue_comment", "pull_request_review", "push", "merge_group",
+		"installation", "installation_repositories":
+	default:
+		return route{note: "event " + event + " is not handled"}, nil
+	}
+	var e envelope
+	if err := json.Unmarshal(payload, &e); err != nil {
+		return route{}, fmt.Errorf("parse %s payload: %w", event, err)
+	}
+	var r route
+	var err error
+	switch event {
+	case "pull_request":
+		r, err = b.routePullRequest(event, &e)
+	case "check_suite", "check_run":
+		obj := e.CheckSuite
+		if event == "check_run" {
+			obj = e.CheckRun
+		}
+		if e.Action != "rerequested" || obj == nil {
+			return route{note: event + " " + e.Action + " is not handled"}, nil
+		}
+		var prs []int
+		for _, pr := range obj.PullRequests {
+			prs = append(prs, pr.Number)
+		}
+		r, err = b.rerun(event, &e, obj.HeadSHA, prs)
+	case "issue_comment":
+		r, err = b.routeComment(event, &e)
+	case "pull_request_review":
+		switch e.Action {
+		case "submitted", "dismissed", "edited":
+		default:
+			return route{note: "pull_request_review " + e.Action + " is not handled"}, nil
+		}
+		if e.PullRequest == nil {
+			return route{}, fmt.Errorf("pull_request_review payload without pull_request")
+		}
+		t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, PR: e.PullRequest.Number,
+			Sender: e.Sender.Login, Reason: "review " + e.Action + " by " + e.Sender.Login}
+		r.job, err = newJob(event, kindEvaluate, t, "", false, true)
+	case "push":
+		r, err = b.routePush(event, &e)
+	case "merge_group":
+		if e.Action != "checks_requested" || e.MergeGroup == nil {
+			return route{note: "merge_group " + e.Action + " is not handled"}, nil
+		}
+		mg := e.MergeGroup
+		t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, HeadSHA: mg.HeadSHA,
+			BaseSHA: mg.BaseSHA, HeadRef: mg.HeadRef, Sender: e.Sender.Login}
+		r.job, err = newJob(event, kindMergeGroup, t, "", false, false)
+	case "installation", "installation_repositories":
+		b.metrics.installations.WithLabelValues(event, e.Action).Inc()
+		b.log.Info("installation event", "event", event, "action", e.Action, "installation", e.Installation.ID,
+			"account", e.Installation.Account.Login, "repositories", len(e.Repositories),
+			"added", len(e.RepositoriesAdded), "removed", len(e.RepositoriesRemoved))
+		return route{note: event + " " + e.Action + " noted"}, nil
+	}
+	if err != nil {
+		return route{}, err
+	}
+	if r.job != nil && !b.serves(r.job.Repo) {
+		return route{note: "repository " + r.job.Repo + " is not served by this bot"}, nil
+	}
+	return r, nil
+}
+
+// serves reports whether the bot acts on a repository (token mode serves one).
+func (b *Bot) serves(repo string) bool {
+	if repo == "" {
+		return false
+	}
+	return b.cfg.GitHub.Repository == "" || strings.EqualFold(repo, b.cfg.GitHub.Repository)
+}
+
+func (b *Bot) routePullRequest(event string, e *envelope) (route, error) {
+	pr := e.PullRequest
+	if pr == nil {
+		return route{}, fmt.Errorf("pull_request payload without pull_request")
+	}
+	repo := e.Repository.FullName
+	t := Task{Installation: e.Installation.ID, Repo: repo, PR: pr.Number, HeadSHA: pr.Head.SHA,
+		Sender: e.Sender.Login, Reason: "pull_request " + e.Action}
+	switch e.Action {
+	case "opened", "synchronize", "reopened", "ready_for_review":
+		if pr.Draft {
+			return route{note: "draft pull requests are checked when ready for review"}, nil
+		}
+		// A new push stops the running check of the old head and replaces queued ones.
+		j, err := newJob(event, kindCheck, t, prKey(repo, pr.Number), true, false)
+		return route{job: j}, err
+	case "closed":
+		if !b.serves(repo) {
+			return route{note: "repository " + repo + " is not served by this bot"}, nil
+		}
+		return route{cancelKey: prKey(repo, pr.Number), note: "closed: pending checks cancelled"}, nil
+	case "labeled", "unlabeled":
+		j, err := newJob(event, kindEvaluate, t, "", false, true)
+		return route{job: j}, err
+	}
+	return route{note: "pull_request " + e.Action + " is not handled"}, nil
+}
+
+// rerun routes a re-requested check suite or check run: a check job per pull request of the head (or one
+// job that looks them up).
+func (b *Bot) rerun(event string, e *envelope, sha string, prs []int) (route, error) {
+	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, HeadSHA: sha, Sender: e.Sender.Login,
+		Reason: event + " re-requested by " + e.Sender.Login}
+	key := ""
+	if len(prs) == 1 {
+		t.PR = prs[0]
+		key = prKey(t.Repo, t.PR)
+	}
+	j, err := newJob(event, kindCheck, t, key, key != "", false)
+	return route{job: j}, err
+}
+
+func (b *Bot) routeComment(event string, e *envelope) (route, error) {
+	if e.Action != "created" {
+		return route{note: "issue_comment " + e.Action + " is not handled"}, nil
+	}
+	if e.Issue == nil || e.Comment == nil {
+		return route{}, fmt.Errorf("issue_comment payload without issue or comment")
+	}
+	if len(e.Issue.PullRequest) == 0 || string(e.Issue.PullRequest) == "null" {
+		return route{note: "comment on an issue, not a pull request"}, nil
+	}
+	if e.Sender.Type == "Bot" || strings.HasSuffix(e.Sender.Login, "[bot]") {
+		return route{note: "comments by bots are not commands"}, nil
+	}
+	cmds := parseCommands(e.Comment.Body)
+	if len(cmds) == 0 {
+		return route{note: "no command in the comment"}, nil
+	}
+	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, PR: e.Issue.Number,
+		Sender: e.Comment.User.Login, CommentID: e.Comment.ID, Commands: cmds}
+	j, err := newJob(event, kindCommand, t, "", false, false)
+	return route{job: j}, err
+}
+
+func (b *Bot) routePush(event string, e *envelope) (route, error) {
+	def := e.Repository.DefaultBranch
+	if def == "" || e.Ref != "refs/heads/"+def {
+		return route{note: "push to " + e.Ref + ", not the default branch"}, nil
+	}
+	if e.Deleted || strings.Trim(e.After, "0") == "" {
+		return route{note: "default branch deleted"}, nil
+	}
+	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, DefaultBranch: def,
+		Before: e.Before, After: e.After, Sender: e.Sender.Login}
+	// A newer push supersedes a queued publish, but never interrupts one that is pushing.
+	j, err := newJob(event, kindPublish, t, "publish:"+strings.ToLower(t.Repo), false, true)
+	return route{job: j}, err
+}

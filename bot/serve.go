@@ -1,0 +1,93 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+// Serve runs the bot as `catalogbot serve` does until ctx is done: it reads the secrets and credentials
+// cfg names, opens the queue, serves HTTP on ln (cfg.Listen when nil) and runs the workers. On shutdown
+// it stops accepting deliveries first, then drains the workers for the grace period and requeues the rest.
+func Serve(ctx context.Context, cfg *Config, logOut io.Writer, level slog.Level, ln net.Listener) error {
+	log := NewLogger(logOut, level)
+	secrets, err := cfg.LoadSecrets()
+	if err != nil {
+		return err
+	}
+	key, token, err := cfg.LoadCredentials()
+	if err != nil {
+		return err
+	}
+	for _, dir := range []string{filepath.Dir(cfg.Queue.Path), cfg.Git.CacheDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return diag.UsageError(fmt.Errorf("bot state directory: %w", err))
+		}
+	}
+	q, err := queue.Open(ctx, cfg.Queue.Path)
+	if err != nil {
+		return diag.UsageError(err)
+	}
+	defer q.Close()
+	metrics := NewMetrics(q)
+	clients, err := ghclient.New(ghclient.Config{APIURL: cfg.GitHub.APIURL, AppID: cfg.GitHub.AppID, PrivateKey: key, Token: token,
+		Observer: metrics})
+	if err != nil {
+		return diag.UsageError(err)
+	}
+	b, err := New(ctx, Options{Config: cfg, Secrets: secrets, GitHub: clients, Queue: q, Logger: log, Metrics: metrics})
+	if err != nil {
+		return err
+	}
+	if ln == nil {
+		if ln, err = (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Listen); err != nil {
+			return diag.UsageError(fmt.Errorf("listen on %s: %w", cfg.Listen, err))
+		}
+	}
+	srv := &http.Server{Handler: b.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWork()
+	workDone := make(chan error, 1)
+	go func() { workDone <- b.Run(workCtx) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve(ln) }()
+	mode := "github app"
+	if token != "" {
+		mode = "token for " + cfg.GitHub.Repository
+	}
+	log.Info("catalogbot serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "auth", mode,
+		"workers", cfg.Queue.Workers, "queue", cfg.Queue.Path, "signing_keys", len(secrets))
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-serveDone:
+	}
+	log.Info("shutting down: no new deliveries, draining jobs", "grace", cfg.Queue.ShutdownGrace.String())
+	shutCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	stopWork()
+	if err := <-workDone; err != nil {
+		return err
+	}
+	log.Info("stopped")
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		return diag.InfraError(fmt.Errorf("http server: %w", serveErr))
+	}
+	return nil
+}

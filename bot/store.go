@@ -1,0 +1,254 @@
+package bot
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+// store keeps the bot's own records next to the queue: runs (one per check, merge group or publish),
+// /approve approvals, the readiness comment of each pull request, and merges.
+type store struct{ db *sql.DB }
+
+const storeSchema = `
+CREATE TABLE IF NOT EXISTS runs (
+	id           INTEGER PRIMARY KEY AUTOINCREMENT,
+	job_id       INTEGER NOT NULL,
+	kind         TEXT    NOT NULL,
+	repo         TEXT    NOT NULL,
+	pr           INTEGER NOT NULL DEFAULT 0,
+	head_sha     TEXT    NOT NULL,
+	base_ref     TEXT    NOT NULL DEFAULT '',
+	base_sha     TEXT    NOT NULL DEFAULT '',
+	base_tip     TEXT    NOT NULL DEFAULT '',
+	status       TEXT    NOT NULL,
+	verdict      TEXT    NOT NULL DEFAULT '',
+	conclusion   TEXT    NOT NULL DEFAULT '',
+	check_run_id INTEGER NOT NULL DEFAULT 0,
+	approvers    TEXT    NOT NULL DEFAULT '[]',
+	settings     TEXT    NOT NULL DEFAULT '{}',
+	report       TEXT    NOT NULL DEFAULT '',
+	log          TEXT    NOT NULL DEFAULT '',
+	started_at   INTEGER NOT NULL,
+	finished_at  INTEGER NOT NULL DEFAULT 0,
+	UNIQUE (job_id, kind, pr)
+);
+CREATE INDEX IF NOT EXISTS runs_pr ON runs(repo, pr, id);
+CREATE TABLE IF NOT EXISTS approvals (
+	repo TEXT NOT NULL, pr INTEGER NOT NULL, login TEXT NOT NULL, at INTEGER NOT NULL,
+	PRIMARY KEY (repo, pr, login)
+);
+CREATE TABLE IF NOT EXISTS readiness_comments (
+	repo TEXT NOT NULL, pr INTEGER NOT NULL, comment_id INTEGER NOT NULL, body TEXT NOT NULL,
+	PRIMARY KEY (repo, pr)
+);
+CREATE TABLE IF NOT EXISTS merges (
+	repo TEXT NOT NULL, pr INTEGER NOT NULL, head_sha TEXT NOT NULL, merge_sha TEXT NOT NULL, at INTEGER NOT NULL,
+	PRIMARY KEY (repo, pr)
+);
+`
+
+func newStore(ctx context.Context, db *sql.DB) (*store, error) {
+	if _, err := db.ExecContext(ctx, storeSchema); err != nil {
+		return nil, fmt.Errorf("create the bot's tables: %w", err)
+	}
+	return &store{db: db}, nil
+}
+
+// Run statuses.
+const (
+	runRunning   = "running"
+	runCompleted = "completed"
+	runCancelled = "cancelled"
+)
+
+// settings are the base branch's merge rules, recorded with each check.
+type settings struct {
+	CatalogDir        string   `json:"catalog_dir"`
+	MergeMethod       string   `json:"merge_method"`
+	RequiredLabels    []string `json:"required_labels,omitempty"`
+	RequiredApprovals int      `json:"required_approvals,omitempty"`
+}
+
+// run is one recorded execution.
+type run struct {
+	ID, JobID                        int64
+	Kind, Repo                       string
+	PR                               int
+	HeadSHA, BaseRef, BaseSHA, Tip   string
+	Status, Verdict, Conclusion, Log string
+	CheckRunID                       int64
+	Approvers                        []string
+	Settings                         settings
+	Report                           *report.Report
+	Started, Finished                time.Time
+}
+
+const runColumns = `id, job_id, kind, repo, pr, head_sha, base_ref, base_sha, base_tip, status, verdict, conclusion, check_run_id,
+	approvers, settings, report, log, started_at, finished_at`
+
+func scanRun(row interface{ Scan(...any) error }) (*run, error) {
+	var r run
+	var approvers, sets, rep string
+	var started, finished int64
+	if err := row.Scan(&r.ID, &r.JobID, &r.Kind, &r.Repo, &r.PR, &r.HeadSHA, &r.BaseRef, &r.BaseSHA, &r.Tip, &r.Status, &r.Verdict,
+		&r.Conclusion, &r.CheckRunID, &approvers, &sets, &rep, &r.Log, &started, &finished); err != nil {
+		return nil, err
+	}
+	_ = json.Unmarshal([]byte(approvers), &r.Approvers)
+	_ = json.Unmarshal([]byte(sets), &r.Settings)
+	if rep != "" {
+		r.Report = &report.Report{}
+		if err := json.Unmarshal([]byte(rep), r.Report); err != nil {
+			return nil, fmt.Errorf("run %d: stored report: %w", r.ID, err)
+		}
+	}
+	r.Started = time.UnixMilli(started)
+	if finished > 0 {
+		r.Finished = time.UnixMilli(finished)
+	}
+	return &r, nil
+}
+
+// startRun returns the run of (job, kind, pr), creating it; a retried job gets its earlier run back (and
+// with it the check run it created). A run of another head is reset to this one.
+func (s *store) startRun(ctx context.Context, jobID int64, kind, repo string, pr int, head string) (*run, error) {
+	now := time.Now().UnixMilli()
+	_, err := s.db.ExecContext(ctx, `INSERT INTO runs (job_id, kind, repo, pr, head_sha, status, started_at) VALUES (?,?,?,?,?,?,?)
+		ON CONFLICT (job_id, kind, pr) DO UPDATE SET status = excluded.status, started_at = excluded.started_at,
+			check_run_id = CASE WHEN head_sha = excluded.head_sha THEN check_run_id ELSE 0 END,
+			head_sha = excluded.head_sha`,
+		jobID, kind, repo, pr, head, runRunning, now)
+	if err != nil {
+		return nil, fmt.Errorf("record run of job %d: %w", jobID, err)
+	}
+	return scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE job_id = ? AND kind = ? AND pr = ?", jobID, kind, pr))
+}
+
+func (s *store) setCheckRun(ctx context.Context, runID, checkRunID int64) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE runs SET check_run_id = ? WHERE id = ?", checkRunID, runID)
+	return err
+}
+
+func (s *store) appendLog(ctx context.Context, runID int64, line string) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE runs SET log = log || ? WHERE id = ?", line, runID)
+	return err
+}
+
+// finishRun records a run's outcome.
+func (s *store) finishRun(ctx context.Context, r *run) error {
+	approvers, _ := json.Marshal(r.Approvers)
+	sets, _ := json.Marshal(r.Settings)
+	var rep []byte
+	if r.Report != nil {
+		var err error
+		if rep, err = json.Marshal(r.Report); err != nil {
+			return fmt.Errorf("run %d: encode report: %w", r.ID, err)
+		}
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, verdict = ?, conclusion = ?, base_ref = ?, base_sha = ?, base_tip = ?,
+		approvers = ?, settings = ?, report = ?, finished_at = ? WHERE id = ?`,
+		r.Status, r.Verdict, r.Conclusion, r.BaseRef, r.BaseSHA, r.Tip, string(approvers), string(sets), string(rep), time.Now().UnixMilli(), r.ID)
+	if err != nil {
+		return fmt.Errorf("record outcome of run %d: %w", r.ID, err)
+	}
+	return nil
+}
+
+func (s *store) getRun(ctx context.Context, id int64) (*run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// latestCheck is the newest completed check of a pull request's head, or nil.
+func (s *store) latestCheck(ctx context.Context, repo string, pr int, head string) (*run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+` FROM runs
+		WHERE repo = ? AND pr = ? AND kind = ? AND head_sha = ? AND status = ? ORDER BY finished_at DESC, id DESC LIMIT 1`,
+		repo, pr, kindCheck, head, runCompleted))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return r, err
+}
+
+func (s *store) recentRuns(ctx context.Context, limit int) ([]*run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runColumns+" FROM runs ORDER BY id DESC LIMIT ?", limit)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []*run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (s *store) addApproval(ctx context.Context, repo string, pr int, login string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO approvals (repo, pr, login, at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
+		repo, pr, strings.ToLower(login), time.Now().UnixMilli())
+	return err
+}
+
+func (s *store) approvals(ctx context.Context, repo string, pr int) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT login FROM approvals WHERE repo = ? AND pr = ? ORDER BY login", repo, pr)
+	if err != nil {
+		return nil, fmt.Errorf("read approvals of %s#%d: %w", repo, pr, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// readinessComment returns the recorded comment id and body (0 when none).
+func (s *store) readinessComment(ctx context.Context, repo string, pr int) (int64, string, error) {
+	var id int64
+	var body string
+	err := s.db.QueryRowContext(ctx, "SELECT comment_id, body FROM readiness_comments WHERE repo = ? AND pr = ?", repo, pr).Scan(&id, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, "", nil
+	}
+	return id, body, err
+}
+
+func (s *store) setReadinessComment(ctx context.Context, repo string, pr int, id int64, body string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO readiness_comments (repo, pr, comment_id, body) VALUES (?,?,?,?)
+		ON CONFLICT (repo, pr) DO UPDATE SET comment_id = excluded.comment_id, body = excluded.body`, repo, pr, id, body)
+	return err
+}
+
+// merged returns the recorded merge of a pull request ("" when none).
+func (s *store) merged(ctx context.Context, repo string, pr int) (string, error) {
+	var sha string
+	err := s.db.QueryRowContext(ctx, "SELECT merge_sha FROM merges WHERE repo = ? AND pr = ?", repo, pr).Scan(&sha)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return sha, err
+}
+
+func (s *store) recordMerge(ctx context.Context, repo string, pr int, head, mergeSHA string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO merges (repo, pr, head_sha, merge_sha, at) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING`,
+		repo, pr, head, mergeSHA, time.Now().UnixMilli())
+	return err
+}

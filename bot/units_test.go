@@ -1,0 +1,208 @@
+package bot
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", `publicURL: https://bot.example.com
+github:
+  appID: 12345
+  privateKeyFile: /secrets/app.pem
+webhook:
+  secretFiles: [/secrets/webhook]
+queue:
+  workers: 8
+  lease: 90s
+checks:
+  skipImages: true
+`)
+	cfg, err := LoadConfig(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Queue.Workers != 8 || cfg.Queue.Lease != 90*time.Second || !cfg.Checks.SkipImages || cfg.Listen != ":8080" ||
+		cfg.Checks.Name != "catalogbot" || cfg.Webhook.MaxBodyBytes != 25<<20 {
+		t.Errorf("config = %+v", cfg)
+	}
+	if got := cfg.GitURL("octo", "catalog"); got != "https://github.com/octo/catalog.git" {
+		t.Errorf("GitURL = %s", got)
+	}
+	for name, data := range map[string]string{
+		"unknown field": "publicURL: https://x\nlisten: :1\nwebhok: {}\ngithub: {appID: 1, privateKeyFile: k}\n",
+		"both modes":    "publicURL: https://x\ngithub: {appID: 1, privateKeyFile: k, tokenEnv: T, repository: o/r}\n",
+		"no mode":       "publicURL: https://x\n",
+		"token no repo": "publicURL: https://x\ngithub: {tokenEnv: T}\n",
+		"no public URL": "github: {appID: 1, privateKeyFile: k}\n",
+		"no secrets":    "publicURL: https://x\ngithub: {appID: 1, privateKeyFile: k}\nwebhook: {secretEnv: []}\n",
+		"bad template":  "publicURL: https://x\ngithub: {appID: 1, privateKeyFile: k}\ngit: {urlTemplate: https://example.com/repo.git}\n",
+	} {
+		if _, err := LoadConfig(write(strings.ReplaceAll(name, " ", "-")+".yaml", data)); err == nil || diag.CategoryOf(err) != diag.Usage {
+			t.Errorf("%s: %v, want a usage error", name, err)
+		}
+	}
+}
+
+func TestLoadSecretsAndCredentials(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "secret")
+	if err := os.WriteFile(file, []byte("from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TEST_WEBHOOK_SECRET", "from-env")
+	cfg := DefaultConfig()
+	cfg.Webhook.SecretEnv = []string{"TEST_WEBHOOK_SECRET", "TEST_UNSET_SECRET"}
+	cfg.Webhook.SecretFiles = []string{file}
+	secrets, err := cfg.LoadSecrets()
+	if err != nil || len(secrets) != 2 || string(secrets[0]) != "from-env" || string(secrets[1]) != "from-file" {
+		t.Fatalf("secrets %q, %v", secrets, err)
+	}
+	cfg.Webhook.SecretFiles = nil
+	cfg.Webhook.SecretEnv = []string{"TEST_UNSET_SECRET"}
+	if _, err := cfg.LoadSecrets(); err == nil || !strings.Contains(err.Error(), "refusing") {
+		t.Errorf("no secret: %v", err)
+	}
+	t.Setenv("TEST_EMPTY_SECRET", " ")
+	cfg.Webhook.SecretEnv = []string{"TEST_EMPTY_SECRET"}
+	if _, err := cfg.LoadSecrets(); err == nil {
+		t.Error("an empty secret was accepted")
+	}
+	t.Setenv("TEST_GITHUB_TOKEN", "ghp_x\n")
+	cfg.GitHub = GitHubConfig{TokenEnv: "TEST_GITHUB_TOKEN", Repository: "o/r"}
+	if key, tok, err := cfg.LoadCredentials(); err != nil || tok != "ghp_x" || key != nil {
+		t.Errorf("token mode: %q %q %v", key, tok, err)
+	}
+	cfg.GitHub = GitHubConfig{AppID: 1, PrivateKeyFile: filepath.Join(dir, "missing.pem")}
+	if _, _, err := cfg.LoadCredentials(); err == nil {
+		t.Error("a missing private key was accepted")
+	}
+}
+
+func TestLoggerRedactsCredentials(t *testing.T) {
+	var buf bytes.Buffer
+	log := NewLogger(&buf, slog.LevelInfo)
+	log.Info("x", "token", "ghs_abc", "webhook_secret", "s3cr3t", "Authorization", "Bearer t", "private_key", "-----BEGIN",
+		"repo", "octo/catalog", slog.Group("auth", "password", "hunter2"))
+	out := buf.String()
+	for _, leaked := range []string{"ghs_abc", "s3cr3t", "Bearer t", "BEGIN", "hunter2"} {
+		if strings.Contains(out, leaked) {
+			t.Errorf("log leaks %q: %s", leaked, out)
+		}
+	}
+	if !strings.Contains(out, `"repo":"octo/catalog"`) || !strings.Contains(out, `"token":"[redacted]"`) {
+		t.Errorf("log = %s", out)
+	}
+}
+
+func TestParseCommands(t *testing.T) {
+	for body, want := range map[string]string{
+		"/retest":                               "[{retest }]",
+		"LGTM\r\n/approve\n/hold":               "[{approve } {hold }]",
+		"/hold cancel":                          "[{unhold }]",
+		"  /UNHOLD  ":                           "[{unhold }]",
+		"please /retest":                        "[]",
+		"```\n/approve\n```":                    "[]",
+		"/lgtm\n/assign @x":                     "[]",
+		"> /approve (quoted from someone else)": "[]",
+	} {
+		got := fmt.Sprint(parseCommands(body))
+		if got == "[]" && want == "[]" {
+			continue
+		}
+		if got != want {
+			t.Errorf("parseCommands(%q) = %s, want %s", body, got, want)
+		}
+	}
+}
+
+func TestApprovals(t *testing.T) {
+	reviews := []ghclient.Review{
+		{User: "Bob", State: "APPROVED"},
+		{User: "carol", State: "APPROVED"},
+		{User: "carol", State: "CHANGES_REQUESTED"},
+		{User: "dave", State: "APPROVED"},
+		{User: "dave", State: "COMMENTED"},
+		{User: "alice", State: "APPROVED"}, // the author
+	}
+	got := approvals(reviews, "Alice", []string{"erin", "bob"})
+	if fmt.Sprint(got) != "[bob dave erin]" {
+		t.Errorf("approvals = %v", got)
+	}
+}
+
+func TestReadinessConditions(t *testing.T) {
+	b := &Bot{cfg: DefaultConfig()}
+	b.cfg.PublicURL = "https://bot.example"
+	no := false
+	pr := &ghclient.PullRequest{Number: 1, HeadSHA: strings.Repeat("a", 40), Labels: []string{"do-not-merge/hold"}, Mergeable: &no}
+	r := &run{ID: 3, HeadSHA: pr.HeadSHA, Verdict: string(report.Pass),
+		Settings: settings{RequiredApprovals: 2, RequiredLabels: []string{"lgtm"}}}
+	cs := b.conditions(pr, r, []string{"bob"})
+	if allMet(cs) {
+		t.Fatal("all met")
+	}
+	body := readinessBody("not ready", cs)
+	for _, want := range []string{readinessMarker, "- [ ] 1 of 2 required approvals (bob)", "- [ ] label `lgtm` is required",
+		"- [ ] on hold (label `do-not-merge/hold`)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa ([details](https://bot.example/runs/3))"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Index(body, "- [ ]") > strings.Index(body, "- [x]") {
+		t.Error("met conditions are listed before unmet ones")
+	}
+	pr.Labels, pr.Mergeable = []string{"LGTM"}, nil
+	if !allMet(b.conditions(pr, r, []string{"bob", "carol"})) {
+		t.Error("not met with two approvals, the label and no hold")
+	}
+	if allMet(b.conditions(pr, nil, []string{"bob", "carol"})) {
+		t.Error("met without a check")
+	}
+}
+
+func TestCheckRunMapping(t *testing.T) {
+	for v, want := range map[report.Status]string{report.Pass: "success", report.Fail: "failure",
+		report.ActionRequired: "action_required", report.Error: "failure"} {
+		if got := conclusion(v); got != want {
+			t.Errorf("conclusion(%s) = %s, want %s", v, got, want)
+		}
+	}
+	r := &report.Report{Stages: []report.Stage{{Name: "validate", Status: report.Fail, Diagnostics: []diag.Diagnostic{
+		{Severity: diag.Error, Check: "validate", Rule: "r1", File: "catalog/a/catalog.json", Line: 7, Message: "m1", Hint: "h1"},
+		{Severity: diag.Warning, Check: "validate", File: "catalog/b/catalog.json", Message: "m2"},
+		{Severity: diag.Note, Check: "validate", File: "catalog/c/catalog.json", Message: "m3"},
+		{Severity: diag.Error, Check: "validate", Message: "no file: summary only"},
+	}}}}
+	anns, dropped := annotations(r, 2)
+	if len(anns) != 2 || dropped != 1 {
+		t.Fatalf("annotations %+v dropped %d", anns, dropped)
+	}
+	if a := anns[0]; a.Path != "catalog/a/catalog.json" || a.StartLine != 7 || a.Level != "failure" || a.Title != "validate: r1" || a.Message != "m1\nh1" {
+		t.Errorf("first annotation %+v", a)
+	}
+	if a := anns[1]; a.StartLine != 1 || a.Level != "warning" {
+		t.Errorf("second annotation %+v", a)
+	}
+	if got := checkTitle(r); got != "Failed: validate (2 errors)" {
+		t.Errorf("title %q", got)
+	}
+}

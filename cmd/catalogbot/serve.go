@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/bot"
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+func newServeCmd() *cobra.Command {
+	var (
+		configPath string
+		logLevel   string
+		check      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve --config bot.yaml",
+		Short: "Run the GitHub App: check pull requests, merge what passes, republish the catalog",
+		Long: `serve runs catalogbot as a webhook-driven GitHub App (or with a token for one repository).
+
+It answers GitHub's webhooks at POST /webhook (HMAC-SHA256 signatures only; it refuses to start without a
+secret), queues each delivery durably in SQLite, runs the pull-request pipeline on each pull request's
+head, reports a check run and one readiness comment, merges with the tested head SHA as guard when every
+condition is met, and republishes the catalog image after pushes to the default branch. It also serves
+/healthz, /readyz, /metrics (Prometheus) and a status page at /.
+
+Secrets are never in bot.yaml: it names the environment variables or files holding the webhook secrets,
+the GitHub App private key or the token. See bot/README.md for a sample configuration, the GitHub App
+permissions and a deployment manifest.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return diag.UsageError(fmt.Errorf("--log-level %q: %w", logLevel, err))
+			}
+			cfg, err := bot.LoadConfig(configPath)
+			if err != nil {
+				return err
+			}
+			if check {
+				if _, err := cfg.LoadSecrets(); err != nil {
+					return err
+				}
+				if _, _, err := cfg.LoadCredentials(); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: configuration, secrets and credentials are in order\n", configPath)
+				return nil
+			}
+			return bot.Serve(cmd.Context(), cfg, cmd.ErrOrStderr(), level, nil)
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "bot.yaml", "the bot's configuration file")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error (JSON logs on stderr)")
+	cmd.Flags().BoolVar(&check, "check", false, "check the configuration, secrets and credentials, then exit")
+	return cmd
+}

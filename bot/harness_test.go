@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"flag"
 	"fmt"
+	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"io"
 	"log/slog"
 	"net"
@@ -560,35 +561,7 @@ func orDash(s string) string {
 // golden compares got with testdata/golden/name.txt (-update rewrites it).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	file := filepath.Join("testdata", "golden", name+".txt")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test ./bot -update to create it)", err)
-	}
-	if string(want) != got {
-		wl, gl := strings.Split(string(want), "\n"), strings.Split(got, "\n")
-		for i := 0; i < len(wl) || i < len(gl); i++ {
-			var w, g string
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if w != g {
-				t.Fatalf("%s differs at line %d (go test ./bot -update rewrites it):\n  want: %q\n  got:  %q", file, i+1, w, g)
-			}
-		}
-	}
+	goldenpkg.Compare(t, filepath.Join("testdata", "golden", name+".txt"), got, *update)
 }
 
 // pushBase pushes a one-platform stand-in for the opm base image and returns its reference.

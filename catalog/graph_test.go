@@ -6,7 +6,9 @@ import (
 	"testing"
 )
 
-func ch(entries ...ChannelEntry) *Channel { return &Channel{Name: "stable", Package: "p", Entries: entries} }
+func ch(entries ...ChannelEntry) *Channel {
+	return &Channel{Name: "stable", Package: "p", Entries: entries}
+}
 
 func TestGraph(t *testing.T) {
 	cases := []struct {

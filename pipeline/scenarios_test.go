@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"io"
 	"net/http"
 	"os"
@@ -316,40 +317,7 @@ func TestScenarioGoldensHaveScenarios(t *testing.T) {
 
 func golden(t *testing.T, file, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n%s", file, lineDiff(string(want), got))
-	}
-}
-
-// lineDiff shows the first differing line and both texts from there.
-func lineDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\n  want: %q\n  got:  %q\n--- got from there:\n%s", i+1, w, g, strings.Join(gl[i:], "\n"))
-		}
-	}
-	return "(texts differ only in line endings)"
+	goldenpkg.Compare(t, file, got, *update)
 }
 
 var (

@@ -388,7 +388,6 @@ func (s *state) images(ctx context.Context) report.Stage {
 	return st
 }
 
-
 func (s *state) render(ctx context.Context) report.Stage {
 	if s.refsFile() == "" {
 		return report.Stage{Status: report.Skipped, Summary: "no references config (references.file in " + owners.ConfigFile + ")"}

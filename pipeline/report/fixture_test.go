@@ -2,9 +2,8 @@ package report_test
 
 import (
 	"flag"
-	"os"
+	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,38 +59,5 @@ func sample() *report.Report {
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it):\n%s", file, firstDiff(string(want), got))
-	}
-}
-
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + itoa(i+1) + ":\n  want: " + quote(w) + "\n  got:  " + quote(g)
-		}
-	}
-	return "(no line differs)"
+	goldenpkg.Compare(t, filepath.Join("testdata", name), got, *update)
 }

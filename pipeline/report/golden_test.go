@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,7 +60,7 @@ func TestRendererDoesNotMutate(t *testing.T) {
 		render(t, func(b *bytes.Buffer) error { return report.Render(b, r, f, "operators", "v1", true) })
 	}
 	if after := render(t, func(b *bytes.Buffer) error { return report.WriteJSON(b, r) }); after != before {
-		t.Errorf("rendering changed the report:\n%s", firstDiff(before, after))
+		t.Errorf("rendering changed the report:\n%s", goldenpkg.FirstDiff(before, after))
 	}
 }
 
@@ -83,7 +84,7 @@ func TestRender(t *testing.T) {
 	} {
 		got := stripCommandGuard(render(t, func(b *bytes.Buffer) error { return report.Render(b, r, tc.format, "operators", "v9", false) }))
 		if want := render(t, tc.want); got != want {
-			t.Errorf("Render(%q) differs from its writer:\n%s", tc.format, firstDiff(want, got))
+			t.Errorf("Render(%q) differs from its writer:\n%s", tc.format, goldenpkg.FirstDiff(want, got))
 		}
 	}
 	for _, f := range report.Formats {

@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/catalogbot/catalogbot/internal/reftools"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
@@ -38,17 +39,7 @@ func testOptions(base string) Options {
 // tool returns the path in env var, skipping (or failing under CATALOGBOT_REQUIRE_TOOLS=1) when unset.
 func tool(t *testing.T, env string) string {
 	t.Helper()
-	p := os.Getenv(env)
-	if p == "" {
-		if os.Getenv("CATALOGBOT_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is not set and CATALOGBOT_REQUIRE_TOOLS=1", env)
-		}
-		t.Skipf("SKIPPED: %s IS NOT SET (run hack/test.sh to build the reference tools)", env)
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("%s=%s: %v", env, p, err)
-	}
-	return p
+	return reftools.Path(t, env)
 }
 
 // baseImage is a tiny base image for platform p: two deterministic layers, an opm-like config with a label

@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/internal/reftools"
 )
 
 var updateWriteGolden = flag.Bool("update", false, "rewrite catalog/testdata/write goldens from the writer's output")
@@ -30,17 +31,7 @@ var composedSample = []string{"3scale-community-operator", "ack-acm-controller",
 
 func writeTestOpm(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("CATALOGBOT_OPM")
-	if p == "" {
-		if os.Getenv("CATALOGBOT_REQUIRE_TOOLS") == "1" {
-			t.Fatal("CATALOGBOT_OPM is not set and CATALOGBOT_REQUIRE_TOOLS=1")
-		}
-		t.Skip("SKIPPED: CATALOGBOT_OPM IS NOT SET (the reference opm v1.73.0; run hack/test.sh to build it)")
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("CATALOGBOT_OPM=%s: %v", p, err)
-	}
-	return p
+	return reftools.OPM(t)
 }
 
 func loadForWrite(t testing.TB, dir string, opts LoadOptions) *Catalog {

@@ -10,20 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/internal/reftools"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
 // opmTool returns the reference opm (CATALOGBOT_OPM), or skips.
 func opmTool(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("CATALOGBOT_OPM")
-	if p == "" {
-		if os.Getenv("CATALOGBOT_REQUIRE_TOOLS") == "1" {
-			t.Fatal("CATALOGBOT_OPM is not set and CATALOGBOT_REQUIRE_TOOLS=1")
-		}
-		t.Skip("SKIPPED: CATALOGBOT_OPM IS NOT SET (run hack/test.sh to build the reference opm)")
-	}
-	return p
+	return reftools.OPM(t)
 }
 
 // opmRender runs `opm render --use-http image -o yaml` with a private home (where containers/image

@@ -11,22 +11,13 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/internal/reftools"
 )
 
 // opmBinary returns the reference opm binary, or skips (fails under CATALOGBOT_REQUIRE_TOOLS=1) without it.
 func opmBinary(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv("CATALOGBOT_OPM")
-	if bin == "" {
-		if os.Getenv("CATALOGBOT_REQUIRE_TOOLS") == "1" {
-			t.Fatal("CATALOGBOT_OPM is not set and CATALOGBOT_REQUIRE_TOOLS=1")
-		}
-		t.Skip("CATALOGBOT_OPM NOT SET: SKIPPING PARITY TESTS AGAINST THE REAL OPM")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("CATALOGBOT_OPM=%s: %v", bin, err)
-	}
-	return bin
+	return reftools.OPM(t)
 }
 
 // opmVerdict runs `opm validate dir` and reports whether opm accepted the catalog, with its output.

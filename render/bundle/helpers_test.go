@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/internal/reftools"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
@@ -52,17 +53,7 @@ func realBundles(t testing.TB) map[string]string {
 // opmTool returns the reference opm, skipping (or failing under CATALOGBOT_REQUIRE_TOOLS=1) without it.
 func opmTool(t testing.TB) string {
 	t.Helper()
-	p := os.Getenv("CATALOGBOT_OPM")
-	if p == "" {
-		if os.Getenv("CATALOGBOT_REQUIRE_TOOLS") == "1" {
-			t.Fatal("CATALOGBOT_OPM is not set and CATALOGBOT_REQUIRE_TOOLS=1")
-		}
-		t.Skip("SKIPPED: CATALOGBOT_OPM IS NOT SET (run hack/test.sh to build the reference opm)")
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("CATALOGBOT_OPM=%s: %v", p, err)
-	}
-	return p
+	return reftools.OPM(t)
 }
 
 // mode is one way of rendering: a bundle directory as such (image ""), or as if it were the image img,

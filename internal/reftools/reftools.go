@@ -1,0 +1,31 @@
+// Package reftools finds the reference tools differential tests run against (opm, the distribution
+// registry), built by hack/test.sh and named by environment variables.
+package reftools
+
+import (
+	"os"
+	"testing"
+)
+
+// Path returns the tool named by env. Without it the test is skipped, or fails under
+// CATALOGBOT_REQUIRE_TOOLS=1 (CI never skips differential tests silently).
+func Path(t testing.TB, env string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	if p == "" {
+		if os.Getenv("CATALOGBOT_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("%s is not set and CATALOGBOT_REQUIRE_TOOLS=1", env)
+		}
+		t.Skipf("SKIPPED: %s IS NOT SET (run hack/test.sh to build the reference tools)", env)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s=%s: %v", env, p, err)
+	}
+	return p
+}
+
+// OPM is the reference opm v1.73.0 ($CATALOGBOT_OPM).
+func OPM(t testing.TB) string {
+	t.Helper()
+	return Path(t, "CATALOGBOT_OPM")
+}

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -81,7 +82,7 @@ func metaKeys(data []byte, i int) (m Meta, end int, err error) {
 			folded[f] = s
 			order = append(order, f)
 		}
-		if !containsString(s.keys, key) {
+		if !slices.Contains(s.keys, key) {
 			s.keys = append(s.keys, key)
 		}
 		s.val = at
@@ -123,15 +124,6 @@ func metaKeys(data []byte, i int) (m Meta, end int, err error) {
 		*k.dst = stringValue(data, s.val, send, esc)
 	}
 	return m, end, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func quoteAll(list []string) []string {

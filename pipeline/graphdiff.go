@@ -43,7 +43,7 @@ func DiffGraphs(base, head *catalog.Catalog, pkgs map[string]bool, allowModify b
 	for k := range headCh {
 		keys[k] = true
 	}
-	for _, k := range sortedSet(keys) {
+	for _, k := range sortedKeys(keys) {
 		b, h := baseCh[k], headCh[k]
 		d := ChannelDiff{}
 		switch {
@@ -155,15 +155,6 @@ func setDiff(a, b map[string]bool) []string {
 		if !b[k] {
 			out = append(out, k)
 		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
 	}
 	sort.Strings(out)
 	return out

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -129,7 +130,7 @@ func (s *state) detectChanges(ctx context.Context) (*changes, error) {
 		forEachBlob(cat, func(pkg string, pos catalog.Pos) {
 			if pkg != "" && c.catalogFiles[pos.File] {
 				f := prefix + pos.File
-				if !contains(c.packages[pkg], f) {
+				if !slices.Contains(c.packages[pkg], f) {
 					c.packages[pkg] = append(c.packages[pkg], f)
 				}
 			}
@@ -187,15 +188,6 @@ func forEachBlob(c *catalog.Catalog, fn func(pkg string, pos catalog.Pos)) {
 	for _, o := range c.Others {
 		fn(o.Package, o.Pos)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // referenceChanges compares the references config field by field between base and head: the names of

@@ -86,13 +86,13 @@ func output(cr CheckRun) *github.CheckRunOutput {
 	if cr.Title == "" {
 		return nil
 	}
-	out := &github.CheckRunOutput{Title: github.Ptr(cr.Title), Summary: github.Ptr(cr.Summary)}
+	out := &github.CheckRunOutput{Title: new(cr.Title), Summary: new(cr.Summary)}
 	for _, a := range cr.Annotations {
 		end := max(a.EndLine, a.StartLine)
-		ann := &github.CheckRunAnnotation{Path: github.Ptr(a.Path), StartLine: github.Ptr(a.StartLine), EndLine: github.Ptr(end),
-			AnnotationLevel: github.Ptr(a.Level), Message: github.Ptr(a.Message)}
+		ann := &github.CheckRunAnnotation{Path: new(a.Path), StartLine: new(a.StartLine), EndLine: new(end),
+			AnnotationLevel: new(a.Level), Message: new(a.Message)}
 		if a.Title != "" {
-			ann.Title = github.Ptr(a.Title)
+			ann.Title = new(a.Title)
 		}
 		out.Annotations = append(out.Annotations, ann)
 	}
@@ -133,7 +133,7 @@ func (c *client) UpdateCheckRun(ctx context.Context, repo Repo, id int64, cr Che
 }
 
 func (c *client) FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error) {
-	opts := &github.ListCheckRunsOptions{CheckName: github.Ptr(name), Filter: github.Ptr("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	opts := &github.ListCheckRunsOptions{CheckName: new(name), Filter: new("all"), ListOptions: github.ListOptions{PerPage: 100}}
 	for {
 		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, sha, opts)
 		if err != nil {
@@ -218,7 +218,7 @@ func (c *client) Merge(ctx context.Context, repo Repo, number int, sha, method, 
 
 func (c *client) CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error {
 	_, resp, err := c.gh.Repositories.CreateStatus(ctx, repo.Owner, repo.Name, sha, github.RepoStatus{
-		State: github.Ptr(st.State), TargetURL: optional(st.TargetURL), Description: optional(st.Description), Context: github.Ptr(st.Context)})
+		State: new(st.State), TargetURL: optional(st.TargetURL), Description: optional(st.Description), Context: new(st.Context)})
 	return wrap(resp, err, "set status %q on %s in %s", st.Context, sha, repo)
 }
 

@@ -10,9 +10,6 @@ import (
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
-func itoa(n int) string     { return strconv.Itoa(n) }
-func quote(s string) string { return strconv.Quote(s) }
-
 func render(t *testing.T, write func(*bytes.Buffer) error) string {
 	t.Helper()
 	var buf bytes.Buffer

@@ -10,7 +10,6 @@ import (
 	"encoding/pem"
 	"flag"
 	"fmt"
-	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"io"
 	"log/slog"
 	"net"
@@ -36,6 +35,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/internal/gittest"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
+	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )

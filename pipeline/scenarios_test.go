@@ -6,7 +6,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"io"
 	"net/http"
 	"os"
@@ -32,6 +31,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/pipeline/report"

@@ -2,12 +2,12 @@ package report_test
 
 import (
 	"flag"
-	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/catalogbot/catalogbot/internal/diag"
+	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 

@@ -2,11 +2,11 @@ package report_test
 
 import (
 	"bytes"
-	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"strconv"
 	"strings"
 	"testing"
 
+	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 

@@ -2,13 +2,14 @@ package images
 
 import (
 	"fmt"
-	"github.com/catalogbot/catalogbot/internal/regnet"
 	"net/http"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/internal/regnet"
 )
 
 // defaultBackoff retries a transient failure three times, after about 1 s, 2 s and 4 s.

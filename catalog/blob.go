@@ -330,16 +330,11 @@ func cloneProperties(props []Property) []Property {
 	return props
 }
 
-// leanProperties keeps the small property values and drops the large ones (objects, CSV metadata), whose
-// decoded form is in Parsed.
+// leanProperties drops every property value once checked: validation needs only their types and the
+// decoded summary in Parsed, and a lean catalog is never written back.
 func leanProperties(props []Property) []Property {
 	for i := range props {
-		switch props[i].Type {
-		case PropertyBundleObject, PropertyCSVMetadata:
-			props[i].Value = nil
-		default:
-			props[i].Value = bytes.Clone(props[i].Value)
-		}
+		props[i].Value = nil
 	}
 	return props
 }

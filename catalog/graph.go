@@ -11,14 +11,17 @@ import (
 type Graph struct {
 	c     *Channel
 	index map[string]int
+	// uniq are the entries with duplicate names dropped (the first wins), in channel order.
+	uniq []ChannelEntry
 }
 
 // NewGraph indexes a channel's entries (the first entry wins for duplicate names).
 func NewGraph(c *Channel) *Graph {
-	g := &Graph{c: c, index: make(map[string]int, len(c.Entries))}
+	g := &Graph{c: c, index: make(map[string]int, len(c.Entries)), uniq: make([]ChannelEntry, 0, len(c.Entries))}
 	for i, e := range c.Entries {
 		if _, dup := g.index[e.Name]; !dup {
 			g.index[e.Name] = i
+			g.uniq = append(g.uniq, e)
 		}
 	}
 	return g
@@ -32,15 +35,7 @@ func (g *Graph) Entry(name string) ChannelEntry {
 	return ChannelEntry{Name: name, Pos: g.c.Pos}
 }
 
-func (g *Graph) entries() []ChannelEntry {
-	out := make([]ChannelEntry, 0, len(g.index))
-	for i, e := range g.c.Entries {
-		if g.index[e.Name] == i {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+func (g *Graph) entries() []ChannelEntry { return g.uniq }
 
 // Heads are the entries nothing replaces or skips, sorted. A valid channel has exactly one.
 func (g *Graph) Heads() []string {

@@ -29,8 +29,8 @@ const DefaultMaxFileSize = 512 << 20
 
 // LoadOptions tune a load. The zero value is a full load with default limits.
 type LoadOptions struct {
-	// Lean drops large property values (bundle objects, CSV metadata) after checking them, keeping their
-	// decoded summary in Bundle.Parsed: validation needs no more, and memory stays small.
+	// Lean drops bundle property values after checking them, keeping their decoded summary in
+	// Bundle.Parsed: validation needs no more, and memory stays small.
 	Lean bool
 	// Concurrency is the number of files parsed at once (default GOMAXPROCS).
 	Concurrency int

@@ -1,14 +1,11 @@
 package validate
 
 import (
-	_ "crypto/sha256" // registers the digest algorithm image references use
-	_ "crypto/sha512"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/blang/semver/v4"
-	"github.com/distribution/reference"
 )
 
 func (v *validator) bundles() {
@@ -111,11 +108,6 @@ func releaseProblem(rel string) string {
 		}
 	}
 	return strings.Join(probs, "; ")
-}
-
-func pullSpec(ref string) error {
-	_, err := reference.ParseNormalizedNamed(ref)
-	return err
 }
 
 // versions checks what needs all bundles of a package: unique versions, and that channel bundles have an

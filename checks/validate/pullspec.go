@@ -1,0 +1,112 @@
+package validate
+
+import (
+	_ "crypto/sha256" // registers the digest algorithm image references use
+	_ "crypto/sha512"
+	"strings"
+
+	"github.com/distribution/reference"
+)
+
+// pullSpec validates an image reference the way opm does (reference.ParseNormalizedNamed). The common
+// shape, registry/path[:tag][@sha256:hex], is recognised without the library's regular expressions; a
+// reference the fast path is not sure of always goes through the library, so the verdicts are the same.
+func pullSpec(ref string) error {
+	if plainReference(ref) {
+		return nil
+	}
+	_, err := reference.ParseNormalizedNamed(ref)
+	return err
+}
+
+// plainReference reports whether ref is certainly valid: a domain (with a dot, a port or localhost), one
+// or more lower-case path components, an optional tag and an optional sha256 digest.
+func plainReference(ref string) bool {
+	name, dig, hasDigest := strings.Cut(ref, "@")
+	if hasDigest {
+		hex, ok := strings.CutPrefix(dig, "sha256:")
+		if !ok || len(hex) != 64 || !all(hex, func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }) {
+			return false
+		}
+	}
+	if i := strings.LastIndexByte(name, ':'); i > strings.LastIndexByte(name, '/') {
+		tag := name[i+1:]
+		if len(tag) == 0 || len(tag) > 128 || tag[0] == '.' || tag[0] == '-' ||
+			!all(tag, func(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' }) {
+			return false
+		}
+		name = name[:i]
+	}
+	if len(name) > 255 {
+		return false
+	}
+	parts := strings.Split(name, "/")
+	if len(parts) < 2 || !plainDomain(parts[0]) {
+		return false
+	}
+	for _, p := range parts[1:] {
+		if !plainPathComponent(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func plainDomain(d string) bool {
+	host, port, hasPort := strings.Cut(d, ":")
+	if hasPort && (port == "" || !all(port, func(c byte) bool { return '0' <= c && c <= '9' })) {
+		return false
+	}
+	if host != "localhost" && !hasPort && !strings.Contains(host, ".") {
+		return false
+	}
+	for _, label := range strings.Split(host, ".") {
+		if label == "" || !isAlnum(label[0]) || !isAlnum(label[len(label)-1]) ||
+			!all(label, func(c byte) bool { return isAlnum(c) || c == '-' }) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainPathComponent is [a-z0-9]+ separated by ".", "_", "__" or runs of "-".
+func plainPathComponent(p string) bool {
+	if p == "" || !isLowerAlnum(p[0]) || !isLowerAlnum(p[len(p)-1]) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case isLowerAlnum(c):
+		case c == '.' || c == '_':
+			if !isLowerAlnum(p[i+1]) && !(c == '_' && p[i+1] == '_' && i+2 < len(p) && isLowerAlnum(p[i+2])) {
+				return false
+			}
+			if c == '_' && p[i+1] == '_' {
+				i++
+			}
+		case c == '-':
+			for i+1 < len(p) && p[i+1] == '-' {
+				i++
+			}
+			if !isLowerAlnum(p[i+1]) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool      { return isLowerAlnum(c) || 'A' <= c && c <= 'Z' }
+func isLowerAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+
+func all(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}

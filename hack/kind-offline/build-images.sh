@@ -59,7 +59,6 @@ cat >"$KO_CACHE/lane.json" <<JSON
   "versionKey": "$KO_VERSION_KEY",
   "nodeImage": "$KO_NODE_IMAGE",
   "nodeImageArchive": "$KO_CACHE/node-image.tar",
-  "kindConfig": "$KO_REPO/hack/kind-offline/kind-config.yaml",
   "olmManifests": "$olmdir",
   "catalogImage": "$cat_image",
   "catalogDigest": "$(cat "$img/catalog.digest")",

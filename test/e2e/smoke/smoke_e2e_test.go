@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,7 +22,6 @@ import (
 // lane is what hack/kind-offline/build-images.sh writes to lane.json.
 type lane struct {
 	NodeImage      string   `json:"nodeImage"`
-	KindConfig     string   `json:"kindConfig"`
 	OLMManifests   string   `json:"olmManifests"`
 	CatalogImage   string   `json:"catalogImage"`
 	CatalogDigest  string   `json:"catalogDigest"`
@@ -75,7 +75,8 @@ func lastLine(b []byte) string {
 func TestSmokeInKind(t *testing.T) {
 	l := loadLane(t)
 	requireDocker(t, l.NodeImage)
-	kindConfig, err := os.ReadFile(l.KindConfig)
+	// The kind config is a file of this checkout, not a cached artifact: the cache outlives checkouts.
+	kindConfig, err := os.ReadFile(filepath.Join("..", "..", "..", "hack", "kind-offline", "kind-config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

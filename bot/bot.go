@@ -56,6 +56,8 @@ type Bot struct {
 	metrics *Metrics
 	remote  []remote.Option
 	started time.Time
+	// announcer creates check runs at enqueue time.
+	announcer *announcer
 }
 
 // NewMetrics creates the metrics for a bot on q (to hand to ghclient.Config.Observer before New).
@@ -89,6 +91,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	if b.git == nil {
 		b.git = &gitcache.Cache{Dir: o.Config.Git.CacheDir, URL: o.Config.GitURL}
 	}
+	b.announcer = newAnnouncer(b)
 	b.pool = &queue.Pool{Queue: o.Queue, Handler: b.handleJob, Workers: o.Config.Queue.Workers, Lease: o.Config.Queue.Lease,
 		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob}
 	return b, nil
@@ -124,6 +127,10 @@ func (b *Bot) handleReady(w http.ResponseWriter, r *http.Request) {
 // still runs. It also prunes old jobs hourly.
 func (b *Bot) Run(ctx context.Context) error {
 	go b.prune(ctx)
+	// Announcements outlive ctx while the workers drain: a drained job may still queue a follow-up.
+	actx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	b.announcer.run(actx)
 	return b.pool.Run(ctx)
 }
 
@@ -161,7 +168,9 @@ func (b *Bot) handleJob(ctx context.Context, j *queue.Job) error {
 	jc := &jobCtx{b: b, job: j, task: t, repo: repo, gh: gh, log: b.log.With("job", j.ID, "kind", j.Kind, "repo", t.Repo)}
 	switch j.Kind {
 	case kindCheck:
-		err = jc.check(ctx)
+		err = classify(jc.check(ctx))
+		jc.settleCheckJob(ctx, context.Cause(ctx), err)
+		return err
 	case kindEvaluate:
 		err = jc.evaluate(ctx)
 	case kindCommand:
@@ -212,13 +221,38 @@ func (jc *jobCtx) enqueue(ctx context.Context, kind, delivery string, t Task) er
 		return err
 	}
 	j.Delivery = delivery
-	res, err := jc.b.queue.Enqueue(ctx, *j)
-	if err != nil {
-		return err
+	_, err = jc.b.enqueue(ctx, j, t, "")
+	return err
+}
+
+// enqueue queues a job (t is its task; closeReason says why a job it supersedes never runs), stops the
+// running jobs it supersedes and wakes a worker. A check job of a pull request's head is announced: its
+// check run is created in progress at once, and the check runs of the queued jobs it superseded are closed.
+func (b *Bot) enqueue(ctx context.Context, j *queue.Job, t Task, closeReason string) (queue.Enqueued, error) {
+	received := time.Now()
+	var done chan struct{}
+	announce := j.Kind == kindCheck && t.PR != 0 && t.HeadSHA != ""
+	if announce {
+		done = b.announcer.begin(j.Delivery)
 	}
-	jc.b.pool.Cancel(res.Cancel...)
-	jc.b.pool.Wake()
-	return nil
+	res, err := b.queue.Enqueue(ctx, *j)
+	if err != nil || res.Duplicate {
+		b.announcer.finish(j.Delivery, done)
+		return res, err
+	}
+	if announce || (j.Kind == kindCheck && len(res.Superseded) > 0) {
+		if closeReason == "" {
+			closeReason = fmt.Sprintf("Superseded by job %d (%s).", res.ID, j.Event)
+		}
+		an := announcement{delivery: j.Delivery, done: done, task: t, closeJobs: res.Superseded, reason: closeReason, received: received}
+		if announce {
+			an.job = res.ID
+		}
+		b.announcer.send(an)
+	}
+	b.pool.Cancel(res.Cancel...)
+	b.pool.Wake()
+	return res, nil
 }
 
 // runURL is the status page of a run (the check run's details link).

@@ -35,13 +35,22 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 
 // A burst of signed deliveries on loopback: every delivery is answered fast, queued once, and every pull
 // request is checked once its burst settles (no lost or duplicated jobs). A small burst runs with the
-// tests; bench/webhooks.sh runs 500 (CATALOGBOT_BENCH_WEBHOOKS=1) and prints the measurements.
+// tests; bench/webhooks.sh runs 500 (CATALOGBOT_BENCH_WEBHOOKS=1) and prints the measurements. The queue
+// is SQLite, or PostgreSQL with CATALOGBOT_BENCH_QUEUE=postgres (TestWebhookBurstPostgres).
 func TestWebhookBurst(t *testing.T) {
 	n, prs, workers := 60, 12, 4
 	if os.Getenv("CATALOGBOT_BENCH_WEBHOOKS") == "1" {
 		n, prs, workers = envInt("CATALOGBOT_BENCH_N", 500), envInt("CATALOGBOT_BENCH_PRS", 100), envInt("CATALOGBOT_BENCH_WORKERS", 8)
 	}
-	h := newHarness(t, func(h *harness) { h.cfg.Queue.Workers = workers; h.logs = &syncBuffer{} })
+	opts := []harnessOption{func(h *harness) { h.cfg.Queue.Workers = workers; h.logs = &syncBuffer{} }}
+	switch backend := os.Getenv("CATALOGBOT_BENCH_QUEUE"); backend {
+	case "", "sqlite":
+	case "postgres":
+		opts = append(opts, withPostgres)
+	default:
+		t.Fatalf("CATALOGBOT_BENCH_QUEUE=%q: want sqlite or postgres", backend)
+	}
+	h := newHarness(t, opts...)
 	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n") // no merges: measure checks
 	head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")
 	for i := 1; i <= prs; i++ {
@@ -125,29 +134,42 @@ func TestWebhookBurst(t *testing.T) {
 			t.Errorf("delivery %s became %d jobs", d, c)
 		}
 	}
-	// Every pull request ends with a completed check of its head; time to in progress is from its first
-	// delivery to the start of its first check run.
+	// Every pull request ends with a completed check of its head. Time to in progress is from its first
+	// delivery to the arrival, at (fake) GitHub, of the request that created its first check run.
 	runs, err := h.bot.store.recentRuns(ctx, 100000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	firstRun := map[int]time.Time{}
+	prOfRun := map[string]int{}
 	completed := map[int]bool{}
 	for _, r := range runs {
 		if r.Kind != kindCheck {
 			continue
 		}
-		if f, ok := firstRun[r.PR]; !ok || r.Started.Before(f) {
-			firstRun[r.PR] = r.Started
-		}
+		prOfRun[externalID(r.ID)] = r.PR
 		if r.Status == runCompleted && r.Conclusion == "success" {
 			completed[r.PR] = true
+		}
+	}
+	firstRun := map[int]time.Time{}
+	for _, cr := range h.gh.CheckRuns(repoFull) {
+		pr, ok := prOfRun[cr.ExternalID]
+		if !ok {
+			t.Errorf("check run %d has external ID %q, not one of a run", cr.ID, cr.ExternalID)
+			continue
+		}
+		if f, ok := firstRun[pr]; !ok || cr.Received.Before(f) {
+			firstRun[pr] = cr.Received
 		}
 	}
 	var toProgress []time.Duration
 	for pr := 1; pr <= prs; pr++ {
 		if !completed[pr] {
 			t.Errorf("pull request %d has no completed check", pr)
+		}
+		if firstRun[pr].IsZero() {
+			t.Errorf("pull request %d has no check run", pr)
+			continue
 		}
 		toProgress = append(toProgress, firstRun[pr].Sub(firstSent[pr]))
 	}

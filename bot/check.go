@@ -20,6 +20,8 @@ import (
 // check runs the pipeline on the head of the task's pull request (or of every open pull request whose
 // head is the task's SHA) and reports it.
 func (jc *jobCtx) check(ctx context.Context) error {
+	// The delivery's check run may be being created right now: let that finish first.
+	jc.b.announcer.wait(ctx, jc.job.Delivery)
 	prs := []int{jc.task.PR}
 	if jc.task.PR == 0 {
 		var err error
@@ -48,6 +50,9 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 		return nil
 	}
 	b := jc.b
+	if err := jc.dropStaleAnnouncement(ctx, number, pr.HeadSHA); err != nil {
+		return err
+	}
 	r, err := b.store.startRun(ctx, jc.job.ID, kindCheck, jc.task.Repo, number, pr.HeadSHA)
 	if err != nil {
 		return err
@@ -77,6 +82,23 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 	}
 	t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: number, Reason: "check completed"}
 	return jc.enqueue(ctx, kindEvaluate, fmt.Sprintf("evaluate:run:%d:%d", r.ID, jc.job.Attempts), t)
+}
+
+// dropStaleAnnouncement closes the check run announced for this job when the pull request's head moved
+// before the check started: the new head is checked instead (in a run of its own check run).
+func (jc *jobCtx) dropStaleAnnouncement(ctx context.Context, number int, head string) error {
+	r, err := jc.b.store.runOf(ctx, jc.job.ID, kindCheck, number)
+	if err != nil || r == nil || r.Status != runQueued || r.HeadSHA == head {
+		return err
+	}
+	if r.CheckRunID == claimedCheckRun {
+		if r.CheckRunID, err = jc.b.awaitCheckRun(ctx, r); err != nil {
+			return err
+		}
+	}
+	jc.b.settleRun(ctx, jc.gh, jc.repo, r, runQueued, "cancelled", "Cancelled",
+		fmt.Sprintf("The pull request's head moved to %s before this check started; that commit is checked instead.", short(head)))
+	return nil
 }
 
 // runPipeline fetches the repository and runs the pipeline from the merge base of the base branch and the

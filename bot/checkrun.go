@@ -35,10 +35,18 @@ func (c *checkReporter) name() string { return c.jc.b.cfg.Checks.Name }
 func (c *checkReporter) start(ctx context.Context) error {
 	jc := c.jc
 	c.ctx = ctx
-	c.external = fmt.Sprintf("catalogbot-run-%d", c.run.ID)
+	c.external = externalID(c.run.ID)
 	id := c.run.CheckRunID
-	if id == 0 && jc.job.Attempts > 1 {
-		// An earlier attempt may have created the check run and died before recording it.
+	lookup := jc.job.Attempts > 1 // an earlier attempt may have created the check run and died before recording it
+	if id == claimedCheckRun {
+		// Another replica's announcer is creating it.
+		var err error
+		if id, err = jc.b.awaitCheckRun(ctx, c.run); err != nil {
+			return err
+		}
+		lookup = lookup || id == 0
+	}
+	if id == 0 && lookup {
 		found, err := jc.gh.FindCheckRun(ctx, jc.repo, c.sha, c.name(), c.external)
 		if err != nil {
 			return err
@@ -57,6 +65,7 @@ func (c *checkReporter) start(ctx context.Context) error {
 		if id, err = jc.gh.CreateCheckRun(ctx, jc.repo, cr); err != nil {
 			return err
 		}
+		jc.b.metrics.inProgress.WithLabelValues("worker").Observe(time.Since(jc.job.Created).Seconds())
 	}
 	c.run.CheckRunID = id
 	c.last = timeNow()
@@ -220,6 +229,9 @@ func (c *checkReporter) cancelled(cause error) {
 	}
 	if errors.Is(cause, queue.ErrShutdown) || errors.Is(cause, queue.ErrLeaseLost) {
 		return
+	}
+	if errors.Is(cause, queue.ErrSuperseded) {
+		jc.b.announcer.waitAll(ctx)
 	}
 	err := jc.gh.UpdateCheckRun(ctx, jc.repo, c.run.CheckRunID, ghclient.CheckRun{Name: c.name(), Conclusion: "cancelled",
 		Title: "Cancelled", Summary: cancelReason(cause)})

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/diag"
 )
 
@@ -57,7 +59,13 @@ type GitConfig struct {
 
 // QueueConfig tunes the job queue.
 type QueueConfig struct {
-	Path          string        `yaml:"path"`
+	// Path is the SQLite database (one replica).
+	Path string `yaml:"path"`
+	// DatabaseURLEnv names the environment variable holding a postgres:// URL. When set it wins over
+	// Path: the queue and the bot's tables live in that PostgreSQL database, which several replicas may
+	// share. The URL holds a password, so it is never written in bot.yaml and never logged.
+	DatabaseURLEnv string `yaml:"databaseURLEnv"`
+
 	Workers       int           `yaml:"workers"`
 	Lease         time.Duration `yaml:"lease"`
 	MaxAttempts   int           `yaml:"maxAttempts"`
@@ -134,6 +142,13 @@ func (c *Config) Validate() error {
 	if c.Queue.Workers <= 0 || c.Queue.MaxAttempts <= 0 || c.Queue.Lease < time.Second {
 		problems = append(problems, "queue: workers and maxAttempts must be positive and lease at least 1s")
 	}
+	switch env := c.Queue.DatabaseURLEnv; {
+	case env == "" && c.Queue.Path == "":
+		problems = append(problems, "queue: set path (SQLite) or databaseURLEnv (PostgreSQL)")
+	case env != "" && !envName.MatchString(env):
+		// Not quoted: it may be the URL itself, password included.
+		problems = append(problems, "queue.databaseURLEnv must be the name of an environment variable holding the PostgreSQL URL, never the URL")
+	}
 	if !strings.Contains(c.Git.URLTemplate, "{owner}") || !strings.Contains(c.Git.URLTemplate, "{repo}") {
 		problems = append(problems, "git.urlTemplate must contain {owner} and {repo}")
 	}
@@ -144,6 +159,25 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%s", strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// QueueDSN is what the queue opens: the PostgreSQL URL in queue.databaseURLEnv's variable when set, else
+// the SQLite path. Errors never contain the URL.
+func (c *Config) QueueDSN() (string, error) {
+	env := c.Queue.DatabaseURLEnv
+	if env == "" {
+		return c.Queue.Path, nil
+	}
+	v := strings.TrimSpace(os.Getenv(env))
+	if v == "" {
+		return "", diag.UsageError(fmt.Errorf("queue database URL variable %s is not set or empty", env))
+	}
+	if !queue.IsPostgres(v) {
+		return "", diag.UsageError(fmt.Errorf("queue database URL variable %s must hold a postgres:// or postgresql:// URL", env))
+	}
+	return v, nil
 }
 
 // GitURL expands URLTemplate for a repository.

@@ -362,14 +362,17 @@ func TestManyAnnotationsAreBatched(t *testing.T) {
 	patches := 0
 	for _, r := range h.gh.Requests() {
 		if r.Method == "PATCH" && strings.Contains(r.Path, "/check-runs/") {
-			patches++
-			if c := strings.Count(r.Body, `"annotation_level"`); c > 50 {
+			c := strings.Count(r.Body, `"annotation_level"`)
+			if c > 50 {
 				t.Errorf("a request carried %d annotations", c)
+			}
+			if c > 0 {
+				patches++
 			}
 		}
 	}
 	if n < 120 || patches != (n+49)/50 {
-		t.Errorf("%d annotations in %d requests, want at least 120 in ceil(n/50)", n, patches)
+		t.Errorf("%d annotations in %d requests carrying annotations, want at least 120 in ceil(n/50)", n, patches)
 	}
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
+	"github.com/catalogbot/catalogbot/internal/pgtest"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
@@ -133,7 +134,7 @@ type harness struct {
 	git    *gittest.Repo
 	reg    *registrytest.Registry
 	block  *blocker
-	dbPath string
+	dbPath string // the queue database: a SQLite path, or a PostgreSQL URL (withPostgres)
 	cfg    *Config
 	logs   *syncBuffer
 
@@ -147,6 +148,10 @@ type harness struct {
 }
 
 type harnessOption func(*harness)
+
+// withPostgres runs the harness's bots on a fresh PostgreSQL database (dbPath becomes its URL); the test
+// is skipped without PostgreSQL unless CATALOGBOT_REQUIRE_POSTGRES=1.
+func withPostgres(h *harness) { h.dbPath = pgtest.Start(h.t) }
 
 func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	t.Helper()

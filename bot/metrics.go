@@ -23,6 +23,9 @@ type Metrics struct {
 	rateRemaining  *prometheus.GaugeVec
 	installations  *prometheus.CounterVec
 	merges         *prometheus.CounterVec
+	// inProgress is the time from a delivery's arrival to its check run in progress, by who created it
+	// (announcer, worker).
+	inProgress *prometheus.HistogramVec
 }
 
 func newMetrics(q *queue.Queue) *Metrics {
@@ -47,9 +50,12 @@ func newMetrics(q *queue.Queue) *Metrics {
 			Help: "installation and installation_repositories events by action."}, []string{"event", "action"}),
 		merges: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "catalogbot_merges_total",
 			Help: "Merge attempts by result (merged, head_moved, not_mergeable, unprocessable, base_moved_rerun)."}, []string{"result"}),
+		inProgress: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "catalogbot_check_run_in_progress_seconds",
+			Help:    "Time from a pull request delivery to its check run in progress, by creator (announcer, worker).",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}, []string{"by"}),
 	}
 	m.Registry.MustRegister(m.deliveries, m.webhookSeconds, m.jobs, m.jobSeconds, m.stageSeconds, m.apiCalls, m.rateRemaining,
-		m.installations, m.merges, &depthCollector{q: q}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.installations, m.merges, m.inProgress, &depthCollector{q: q}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 

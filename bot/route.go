@@ -44,6 +44,8 @@ type route struct {
 	cancelKey string
 	// note explains an ignored delivery or an event handled on the spot (installation).
 	note string
+	// task is the job's payload (or, for cancelKey, the pull request's).
+	task Task
 }
 
 func prKey(repo string, n int) string { return fmt.Sprintf("pr:%s#%d", strings.ToLower(repo), n) }
@@ -133,6 +135,11 @@ func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
 	if r.job != nil && !b.serves(r.job.Repo) {
 		return route{note: "repository " + r.job.Repo + " is not served by this bot"}, nil
 	}
+	if r.job != nil {
+		if err := json.Unmarshal(r.job.Payload, &r.task); err != nil {
+			return route{}, fmt.Errorf("%s job payload: %w", event, err)
+		}
+	}
 	return r, nil
 }
 
@@ -164,7 +171,7 @@ func (b *Bot) routePullRequest(event string, e *envelope) (route, error) {
 		if !b.serves(repo) {
 			return route{note: "repository " + repo + " is not served by this bot"}, nil
 		}
-		return route{cancelKey: prKey(repo, pr.Number), note: "closed: pending checks cancelled"}, nil
+		return route{cancelKey: prKey(repo, pr.Number), task: t, note: "closed: pending checks cancelled"}, nil
 	case "labeled", "unlabeled":
 		j, err := newJob(event, kindEvaluate, t, "", false, true)
 		return route{job: j}, err

@@ -30,12 +30,20 @@ func Serve(ctx context.Context, cfg *Config, logOut io.Writer, level slog.Level,
 	if err != nil {
 		return err
 	}
-	for _, dir := range []string{filepath.Dir(cfg.Queue.Path), cfg.Git.CacheDir} {
+	dsn, err := cfg.QueueDSN()
+	if err != nil {
+		return err
+	}
+	dirs := []string{cfg.Git.CacheDir}
+	if !queue.IsPostgres(dsn) {
+		dirs = append(dirs, filepath.Dir(dsn))
+	}
+	for _, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return diag.UsageError(fmt.Errorf("bot state directory: %w", err))
 		}
 	}
-	q, err := queue.Open(ctx, cfg.Queue.Path)
+	q, err := queue.Open(ctx, dsn) // its errors name the database without the password
 	if err != nil {
 		return diag.UsageError(err)
 	}
@@ -68,7 +76,7 @@ func Serve(ctx context.Context, cfg *Config, logOut io.Writer, level slog.Level,
 		mode = "token for " + cfg.GitHub.Repository
 	}
 	log.Info("catalogbot serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "auth", mode,
-		"workers", cfg.Queue.Workers, "queue", cfg.Queue.Path, "signing_keys", len(secrets))
+		"workers", cfg.Queue.Workers, "queue", q.DB().String(), "signing_keys", len(secrets))
 
 	var serveErr error
 	select {

@@ -84,20 +84,23 @@ func (b *Bot) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if rt.cancelKey != "" {
-		_, cancel, err := b.queue.CancelKey(ctx, rt.cancelKey, "pull request closed")
+		superseded, cancel, err := b.queue.CancelKey(ctx, rt.cancelKey, "pull request closed")
 		if err != nil {
 			b.log.Error("cancel jobs", "key", rt.cancelKey, "err", err)
 			reply(http.StatusServiceUnavailable, "error", "queue unavailable")
 			return
 		}
 		b.pool.Cancel(cancel...)
+		if len(superseded) > 0 {
+			b.announcer.send(announcement{task: rt.task, closeJobs: superseded, reason: "The pull request was closed."})
+		}
 	}
 	if rt.job == nil {
 		reply(http.StatusOK, "ignored", rt.note)
 		return
 	}
 	rt.job.Delivery = delivery
-	res, err := b.queue.Enqueue(ctx, *rt.job)
+	res, err := b.enqueue(ctx, rt.job, rt.task, "")
 	if err != nil {
 		b.log.Error("enqueue delivery", "event", event, "delivery", delivery, "err", err)
 		// GitHub does not redeliver by itself; 503 tells an operator the delivery needs a manual redelivery.
@@ -108,8 +111,6 @@ func (b *Bot) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusOK, "duplicate", fmt.Sprintf("duplicate: delivery already queued as job %d", res.ID))
 		return
 	}
-	b.pool.Cancel(res.Cancel...)
-	b.pool.Wake()
 	b.log.Info("delivery queued", "event", event, "delivery", delivery, "job", res.ID, "kind", rt.job.Kind, "repo", rt.job.Repo,
 		"superseded", len(res.Superseded), "stopping", len(res.Cancel))
 	reply(http.StatusAccepted, "queued", fmt.Sprintf("queued job %d", res.ID))

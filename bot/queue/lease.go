@@ -34,19 +34,59 @@ func newToken() string {
 	return hex.EncodeToString(b[:])
 }
 
+// claimLock is the PostgreSQL advisory lock every claim holds for its transaction.
+const claimLock int64 = 0x636174626f740002
+
 // Claim takes the oldest runnable queued job (due, and no running job shares its serial or supersede
 // key), marks it running with a lease, and returns it; nil when nothing is runnable.
+//
+// The guard "no running job shares its key" reads other rows, so two claims running at once could each
+// see the other's job as still queued and both start a job of one key. On SQLite the queue's single
+// connection serializes claims. On PostgreSQL, where several replicas claim, each claim holds one
+// transaction-scoped advisory lock (pg_advisory_xact_lock): claims are serialized across every process,
+// and because each statement of a READ COMMITTED transaction takes a new snapshot after the lock is
+// granted, a claim sees every earlier claim (committed before its lock was released). A claim takes about
+// a millisecond, so serializing them costs nothing here. FOR UPDATE SKIP LOCKED alone would not do: it
+// stops two claims taking the same row, not two rows of one serial key.
 func (q *Queue) Claim(ctx context.Context, lease time.Duration) (*Job, error) {
+	if q.db.dialect != Postgres {
+		return q.claim(ctx, q.db, lease)
+	}
+	tx, err := q.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("claim a job: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", claimLock); err != nil {
+		return nil, fmt.Errorf("claim a job: lock: %w", err)
+	}
+	j, err := q.claim(ctx, tx, lease)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("claim a job: %w", err)
+	}
+	return j, nil
+}
+
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// claim is Claim's statement. The outer state test matters on PostgreSQL: a job superseded between the
+// subquery's snapshot and the row lock is re-checked against it and not started.
+func (q *Queue) claim(ctx context.Context, db rowQuerier, lease time.Duration) (*Job, error) {
 	now := q.now()
-	row := q.db.QueryRowContext(ctx, `UPDATE jobs SET state = ?, token = ?, attempts = attempts + 1, lease_until = ?,
+	row := db.QueryRowContext(ctx, `UPDATE jobs SET state = ?, token = ?, attempts = attempts + 1, lease_until = ?,
 		started_at = ?, cancel_requested = 0
-		WHERE id = (
+		WHERE state = ? AND id = (
 			SELECT j.id FROM jobs j WHERE j.state = ? AND j.run_after <= ?
 			AND (j.serial_key = '' OR NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state = ? AND r.serial_key = j.serial_key))
 			AND (j.supersede_key = '' OR NOT EXISTS (SELECT 1 FROM jobs r WHERE r.state = ? AND r.supersede_key = j.supersede_key))
 			ORDER BY j.id LIMIT 1)
 		RETURNING `+jobColumns,
-		Running, newToken(), ms(now.Add(lease)), ms(now), Queued, ms(now), Running, Running)
+		Running, newToken(), ms(now.Add(lease)), ms(now), Queued, Queued, ms(now), Running, Running)
 	j, err := scanJob(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -105,7 +145,7 @@ func (q *Queue) Supersede(ctx context.Context, j *Job, reason string) error {
 
 // Release puts a running job back in the queue without counting the attempt (graceful shutdown).
 func (q *Queue) Release(ctx context.Context, j *Job) error {
-	return q.finish(ctx, j, "state = ?, token = '', attempts = max(attempts - 1, 0), started_at = 0", Queued)
+	return q.finish(ctx, j, "state = ?, token = '', attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, started_at = 0", Queued)
 }
 
 // RequeueExpired queues again every running job whose lease has expired (its worker died), or fails it

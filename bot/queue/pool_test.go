@@ -53,7 +53,11 @@ func waitState(t *testing.T, q *Queue, id int64, want State) *Job {
 }
 
 func TestPoolRunsEveryJobOnceWithBoundedConcurrency(t *testing.T) {
-	q := open(t, "")
+	forEachBackend(t, testPoolRunsEveryJobOnceWithBoundedConcurrency)
+}
+
+func testPoolRunsEveryJobOnceWithBoundedConcurrency(t *testing.T, bk backend) {
+	q := bk.open(t)
 	var mu sync.Mutex
 	runs := map[string]int{}
 	var cur, peak atomic.Int32
@@ -108,9 +112,13 @@ func TestPoolRunsEveryJobOnceWithBoundedConcurrency(t *testing.T) {
 }
 
 func TestPoolCancelsSupersededRunningJob(t *testing.T) {
+	forEachBackend(t, testPoolCancelsSupersededRunningJob)
+}
+
+func testPoolCancelsSupersededRunningJob(t *testing.T, bk backend) {
 	for _, inProcess := range []bool{true, false} {
 		t.Run(fmt.Sprintf("in-process=%v", inProcess), func(t *testing.T) {
-			q := open(t, "")
+			q := bk.open(t)
 			started := make(chan int64, 4)
 			p := &Pool{Queue: q, Workers: 2, Lease: 150 * time.Millisecond, Poll: 10 * time.Millisecond,
 				Handler: func(ctx context.Context, j *Job) error {
@@ -138,8 +146,10 @@ func TestPoolCancelsSupersededRunningJob(t *testing.T) {
 	}
 }
 
-func TestPoolRetriesThenFails(t *testing.T) {
-	q := open(t, "")
+func TestPoolRetriesThenFails(t *testing.T) { forEachBackend(t, testPoolRetriesThenFails) }
+
+func testPoolRetriesThenFails(t *testing.T, bk backend) {
+	q := bk.open(t)
 	var calls sync.Map
 	p := &Pool{Queue: q, Workers: 1, MaxAttempts: 3, Poll: 5 * time.Millisecond,
 		Backoff: func(int) time.Duration { return time.Millisecond },
@@ -186,8 +196,10 @@ func TestPoolRetriesThenFails(t *testing.T) {
 	}
 }
 
-func TestShutdownRequeuesRunningJob(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "queue.db")
+func TestShutdownRequeuesRunningJob(t *testing.T) { forEachBackend(t, testShutdownRequeuesRunningJob) }
+
+func testShutdownRequeuesRunningJob(t *testing.T, bk backend) {
+	path := bk.fresh(t)
 	q := open(t, path)
 	started := make(chan struct{}, 1)
 	p := &Pool{Queue: q, Workers: 1, Poll: 5 * time.Millisecond, Handler: func(ctx context.Context, j *Job) error {
@@ -216,7 +228,11 @@ func TestShutdownRequeuesRunningJob(t *testing.T) {
 // Closing the database under a running job is a crash without a chance to record anything: the next
 // process requeues the job once its lease expires, and it completes exactly once.
 func TestCrashedJobCompletesOnceAfterRestart(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "queue.db")
+	forEachBackend(t, testCrashedJobCompletesOnceAfterRestart)
+}
+
+func testCrashedJobCompletesOnceAfterRestart(t *testing.T, bk backend) {
+	path := bk.fresh(t)
 	q1, err := Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
@@ -238,23 +254,31 @@ func TestCrashedJobCompletesOnceAfterRestart(t *testing.T) {
 	}
 }
 
-// childEnv makes the test binary act as a queue worker process (TestMain-free re-exec).
-const childEnv = "CATALOGBOT_QUEUE_CHILD"
+// childEnv makes the test binary act as a queue worker process on the database it names; childDirEnv is
+// where the child marks the jobs it starts and finishes.
+const (
+	childEnv    = "CATALOGBOT_QUEUE_CHILD"
+	childDirEnv = "CATALOGBOT_QUEUE_CHILD_DIR"
+)
 
 func TestKill9ChildLosesNothing(t *testing.T) {
-	if path := os.Getenv(childEnv); path != "" {
-		childWorker(path)
+	if dsn := os.Getenv(childEnv); dsn != "" {
+		childWorker(dsn, os.Getenv(childDirEnv))
 		return
 	}
+	forEachBackend(t, testKill9ChildLosesNothing)
+}
+
+func testKill9ChildLosesNothing(t *testing.T, bk backend) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "queue.db")
+	path := bk.fresh(t)
 	q := open(t, path)
 	var ids []int64
 	for i := range 5 {
 		ids = append(ids, enqueue(t, q, Job{Delivery: fmt.Sprint("k", i), Repo: "o/r"}).ID)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKill9ChildLosesNothing$")
-	cmd.Env = append(os.Environ(), childEnv+"="+path)
+	cmd.Env = append(os.Environ(), childEnv+"="+path, childDirEnv+"="+dir)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -300,12 +324,11 @@ func TestKill9ChildLosesNothing(t *testing.T) {
 }
 
 // childWorker runs jobs k0, k1 to completion, then hangs in k2 until killed.
-func childWorker(path string) {
-	q, err := Open(context.Background(), path)
+func childWorker(dsn, dir string) {
+	q, err := Open(context.Background(), dsn)
 	if err != nil {
 		os.Exit(3)
 	}
-	dir := filepath.Dir(path)
 	p := &Pool{Queue: q, Workers: 1, Lease: 300 * time.Millisecond, Poll: 5 * time.Millisecond,
 		Handler: func(ctx context.Context, j *Job) error {
 			_ = os.WriteFile(filepath.Join(dir, j.Delivery+".started"), nil, 0o644)

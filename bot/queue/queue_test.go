@@ -4,17 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 )
 
-func open(t *testing.T, path string) *Queue {
+// open opens the queue database dsn (a SQLite path or a PostgreSQL URL), closed when the test ends.
+func open(t *testing.T, dsn string) *Queue {
 	t.Helper()
-	if path == "" {
-		path = filepath.Join(t.TempDir(), "queue.db")
-	}
-	q, err := Open(t.Context(), path)
+	q, err := Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +44,11 @@ func state(t *testing.T, q *Queue, id int64) State {
 }
 
 func TestEnqueueDeduplicatesDeliveries(t *testing.T) {
-	q := open(t, "")
+	forEachBackend(t, testEnqueueDeduplicatesDeliveries)
+}
+
+func testEnqueueDeduplicatesDeliveries(t *testing.T, bk backend) {
+	q := bk.open(t)
 	a := enqueue(t, q, Job{Delivery: "d1", Repo: "o/r"})
 	b := enqueue(t, q, Job{Delivery: "d1", Repo: "o/r"})
 	if a.Duplicate || !b.Duplicate || a.ID != b.ID {
@@ -66,7 +67,11 @@ func TestEnqueueDeduplicatesDeliveries(t *testing.T) {
 }
 
 func TestNewerJobSupersedesQueuedAndCancelsRunning(t *testing.T) {
-	q := open(t, "")
+	forEachBackend(t, testNewerJobSupersedesQueuedAndCancelsRunning)
+}
+
+func testNewerJobSupersedesQueuedAndCancelsRunning(t *testing.T, bk backend) {
+	q := bk.open(t)
 	ctx := t.Context()
 	first := enqueue(t, q, Job{Delivery: "d1", Repo: "o/r", Key: "o/r#1", CancelRunning: true})
 	running, err := q.Claim(ctx, time.Minute)
@@ -110,8 +115,10 @@ func TestNewerJobSupersedesQueuedAndCancelsRunning(t *testing.T) {
 	}
 }
 
-func TestSerialKeyRunsOneAtATime(t *testing.T) {
-	q := open(t, "")
+func TestSerialKeyRunsOneAtATime(t *testing.T) { forEachBackend(t, testSerialKeyRunsOneAtATime) }
+
+func testSerialKeyRunsOneAtATime(t *testing.T, bk backend) {
+	q := bk.open(t)
 	ctx := t.Context()
 	a := enqueue(t, q, Job{Delivery: "m1", Repo: "o/r", Serial: "o/r"})
 	b := enqueue(t, q, Job{Delivery: "m2", Repo: "o/r", Serial: "o/r"})
@@ -133,7 +140,11 @@ func TestSerialKeyRunsOneAtATime(t *testing.T) {
 }
 
 func TestExpiredLeaseIsRequeuedAndTheOldClaimFenced(t *testing.T) {
-	q := open(t, "")
+	forEachBackend(t, testExpiredLeaseIsRequeuedAndTheOldClaimFenced)
+}
+
+func testExpiredLeaseIsRequeuedAndTheOldClaimFenced(t *testing.T, bk backend) {
+	q := bk.open(t)
 	ctx := t.Context()
 	e := enqueue(t, q, Job{Delivery: "d1", Repo: "o/r"})
 	old, _ := q.Claim(ctx, time.Millisecond)
@@ -168,8 +179,10 @@ func TestExpiredLeaseIsRequeuedAndTheOldClaimFenced(t *testing.T) {
 	}
 }
 
-func TestCancelKeyAndPrune(t *testing.T) {
-	q := open(t, "")
+func TestCancelKeyAndPrune(t *testing.T) { forEachBackend(t, testCancelKeyAndPrune) }
+
+func testCancelKeyAndPrune(t *testing.T, bk backend) {
+	q := bk.open(t)
 	ctx := t.Context()
 	a := enqueue(t, q, Job{Delivery: "d1", Repo: "o/r", Key: "o/r#1"})
 	b := enqueue(t, q, Job{Delivery: "d2", Repo: "o/r", Key: "o/r#1"})
@@ -200,8 +213,10 @@ func TestCancelKeyAndPrune(t *testing.T) {
 	}
 }
 
-func TestListAndDepth(t *testing.T) {
-	q := open(t, "")
+func TestListAndDepth(t *testing.T) { forEachBackend(t, testListAndDepth) }
+
+func testListAndDepth(t *testing.T, bk backend) {
+	q := bk.open(t)
 	for i := range 3 {
 		enqueue(t, q, Job{Delivery: fmt.Sprint(i), Repo: "o/r"})
 	}

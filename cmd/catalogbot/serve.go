@@ -47,6 +47,9 @@ permissions and a deployment manifest.`,
 				if _, _, err := cfg.LoadCredentials(); err != nil {
 					return err
 				}
+				if _, err := cfg.QueueDSN(); err != nil { // the PostgreSQL URL's variable, when named
+					return err
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: configuration, secrets and credentials are in order\n", configPath)
 				return nil
 			}

@@ -71,7 +71,7 @@ func createCheckRun(c *call) reply {
 		return failed(http.StatusBadRequest, "Problems parsing JSON")
 	}
 	now := c.s.tick()
-	cr := &CheckRun{ID: c.s.newID(), HeadSHA: req.HeadSHA, Status: "queued", StartedAt: now}
+	cr := &CheckRun{ID: c.s.newID(), HeadSHA: req.HeadSHA, Status: "queued", StartedAt: now, Received: time.Now()}
 	if rep := req.apply(cr, now); rep.status != 0 {
 		return rep
 	}

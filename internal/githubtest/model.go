@@ -48,7 +48,8 @@ type CheckRun struct {
 	StartedAt   time.Time
 	CompletedAt time.Time
 	Output      CheckRunOutput
-	Updates     int // PATCH requests applied
+	Updates     int       // PATCH requests applied
+	Received    time.Time // wall-clock time the create request arrived (the fake's clock is StartedAt)
 }
 
 // CheckRunOutput is a check run's output; Annotations accumulate over updates, as on GitHub.

@@ -1,0 +1,92 @@
+package bot
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// runQueued is the status of a run announced at enqueue time whose job has not started it yet.
+const runQueued = "queued"
+
+// claimRun records the run of (job, kind, pr) as queued with its check run being created (check_run_id
+// claimedCheckRun), unless a run of it exists already: then claimed is false and nothing changes.
+func (s *store) claimRun(ctx context.Context, jobID int64, kind, repo string, pr int, head string) (r *run, claimed bool, err error) {
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (job_id, kind, repo, pr, head_sha, status, check_run_id, started_at)
+		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (job_id, kind, pr) DO NOTHING`,
+		jobID, kind, repo, pr, head, runQueued, claimedCheckRun, time.Now().UnixMilli())
+	if err != nil {
+		return nil, false, fmt.Errorf("announce run of job %d: %w", jobID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return nil, false, err
+	}
+	if r, err = s.runOf(ctx, jobID, kind, pr); err != nil {
+		return nil, false, fmt.Errorf("announce run of job %d: %w", jobID, err)
+	}
+	if r == nil {
+		return nil, false, fmt.Errorf("announce run of job %d: the run just recorded is gone", jobID)
+	}
+	return r, true, nil
+}
+
+// setCheckRunFrom records a run's check run only if it is still from (the claim protocol of announcements).
+func (s *store) setCheckRunFrom(ctx context.Context, runID, from, to int64) (bool, error) {
+	res, err := s.db.ExecContext(ctx, "UPDATE runs SET check_run_id = ? WHERE id = ? AND check_run_id = ?", to, runID, from)
+	if err != nil {
+		return false, fmt.Errorf("record check run of run %d: %w", runID, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// runsOfJobs lists the runs of jobs in status.
+func (s *store) runsOfJobs(ctx context.Context, jobs []int64, status string) ([]*run, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	args := []any{status}
+	for _, j := range jobs {
+		args = append(args, j)
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?,", len(jobs)), ",")
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runColumns+" FROM runs WHERE status = ? AND job_id IN ("+marks+") ORDER BY id", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs of jobs %v: %w", jobs, err)
+	}
+	defer rows.Close()
+	var out []*run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// markRun moves a run from one status to another with a conclusion and a log line; false when the run was
+// not in status from (someone else settled it).
+func (s *store) markRun(ctx context.Context, runID int64, from, to, conclusion, why string) (bool, error) {
+	line := time.Now().UTC().Format("15:04:05.000") + " " + conclusion + ": " + why + "\n"
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, conclusion = ?, log = log || ?, finished_at = ?
+		WHERE id = ? AND status = ?`, to, conclusion, line, time.Now().UnixMilli(), runID, from)
+	if err != nil {
+		return false, fmt.Errorf("settle run %d: %w", runID, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// runOf is the run of (job, kind, pr), or nil.
+func (s *store) runOf(ctx context.Context, jobID int64, kind string, pr int) (*run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE job_id = ? AND kind = ? AND pr = ?", jobID, kind, pr))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return r, err
+}

@@ -28,12 +28,19 @@ else
   kind_pid=""
 fi
 
-# The bot's status page is tested in headless Chromium (Debian package chromium).
-if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  step "installing chromium (Debian) in the background"
-  (apt-get install -y -q chromium >"$logs/chromium.log" 2>&1 || (apt-get update -q && apt-get install -y -q chromium) >>"$logs/chromium.log" 2>&1) & chromium_pid=$!
+# Debian packages some tests need, installed in one background apt-get (two would fight over dpkg's
+# lock): chromium for the bot's status page in a headless browser, postgresql for the queue's PostgreSQL
+# backend (the tests start a throwaway server from its initdb and postgres, internal/pgtest).
+have_postgres() { command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
+debs=""
+command -v chromium >/dev/null 2>&1 || debs="$debs chromium"
+have_postgres || debs="$debs postgresql"
+if [ -n "$debs" ] && command -v apt-get >/dev/null 2>&1; then
+  step "installing$debs (Debian) in the background"
+  apt() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 "$@"; } # the kind lane may be installing too
+  (apt install -y -q $debs >"$logs/debs.log" 2>&1 || (apt update -q && apt install -y -q $debs) >>"$logs/debs.log" 2>&1) & debs_pid=$!
 else
-  chromium_pid=""
+  debs_pid=""
 fi
 
 step "go vet"
@@ -59,11 +66,17 @@ else
   step "SHARED DATA NOT FOUND (../shared/data): TESTS ON REAL CATALOGS, BUNDLES AND PAYLOADS ARE SKIPPED"
 fi
 
-if [ -n "$chromium_pid" ]; then wait "$chromium_pid" || true; fi
+if [ -n "$debs_pid" ]; then wait "$debs_pid" || true; fi
 if command -v chromium >/dev/null 2>&1; then
   export CATALOGBOT_REQUIRE_CHROMIUM=1
 else
-  step "CHROMIUM COULD NOT BE INSTALLED: THE STATUS PAGE BROWSER TEST IS SKIPPED (see $logs/chromium.log)"
+  step "CHROMIUM COULD NOT BE INSTALLED: THE STATUS PAGE BROWSER TEST IS SKIPPED (see $logs/debs.log)"
+fi
+
+if have_postgres; then
+  export CATALOGBOT_REQUIRE_POSTGRES=1
+else
+  step "POSTGRESQL COULD NOT BE INSTALLED: THE POSTGRESQL QUEUE TESTS ARE SKIPPED (see $logs/debs.log)"
 fi
 
 step "go test ./..."

@@ -2,9 +2,12 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/pipeline/owners"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
@@ -42,11 +46,11 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	}
 	if before := jc.task.Before; before != "" {
 		if _, err := gitcache.Resolve(dir, before); err == nil {
-			touched, _, err := gitcache.TouchedTopDirs(ctx, dir, before, after, cfg.Catalog.Dir)
+			touched, outside, err := gitcache.TouchedTopDirs(ctx, dir, before, after, cfg.Catalog.Dir)
 			if err != nil {
 				return err
 			}
-			if len(touched) == 0 {
+			if len(touched) == 0 && !jc.renderSourcesChanged(dir, after, cfg, outside) {
 				jc.log.Info("the catalog did not change: not publishing", "before", before, "after", after)
 				return nil
 			}
@@ -83,13 +87,28 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 		return err
 	}
 	defer cleanup()
+	rep := &report.Report{Title: fmt.Sprintf("publish %s at %s", jc.task.Repo, short(after)), Outputs: map[string]string{}}
+	if refs := cfg.References.File; refs != "" {
+		if _, err := os.Stat(filepath.Join(tree, filepath.FromSlash(refs))); err == nil {
+			rd := pipeline.RenderCatalog(ctx, pipeline.RenderInput{Tree: tree, RefsFile: refs, CatalogDir: cfg.Catalog.Dir,
+				Format: cfg.Catalog.Format, RemoteOptions: b.remote})
+			defer rd.Cleanup()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.Stages = append(rep.Stages, rd.Stage)
+			if rd.Stage.Status != report.Pass {
+				return jc.publishRendered(ctx, r, rep, status, dir, cfg, rd)
+			}
+		}
+	}
 	st, digest := pipeline.Publish(ctx, pipeline.PublishInput{CatalogDir: filepath.Join(tree, filepath.FromSlash(cfg.Catalog.Dir)),
 		Target: cfg.Publish.Image, Build: build.Options{Base: cfg.Publish.Base, Platforms: platforms, RemoteOptions: b.remote}})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	rep := &report.Report{Title: fmt.Sprintf("publish %s at %s", jc.task.Repo, short(after)), Stages: []report.Stage{st},
-		Outputs: map[string]string{}}
+	rep.Stages = append(rep.Stages, st)
+	b.metrics.stageSeconds.WithLabelValues(st.Name, string(st.Status)).Observe(st.Duration.Seconds())
 	dig := digest
 	if _, d, ok := strings.Cut(digest, "@"); ok {
 		dig = d
@@ -100,19 +119,125 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	} else {
 		status.State = "failure"
 		status.Description = "not published: " + truncate(st.Summary+" "+st.Err, 120)
-		if st.Status == report.Error && jc.job.Attempts < b.cfg.Queue.MaxAttempts {
-			if err := jc.gh.CreateStatus(ctx, jc.repo, after, status); err != nil {
-				return err
-			}
-			return diag.InfraError(fmt.Errorf("publish %s: %s", cfg.Publish.Image, st.Err)) // retried
-		}
 	}
-	b.metrics.stageSeconds.WithLabelValues(st.Name, string(st.Status)).Observe(st.Duration.Seconds())
-	if err := jc.gh.CreateStatus(ctx, jc.repo, after, status); err != nil {
+	return jc.finishPublish(ctx, r, rep, status, st)
+}
+
+// renderSourcesChanged tells whether a changed path (outside the catalog) is read by the render of the
+// references config: the file itself or a local reference's directory.
+func (jc *jobCtx) renderSourcesChanged(dir, sha string, cfg *owners.Config, changed []string) bool {
+	if cfg.References.File == "" {
+		return false
+	}
+	repo, err := pipeline.OpenRepo(dir)
+	if err != nil {
+		return true // render: it says what is wrong
+	}
+	c, err := repo.Resolve(sha)
+	if err != nil {
+		return true
+	}
+	data, ok, err := repo.ReadFile(c, cfg.References.File)
+	if err != nil || !ok {
+		return err != nil
+	}
+	return pipeline.Touches(changed, pipeline.RenderSources(cfg.References.File, data))
+}
+
+// finishPublish records a publish run's outcome as the commit status and the run, or, when st failed
+// for a reason that may pass (a registry error) and attempts remain, returns an error to retry it.
+func (jc *jobCtx) finishPublish(ctx context.Context, r *run, rep *report.Report, status ghclient.Status, st report.Stage) error {
+	if st.Status == report.Error && jc.job.Attempts < jc.b.cfg.Queue.MaxAttempts {
+		status.State, status.Description = "failure", "not published (will retry): "+truncate(st.Summary+" "+st.Err, 100)
+		if err := jc.gh.CreateStatus(ctx, jc.repo, jc.task.After, status); err != nil {
+			return err
+		}
+		return diag.InfraError(fmt.Errorf("publish %s: %s stage: %s %s", short(jc.task.After), st.Name, st.Summary, st.Err)) // retried
+	}
+	if err := jc.gh.CreateStatus(ctx, jc.repo, jc.task.After, status); err != nil {
 		return err
 	}
 	r.Status, r.Verdict, r.Conclusion, r.Report = runCompleted, string(rep.Verdict()), status.State, rep
-	return b.store.finishRun(ctx, r)
+	return jc.b.store.finishRun(ctx, r)
+}
+
+// renderedTrailer marks the commits that commit a rendered catalog back.
+const renderedTrailer = "Rendered-by: catalogbot"
+
+// publishRendered handles a pushed commit whose committed catalog is not what its references config
+// renders. With publish.commitRendered, the rendered catalog is committed on top of it and pushed to the
+// default branch (a fast-forward only), and that commit's own push publishes it; otherwise, or when
+// rendering failed, nothing is published. A commit that is itself a rendered commit and still differs
+// means rendering is not stable: it is never committed again.
+func (jc *jobCtx) publishRendered(ctx context.Context, r *run, rep *report.Report, status ghclient.Status, dir string,
+	cfg *owners.Config, rd pipeline.Rendered) error {
+	after, st := jc.task.After, rd.Stage
+	status.State = "failure"
+	switch {
+	case rd.Dir == "":
+		status.Description = "not published: " + truncate(st.Summary+" "+st.Err, 120)
+		return jc.finishPublish(ctx, r, rep, status, st)
+	case !cfg.Publish.CommitRendered:
+		status.Description = truncate(fmt.Sprintf("not published: %s from what %s renders (set publish.commitRendered to commit it)",
+			filesDiffer(len(st.Diagnostics)), cfg.References.File), 140)
+		return jc.finishPublish(ctx, r, rep, status, st)
+	}
+	msg, err := commitMessage(dir, after)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(msg, renderedTrailer) {
+		status.Description = "not published: the rendered commit still differs from what " + truncate(cfg.References.File, 40) + " renders"
+		return jc.finishPublish(ctx, r, rep, status, st)
+	}
+	message := fmt.Sprintf("Render %s from %s\n\nIn the catalog of %s, %s from what %s renders.\n\n%s\n",
+		cfg.Catalog.Dir, cfg.References.File, short(after), filesDiffer(len(st.Diagnostics)), cfg.References.File, renderedTrailer)
+	sha, err := gitcache.CommitDir(dir, after, cfg.Catalog.Dir, rd.Dir, gitcache.Signature{Name: jc.b.cfg.Checks.Name,
+		Email: jc.b.cfg.Checks.Name + "@users.noreply.github.com"}, message, time.Now())
+	if err != nil {
+		return fmt.Errorf("commit the rendered catalog of %s: %w", short(after), err)
+	}
+	token, err := jc.gh.GitToken(ctx)
+	if err != nil {
+		return diag.InfraError(err)
+	}
+	err = jc.b.git.Push(ctx, jc.repo.Owner, jc.repo.Name, token, sha, jc.task.DefaultBranch, after)
+	switch {
+	case errors.Is(err, gitcache.ErrBranchMoved):
+		status.Description = truncate("not published: "+jc.task.DefaultBranch+" moved on before the rendered catalog was committed; its newer push publishes", 140)
+		st.Summary += "; " + err.Error()
+	case err != nil:
+		return err // retried
+	default:
+		status.State = "success"
+		status.Description = "rendered catalog committed as " + short(sha) + "; its push publishes it"
+		rep.Outputs["rendered_commit"] = sha
+		st.Status = report.Pass
+		st.Summary = fmt.Sprintf("%s from what %s renders: committed the rendered catalog as %s", filesDiffer(len(st.Diagnostics)),
+			cfg.References.File, sha)
+		jc.log.Info("committed the rendered catalog", "sha", after, "rendered", sha)
+	}
+	rep.Stages[len(rep.Stages)-1] = st
+	return jc.finishPublish(ctx, r, rep, status, st)
+}
+
+func filesDiffer(n int) string {
+	if n == 1 {
+		return "1 file differs"
+	}
+	return fmt.Sprintf("%d files differ", n)
+}
+
+func commitMessage(dir, sha string) (string, error) {
+	repo, err := pipeline.OpenRepo(dir)
+	if err != nil {
+		return "", err
+	}
+	c, err := repo.Resolve(sha)
+	if err != nil {
+		return "", err
+	}
+	return c.Message, nil
 }
 
 // truncate cuts s to n bytes (GitHub limits a status description to 140 characters).

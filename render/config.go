@@ -6,6 +6,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -236,4 +237,16 @@ func yamlErrLine(err error) int {
 		return line
 	}
 	return 0
+}
+
+// LocalDirs are the directories of the config's local references (bundle or catalog directories), as
+// written, relative to the config's directory unless absolute.
+func (c *Config) LocalDirs() []string {
+	var out []string
+	for _, r := range c.References {
+		if isLocalPath(r.Image) {
+			out = append(out, path.Clean(r.Image))
+		}
+	}
+	return out
 }

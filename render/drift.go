@@ -43,11 +43,12 @@ func Drift(ctx context.Context, cfg *Config, committedDir string, opts Options) 
 	if err := out.Write(tmp, format); err != nil {
 		return nil, fmt.Errorf("drift check: %w", err)
 	}
-	return compareTrees(filepath.Join(committedDir, cfg.Name), filepath.Join(tmp, cfg.Name))
+	return CompareTrees(filepath.Join(committedDir, cfg.Name), filepath.Join(tmp, cfg.Name))
 }
 
-// compareTrees compares every file under committed with the file at the same path under rendered.
-func compareTrees(committed, rendered string) ([]diag.Diagnostic, error) {
+// CompareTrees compares every file under committed with the file at the same path under rendered, as Drift
+// does: each differing, missing or extra file is a "render-drift" error diagnostic with a unified diff.
+func CompareTrees(committed, rendered string) ([]diag.Diagnostic, error) {
 	have, err := readTree(committed)
 	if err != nil {
 		return nil, fmt.Errorf("drift check: committed catalog %s: %w", committed, err)

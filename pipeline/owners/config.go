@@ -104,6 +104,10 @@ type PublishConfig struct {
 	Image     string   `yaml:"image"`
 	Platforms []string `yaml:"platforms"`
 	Base      string   `yaml:"base"`
+	// CommitRendered lets the bot, on a push to the default branch whose committed catalog differs from
+	// the one rendered from the references config, commit the rendered catalog back (then publish that
+	// commit) instead of refusing to publish.
+	CommitRendered bool `yaml:"commitRendered"`
 }
 
 // Default is the configuration of a repository without .catalogbot.yaml, and the values missing fields get.

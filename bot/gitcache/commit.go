@@ -1,0 +1,249 @@
+package gitcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+// Signature is a commit's author and committer.
+type Signature struct{ Name, Email string }
+
+// CommitDir writes, in the clone at dir, a commit on parent whose tree is parent's with the directory at
+// path (slash-separated, relative to the root) replaced by the regular files under src, and returns its
+// SHA. Nothing outside path changes; anything but directories and regular files under src is refused.
+func CommitDir(dir, parent, path, src string, who Signature, message string, when time.Time) (string, error) {
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", dir, err)
+	}
+	pc, err := r.CommitObject(plumbing.NewHash(parent))
+	if err != nil {
+		return "", fmt.Errorf("commit %s in %s: %w", short(parent), dir, err)
+	}
+	st := r.Storer
+	sub, err := writeDirTree(st, src)
+	if err != nil {
+		return "", err
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if slices.Contains(parts, "..") || slices.Contains(parts, ".") || slices.Contains(parts, "") {
+		return "", fmt.Errorf("commit %s: bad path %q", src, path)
+	}
+	root, err := replaceSubtree(st, pc.TreeHash, parts, sub)
+	if err != nil {
+		return "", fmt.Errorf("commit %s as %s: %w", src, path, err)
+	}
+	sig := object.Signature{Name: who.Name, Email: who.Email, When: when}
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root, ParentHashes: []plumbing.Hash{pc.Hash}}
+	h, err := storeObject(st, c)
+	if err != nil {
+		return "", fmt.Errorf("commit %s as %s: %w", src, path, err)
+	}
+	return h.String(), nil
+}
+
+type encoder interface {
+	Encode(plumbing.EncodedObject) error
+}
+
+func storeObject(st storer.EncodedObjectStorer, o encoder) (plumbing.Hash, error) {
+	obj := st.NewEncodedObject()
+	if err := o.Encode(obj); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return st.SetEncodedObject(obj)
+}
+
+// writeDirTree stores the files under src as blobs and trees and returns the root tree's hash.
+func writeDirTree(st storer.EncodedObjectStorer, src string) (plumbing.Hash, error) {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", src, err)
+	}
+	var t object.Tree
+	for _, e := range entries {
+		p := filepath.Join(src, e.Name())
+		switch {
+		case e.IsDir():
+			h, err := writeDirTree(st, p)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			t.Entries = append(t.Entries, object.TreeEntry{Name: e.Name(), Mode: filemode.Dir, Hash: h})
+		case e.Type().IsRegular():
+			h, err := writeBlob(st, p)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			t.Entries = append(t.Entries, object.TreeEntry{Name: e.Name(), Mode: filemode.Regular, Hash: h})
+		default:
+			return plumbing.ZeroHash, fmt.Errorf("commit %s: not a regular file or directory", p)
+		}
+	}
+	return storeTree(st, &t)
+}
+
+func writeBlob(st storer.EncodedObjectStorer, path string) (plumbing.Hash, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", path, err)
+	}
+	defer f.Close()
+	obj := st.NewEncodedObject()
+	obj.SetType(plumbing.BlobObject)
+	w, err := obj.Writer()
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		w.Close()
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", path, err)
+	}
+	if err := w.Close(); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return st.SetEncodedObject(obj)
+}
+
+// storeTree sorts a tree's entries the way git does (a directory sorts as its name followed by "/") and
+// stores it.
+func storeTree(st storer.EncodedObjectStorer, t *object.Tree) (plumbing.Hash, error) {
+	key := func(e object.TreeEntry) string {
+		if e.Mode == filemode.Dir {
+			return e.Name + "/"
+		}
+		return e.Name
+	}
+	slices.SortFunc(t.Entries, func(a, b object.TreeEntry) int { return strings.Compare(key(a), key(b)) })
+	return storeObject(st, t)
+}
+
+// replaceSubtree returns the hash of tree (ZeroHash: an empty tree) with the entry at parts set to the
+// directory sub.
+func replaceSubtree(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []string, sub plumbing.Hash) (plumbing.Hash, error) {
+	var t object.Tree
+	if !tree.IsZero() {
+		cur, err := object.GetTree(st, tree)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		t.Entries = slices.Clone(cur.Entries)
+	}
+	i := slices.IndexFunc(t.Entries, func(e object.TreeEntry) bool { return e.Name == parts[0] })
+	h := sub
+	if len(parts) > 1 {
+		var below plumbing.Hash
+		if i >= 0 {
+			if t.Entries[i].Mode != filemode.Dir {
+				return plumbing.ZeroHash, fmt.Errorf("%s is not a directory", parts[0])
+			}
+			below = t.Entries[i].Hash
+		}
+		var err error
+		if h, err = replaceSubtree(st, below, parts[1:], sub); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("%s/%w", parts[0], err)
+		}
+	}
+	e := object.TreeEntry{Name: parts[0], Mode: filemode.Dir, Hash: h}
+	if i >= 0 {
+		t.Entries[i] = e
+	} else {
+		t.Entries = append(t.Entries, e)
+	}
+	return storeTree(st, &t)
+}
+
+// ErrBranchMoved is returned by Push when the branch is no longer at the commit the pushed one builds on.
+var ErrBranchMoved = errors.New("the branch moved")
+
+// Push updates branch on the remote to sha, only when the branch is still at old (sha must descend from
+// it): never a force push. When the branch moved meanwhile the error wraps ErrBranchMoved.
+func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old string) error {
+	key := strings.ToLower(owner + "/" + name)
+	l := c.lock(key)
+	l.Lock()
+	defer l.Unlock()
+	dir := c.Path(owner, name)
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", dir, err)
+	}
+	// go-git pushes refs, not bare commits: a temporary local ref names the commit.
+	local := plumbing.ReferenceName("refs/catalogbot/push/" + sha)
+	if err := r.Storer.SetReference(plumbing.NewHashReference(local, plumbing.NewHash(sha))); err != nil {
+		return fmt.Errorf("push %s: %w", short(sha), err)
+	}
+	defer r.Storer.RemoveReference(local)
+	dst := plumbing.NewBranchReferenceName(branch)
+	var auth transport.AuthMethod
+	if token != "" {
+		auth = &http.BasicAuth{Username: "x-access-token", Password: token}
+	}
+	moved := func() error {
+		at, err := remoteRef(ctx, r, auth, dst)
+		if err != nil {
+			return diag.InfraError(fmt.Errorf("push %s to %s/%s %s: %w", short(sha), owner, name, branch, err))
+		}
+		if at != old {
+			return fmt.Errorf("push %s to %s/%s: %w: %s is at %s, not %s", short(sha), owner, name, ErrBranchMoved, branch, short(at), short(old))
+		}
+		return nil
+	}
+	if err := moved(); err != nil {
+		return err
+	}
+	// Not forced: the remote refuses anything but a fast-forward, so a branch that moved after the check
+	// above is never overwritten.
+	err = r.PushContext(ctx, &git.PushOptions{RemoteName: "origin", Auth: auth,
+		RefSpecs: []config.RefSpec{config.RefSpec(string(local) + ":" + string(dst))}})
+	if err == nil {
+		return nil
+	}
+	if merr := moved(); merr != nil {
+		return merr
+	}
+	return diag.InfraError(fmt.Errorf("push %s to %s/%s %s: %w", short(sha), owner, name, branch, err))
+}
+
+// remoteRef is the SHA of ref on origin ("" when it does not exist).
+func remoteRef(ctx context.Context, r *git.Repository, auth transport.AuthMethod, ref plumbing.ReferenceName) (string, error) {
+	rem, err := r.Remote("origin")
+	if err != nil {
+		return "", err
+	}
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: auth})
+	if err != nil {
+		return "", fmt.Errorf("list the remote's refs: %w", err)
+	}
+	for _, x := range refs {
+		if x.Name() == ref {
+			return x.Hash().String(), nil
+		}
+	}
+	return "", nil
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

@@ -232,9 +232,14 @@ func (s *store) latestCheck(ctx context.Context, repo string, pr int, head strin
 }
 
 func (s *store) recentRuns(ctx context.Context, limit int) ([]*run, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runColumns+" FROM runs ORDER BY id DESC LIMIT ?", limit)
+	return s.queryRuns(ctx, "list runs", "SELECT "+runColumns+" FROM runs ORDER BY id DESC LIMIT ?", limit)
+}
+
+// queryRuns runs a query of runColumns; what names it in errors.
+func (s *store) queryRuns(ctx context.Context, what, query string, args ...any) ([]*run, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []*run

@@ -53,20 +53,8 @@ func (s *store) runsOfJobs(ctx context.Context, jobs []int64, status string) ([]
 		args = append(args, j)
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?,", len(jobs)), ",")
-	rows, err := s.db.QueryContext(ctx, "SELECT "+runColumns+" FROM runs WHERE status = ? AND job_id IN ("+marks+") ORDER BY id", args...)
-	if err != nil {
-		return nil, fmt.Errorf("list runs of jobs %v: %w", jobs, err)
-	}
-	defer rows.Close()
-	var out []*run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return s.queryRuns(ctx, fmt.Sprintf("list runs of jobs %v", jobs),
+		"SELECT "+runColumns+" FROM runs WHERE status = ? AND job_id IN ("+marks+") ORDER BY id", args...)
 }
 
 // markRun moves a run from one status to another with a conclusion and a log line; false when the run was

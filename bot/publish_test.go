@@ -92,3 +92,32 @@ func TestPushCommitsTheRenderedCatalogBack(t *testing.T) {
 	}
 	golden(t, "push-commits-rendered", h.transcript(nil, after, rendered, stale))
 }
+
+// A rendered commit is pushed only as a fast-forward of the commit it renders: when the default branch
+// moved on first, nothing is committed or published, and the status says the newer push publishes.
+func TestCommitRenderedLosesToANewerPush(t *testing.T) {
+	h := newHarness(t)
+	h.git.Git("config", "receive.denyCurrentBranch", "updateInstead")
+	target := h.reg.Host + "/ops/catalog:latest"
+	cfg := repoConfig + "references:\n  file: catalog.yaml\npublish:\n  image: " + target + "\n  commitRendered: true\n"
+	main := h.seedMain(cfg)
+	refs := "name: catalog\nrepo: " + h.reg.Host + "/ops/catalog\ntag: latest\nreferences:\n- name: foo-operator\n  image: ./src/foo-operator\n"
+	after := h.git.Commit("main", main, "catalog-admin", "references", map[string]string{"catalog.yaml": refs,
+		"src/foo-operator/catalog.json": fbc("foo-operator", func(v string) string { return h.bundleImage("foo-operator", v) }, "0.1.0")})
+	newer := h.git.Commit("main", after, "catalog-admin", "docs", map[string]string{"README.md": "newer\n"}) // its push is not here yet
+	h.deliver("push", "push/payload.json", repoEdits(map[string]any{"ref": "refs/heads/main", "before": main, "after": after,
+		"deleted": false, "created": false, "base_ref": nil, "repository.master_branch": "main"}))
+	h.waitIdle()
+	if head := h.git.Git("rev-parse", "main"); head != newer {
+		t.Fatalf("main is at %s, want the newer push %s untouched", head, newer)
+	}
+	sts := h.gh.Statuses(repoFull, after)
+	if len(sts) != 2 || sts[1].State != "failure" || !strings.Contains(sts[1].Description, "main moved on") {
+		t.Fatalf("statuses: %+v", sts)
+	}
+	if ref, err := name.ParseReference(target, name.Insecure); err != nil {
+		t.Fatal(err)
+	} else if _, err := remote.Head(ref); err == nil {
+		t.Errorf("%s was published", target)
+	}
+}

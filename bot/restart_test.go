@@ -20,7 +20,17 @@ import (
 // A graceful shutdown in the middle of a check puts the job back in the queue; the next process checks
 // the pull request with the same check run and merges it once.
 func TestShutdownMidJobResumesAfterRestart(t *testing.T) {
-	h := newHarness(t)
+	onEachBackend(t, testShutdownMidJobResumesAfterRestart)
+}
+
+// onEachBackend runs a test with the SQLite queue, then with PostgreSQL.
+func onEachBackend(t *testing.T, test func(t *testing.T, opts ...harnessOption)) {
+	t.Run("sqlite", func(t *testing.T) { test(t) })
+	t.Run("postgres", func(t *testing.T) { test(t, withPostgres) })
+}
+
+func testShutdownMidJobResumesAfterRestart(t *testing.T, opts ...harnessOption) {
+	h := newHarness(t, opts...)
 	main := h.seedMain(repoConfig)
 	head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")
 	h.openPR(1, "alice", head, main)
@@ -86,7 +96,11 @@ func TestKilledBotLosesNothing(t *testing.T) {
 		runChild(spec)
 		return
 	}
-	h := newHarness(t)
+	onEachBackend(t, testKilledBotLosesNothing)
+}
+
+func testKilledBotLosesNothing(t *testing.T, opts ...harnessOption) {
+	h := newHarness(t, opts...)
 	main := h.seedMain(repoConfig)
 	head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")
 	h.openPR(1, "alice", head, main)

@@ -38,7 +38,9 @@ have_postgres || debs="$debs postgresql"
 if [ -n "$debs" ] && command -v apt-get >/dev/null 2>&1; then
   step "installing$debs (Debian) in the background"
   apt() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 "$@"; } # the kind lane may be installing too
-  (apt install -y -q $debs >"$logs/debs.log" 2>&1 || (apt update -q && apt install -y -q $debs) >>"$logs/debs.log" 2>&1) & debs_pid=$!
+  # On failure: finish an install an earlier run left half done, refresh the package lists, try again.
+  (apt install -y -q $debs >"$logs/debs.log" 2>&1 ||
+    { DEBIAN_FRONTEND=noninteractive dpkg --configure -a; apt -f install -y -q; apt update -q && apt install -y -q $debs; } >>"$logs/debs.log" 2>&1) & debs_pid=$!
 else
   debs_pid=""
 fi

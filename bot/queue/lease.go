@@ -145,7 +145,12 @@ func (q *Queue) Supersede(ctx context.Context, j *Job, reason string) error {
 
 // Release puts a running job back in the queue without counting the attempt (graceful shutdown).
 func (q *Queue) Release(ctx context.Context, j *Job) error {
-	return q.finish(ctx, j, "state = ?, token = '', attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, started_at = 0", Queued)
+	if err := q.finish(ctx, j, "state = ?, token = '', attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, started_at = 0", Queued); err != nil {
+		return err
+	}
+	// Another replica may take it now; if the notification is lost, its poll does.
+	_ = q.notify(ctx, q.db, EventJob)
+	return nil
 }
 
 // RequeueExpired queues again every running job whose lease has expired (its worker died), or fails it
@@ -165,6 +170,11 @@ func (q *Queue) RequeueExpired(ctx context.Context, maxAttempts int) (requeued, 
 	if requeued, err = ids(ctx, tx, `UPDATE jobs SET state = ?, token = '', error = 'requeued: its lease expired'
 		WHERE state = ? AND lease_until < ? RETURNING id`, Queued, Running, now); err != nil {
 		return nil, nil, fmt.Errorf("requeue expired jobs: %w", err)
+	}
+	if len(requeued) > 0 {
+		if err := q.notify(ctx, tx, EventJob); err != nil {
+			return nil, nil, fmt.Errorf("requeue expired jobs: %w", err)
+		}
 	}
 	return requeued, failed, tx.Commit()
 }

@@ -75,6 +75,7 @@ type Pool struct {
 	wake    chan struct{}
 	mu      sync.Mutex
 	running map[int64]context.CancelCauseFunc
+	pokes   map[int64]chan struct{} // a running job's heartbeat beats now when poked
 	active  atomic.Bool
 }
 
@@ -102,6 +103,7 @@ func (p *Pool) init() {
 		}
 		p.wake = make(chan struct{}, 1)
 		p.running = map[int64]context.CancelCauseFunc{}
+		p.pokes = map[int64]chan struct{}{}
 	})
 }
 
@@ -122,6 +124,18 @@ func (p *Pool) Cancel(ids ...int64) {
 	for _, id := range ids {
 		if cancel := p.running[id]; cancel != nil {
 			cancel(ErrSuperseded)
+		}
+	}
+}
+
+// pokeHeartbeats makes every running job's heartbeat beat now: one of them may have been asked to stop.
+func (p *Pool) pokeHeartbeats() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, poke := range p.pokes {
+		select {
+		case poke <- struct{}{}:
+		default:
 		}
 	}
 }
@@ -160,6 +174,17 @@ func (p *Pool) Run(ctx context.Context) error {
 		wg.Go(func() { p.worker(ctx, jobCtx) })
 	}
 	wg.Go(func() { p.reaper(ctx) })
+	// Other processes sharing the queue (PostgreSQL) notify new jobs and stop requests.
+	wg.Go(func() {
+		p.Queue.Listen(ctx, func(event string) {
+			switch event {
+			case EventJob:
+				p.Wake()
+			case EventCancel:
+				p.pokeHeartbeats()
+			}
+		}, func(err error) { p.Logger.Warn("queue events: polling until reconnected", "err", err) })
+	})
 	<-ctx.Done()
 	p.active.Store(false)
 	done := make(chan struct{})
@@ -248,16 +273,19 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	start := time.Now()
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
+	poke := make(chan struct{}, 1)
 	p.mu.Lock()
 	p.running[j.ID] = cancel
+	p.pokes[j.ID] = poke
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
 		delete(p.running, j.ID)
+		delete(p.pokes, j.ID)
 		p.mu.Unlock()
 	}()
 	log := p.Logger.With("job", j.ID, "kind", j.Kind, "repo", j.Repo, "attempt", j.Attempts)
-	stopBeat := p.heartbeat(ctx, j, cancel, log)
+	stopBeat := p.heartbeat(ctx, j, cancel, poke, log)
 	err := p.call(ctx, j)
 	stopBeat()
 
@@ -313,9 +341,9 @@ func (p *Pool) call(ctx context.Context, j *Job) (err error) {
 	return p.Handler(ctx, j)
 }
 
-// heartbeat renews the lease every Lease/3 and cancels the job when a newer job asked it to stop or the
+// heartbeat renews the lease every Lease/3 (and when poked) and cancels the job when a newer job asked it to stop or the
 // lease was lost. It returns a function that stops it.
-func (p *Pool) heartbeat(ctx context.Context, j *Job, cancel context.CancelCauseFunc, log *slog.Logger) func() {
+func (p *Pool) heartbeat(ctx context.Context, j *Job, cancel context.CancelCauseFunc, poke <-chan struct{}, log *slog.Logger) func() {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -328,6 +356,7 @@ func (p *Pool) heartbeat(ctx context.Context, j *Job, cancel context.CancelCause
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-poke:
 			}
 			stopRequested, err := p.Queue.Heartbeat(ctx, j, p.Lease)
 			switch {

@@ -220,6 +220,9 @@ func (q *Queue) Enqueue(ctx context.Context, j Job) (Enqueued, error) {
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
 	}
+	if err := q.notify(ctx, tx, EventJob); err != nil {
+		return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
+	}
 	if j.Key != "" {
 		if out.Superseded, err = ids(ctx, tx, `UPDATE jobs SET state = ?, finished_at = ?, error = ?
 			WHERE supersede_key = ? AND state = ? AND id < ? RETURNING id`,
@@ -230,6 +233,11 @@ func (q *Queue) Enqueue(ctx context.Context, j Job) (Enqueued, error) {
 			if out.Cancel, err = ids(ctx, tx, `UPDATE jobs SET cancel_requested = 1
 				WHERE supersede_key = ? AND state = ? AND id < ? RETURNING id`, j.Key, Running, out.ID); err != nil {
 				return Enqueued{}, fmt.Errorf("enqueue %s: cancel: %w", j.Delivery, err)
+			}
+			if len(out.Cancel) > 0 {
+				if err := q.notify(ctx, tx, EventCancel); err != nil {
+					return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
+				}
 			}
 		}
 	}
@@ -252,6 +260,11 @@ func (q *Queue) CancelKey(ctx context.Context, key, reason string) (superseded, 
 	}
 	if cancel, err = ids(ctx, tx, `UPDATE jobs SET cancel_requested = 1 WHERE supersede_key = ? AND state = ? RETURNING id`, key, Running); err != nil {
 		return nil, nil, fmt.Errorf("cancel jobs for %s: %w", key, err)
+	}
+	if len(cancel) > 0 {
+		if err := q.notify(ctx, tx, EventCancel); err != nil {
+			return nil, nil, fmt.Errorf("cancel jobs for %s: %w", key, err)
+		}
 	}
 	return superseded, cancel, tx.Commit()
 }

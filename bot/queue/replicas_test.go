@@ -285,3 +285,49 @@ func TestPostgresClaimsTakeTheClaimLock(t *testing.T) {
 		t.Fatalf("after the lock was released: claimed %+v, want job %d", j, e.ID)
 	}
 }
+
+// With PostgreSQL, a replica learns of another's new jobs and stop requests by LISTEN/NOTIFY: a pool
+// that would poll and heartbeat only once an hour takes a job queued through another connection, and
+// stops it when a newer job through that connection supersedes it, both well inside the test's 10 s.
+func TestPostgresReplicasAreNotified(t *testing.T) {
+	dsn := pgtest.Start(t)
+	mine, theirs := open(t, dsn), open(t, dsn)
+	started := make(chan int64, 4)
+	outcomes := make(chan string, 4)
+	p := &Pool{Queue: mine, Workers: 2, Lease: time.Hour, Poll: time.Hour,
+		Handler: func(ctx context.Context, j *Job) error {
+			started <- j.ID
+			if j.Delivery == "old" {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
+		Observe: func(j *Job, outcome string, _ time.Duration) { outcomes <- outcome }}
+	runPool(t, p)
+	// The pool's first poll happens at start: give it a moment to go idle for an hour.
+	waitFor := func(what string, ch <-chan int64) int64 {
+		t.Helper()
+		select {
+		case id := <-ch:
+			return id
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: nothing after 10s", what)
+			return 0
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	old := enqueue(t, theirs, Job{Delivery: "old", Repo: "o/r", Key: "o/r#1", CancelRunning: true})
+	if id := waitFor("the job queued elsewhere to start", started); id != old.ID {
+		t.Fatalf("started job %d, want %d", id, old.ID)
+	}
+	newer := enqueue(t, theirs, Job{Delivery: "new", Repo: "o/r", Key: "o/r#1", CancelRunning: true})
+	waitState(t, mine, old.ID, Superseded)
+	if o := <-outcomes; o != OutcomeSuperseded {
+		t.Errorf("the running job ended %q, want %q", o, OutcomeSuperseded)
+	}
+	if id := waitFor("the newer job to start", started); id != newer.ID {
+		t.Fatalf("started job %d, want %d", id, newer.ID)
+	}
+	waitState(t, mine, newer.ID, Done)
+}

@@ -28,19 +28,17 @@ else
   kind_pid=""
 fi
 
-# Debian packages some tests need, installed in one background apt-get (two would fight over dpkg's
-# lock): chromium for the bot's status page in a headless browser, postgresql for the queue's PostgreSQL
-# backend (the tests start a throwaway server from its initdb and postgres, internal/pgtest).
+# Debian packages some tests need, installed in the background (hack/apt-install.sh waits for dpkg's
+# locks, which the kind lane's installs may hold): chromium for the bot's status page in a headless
+# browser, postgresql for the queue's PostgreSQL backend (the tests start a throwaway server from its
+# initdb and postgres, internal/pgtest).
 have_postgres() { command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; }
 debs=""
 command -v chromium >/dev/null 2>&1 || debs="$debs chromium"
 have_postgres || debs="$debs postgresql"
 if [ -n "$debs" ] && command -v apt-get >/dev/null 2>&1; then
   step "installing$debs (Debian) in the background"
-  apt() { DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 "$@"; } # the kind lane may be installing too
-  # On failure: finish an install an earlier run left half done, refresh the package lists, try again.
-  (apt install -y -q $debs >"$logs/debs.log" 2>&1 ||
-    { DEBIAN_FRONTEND=noninteractive dpkg --configure -a; apt -f install -y -q; apt update -q && apt install -y -q $debs; } >>"$logs/debs.log" 2>&1) & debs_pid=$!
+  bash hack/apt-install.sh $debs >"$logs/debs.log" 2>&1 & debs_pid=$!
 else
   debs_pid=""
 fi

@@ -3,7 +3,7 @@
 # and the tools kubeadm/kubelet/kube-proxy call (iptables, conntrack, ethtool, socat, kmod, mount...).
 # Output: $KO_CACHE/rootfs.tar (about 7 min cold, network: Debian's mirror only).
 source "$(dirname "$0")/lib.sh"
-command -v debootstrap >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null; }
+command -v debootstrap >/dev/null || bash "$KO_REPO/hack/apt-install.sh" debootstrap >/dev/null
 mirror=${KO_DEBIAN_MIRROR:-$(sed -n 's#^URIs: \(http[^ ]*/debian\)$#\1#p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)}
 mirror=${mirror:-http://deb.debian.org/debian}
 root="$KO_CACHE/work/rootfs"

@@ -17,9 +17,7 @@ if docker info >/dev/null 2>&1; then
   exit 0
 fi
 if ! command -v dockerd >/dev/null || ! command -v jq >/dev/null; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq docker.io jq >/dev/null
+  bash "$KO_REPO/hack/apt-install.sh" docker.io jq >/dev/null
 fi
 # Bit 24 of CapBnd is CAP_SYS_RESOURCE.
 bnd=$(awk '/^CapBnd/ {print $2}' /proc/self/status)

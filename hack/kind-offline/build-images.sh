@@ -31,7 +31,8 @@ scratch pause -ref "${want[pause]}" -entrypoint '["/pause"]' -user 65535:65535 "
 scratch kube-proxy -ref "${want[kube-proxy]}" -base-tar "$KO_CACHE/rootfs.tar" "$k8s/kube-proxy:/usr/local/bin/kube-proxy:0755"
 printf '%s\n' "${want[@]}" >"$img/control-plane.list"
 
-# OLM and opm, referenced by the OLM manifests.
+# OLM and opm, referenced by the OLM manifests. OLM's copy-content step runs cp: busybox's, static.
+[ -x /bin/busybox ] || bash "$KO_REPO/hack/apt-install.sh" busybox-static >/dev/null
 olm_image="catalogbot.local/olm:$KO_OLM_VERSION"
 opm_image="catalogbot.local/opm:$KO_OPM_VERSION"
 scratch olm -ref "$olm_image" -user 65532:65532 -dir /tmp \

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 	"github.com/catalogbot/catalogbot/render"
 )
@@ -35,70 +34,30 @@ type Rendered struct {
 	Cleanup func()
 }
 
-// RenderCatalog renders the references config of a revision and compares the result, byte for byte,
-// with its committed catalog, the way the pull request check's render stage does.
+// RenderCatalog renders the references config of a checked-out revision and compares the result, byte
+// for byte, with its committed catalog: the pull request check's render stage, keeping the render.
 func RenderCatalog(ctx context.Context, in RenderInput) Rendered {
 	out := Rendered{Cleanup: func() {}}
-	fail := func(err error) Rendered {
-		out.Stage = stageFromErr(err)
+	tmp, err := os.MkdirTemp("", "catalogbot-rendered-")
+	if err != nil {
+		out.Stage = stageFromErr(fmt.Errorf("render %s: %w", in.RefsFile, err))
 		out.Stage.Name = "render"
 		return out
 	}
 	data, err := os.ReadFile(filepath.Join(in.Tree, filepath.FromSlash(in.RefsFile)))
+	rendered := false
 	if err != nil {
-		return fail(fmt.Errorf("references config %s: %w", in.RefsFile, err))
+		out.Stage = stageFromErr(fmt.Errorf("references config %s: %w", in.RefsFile, err))
+	} else {
+		out.Stage, rendered = renderStage(ctx, in.Tree, in.RefsFile, in.CatalogDir, data,
+			render.Options{RemoteOptions: in.RemoteOptions, Format: in.Format}, tmp)
 	}
-	cfg, ds := render.ParseConfig(data, in.RefsFile)
-	if diag.HasErrors(ds) {
-		out.Stage = stageFromDiags("references config "+in.RefsFile+" is invalid", ds)
-		out.Stage.Name = "render"
-		return out
-	}
-	if want := path.Base(in.CatalogDir); cfg.Name != want {
-		return fail(diag.UsageError(fmt.Errorf("%s: name %q must be %q, the name of the catalog directory (catalog.dir in %s)",
-			in.RefsFile, cfg.Name, want, owners.ConfigFile)))
-	}
-	format := in.Format
-	if format == "" {
-		format = "json"
-	}
-	rendered, ds, err := render.Render(ctx, cfg, render.Options{BaseDir: filepath.Join(in.Tree, filepath.FromSlash(path.Dir(in.RefsFile))),
-		RemoteOptions: in.RemoteOptions, Format: format})
-	if err != nil {
-		out.Stage = stageFromDiags("rendering "+in.RefsFile+" failed", ds)
-		if len(ds) == 0 {
-			return fail(err)
-		}
-		out.Stage.Name, out.Stage.Status = "render", report.Error
-		return out
-	}
-	tmp, err := os.MkdirTemp("", "catalogbot-rendered-")
-	if err != nil {
-		return fail(err)
-	}
-	cleanup := func() { os.RemoveAll(tmp) }
-	if err := rendered.Write(tmp, format); err != nil {
-		cleanup()
-		return fail(fmt.Errorf("write the rendered catalog: %w", err))
-	}
-	ds, err = render.CompareTrees(filepath.Join(in.Tree, filepath.FromSlash(in.CatalogDir)), filepath.Join(tmp, cfg.Name))
-	if err != nil {
-		cleanup()
-		return fail(err)
-	}
-	for i := range ds {
-		if ds[i].File != "" {
-			ds[i].File = path.Join(path.Dir(in.CatalogDir), ds[i].File) // the diagnostics name <name>/<file>
-		}
-	}
-	out.Stage = stageFromDiags(fmt.Sprintf("%s rendered from %s and compared with %s", plural(len(cfg.References), "reference"),
-		in.RefsFile, in.CatalogDir), ds)
 	out.Stage.Name = "render"
-	if out.Stage.Status == report.Pass {
-		cleanup()
+	if !rendered || out.Stage.Status == report.Pass {
+		os.RemoveAll(tmp)
 		return out
 	}
-	out.Dir, out.Cleanup = filepath.Join(tmp, cfg.Name), cleanup
+	out.Dir, out.Cleanup = filepath.Join(tmp, path.Base(in.CatalogDir)), func() { os.RemoveAll(tmp) }
 	return out
 }
 

@@ -391,36 +391,47 @@ func (s *state) render(ctx context.Context) report.Stage {
 	if !ok {
 		return report.Stage{Status: report.Skipped, Summary: s.refsFile() + " does not exist"}
 	}
-	cfg, ds := render.ParseConfig(data, s.refsFile())
+	st, _ := renderStage(ctx, s.headDir, s.refsFile(), s.catalogDir(), data,
+		render.Options{RemoteOptions: s.in.RemoteOptions, Format: s.cfg.Catalog.Format, Progress: s.in.Progress}, "")
+	return st
+}
+
+// renderStage renders the references config refsFile (data) of the checkout at tree and compares the
+// result with the committed catalog catalogDir, both slash paths relative to tree: the render stage of
+// pull requests and of publishes. The rendered catalog is left in out/<name> (a temporary directory,
+// removed, when out is empty); rendered tells whether rendering itself succeeded.
+func renderStage(ctx context.Context, tree, refsFile, catalogDir string, data []byte, opts render.Options, out string) (st report.Stage, rendered bool) {
+	cfg, ds := render.ParseConfig(data, refsFile)
 	if diag.HasErrors(ds) {
-		return stageFromDiags("references config "+s.refsFile()+" is invalid", ds)
+		return stageFromDiags("references config "+refsFile+" is invalid", ds), false
 	}
 	// The rendered catalog is <parent of catalog.dir>/<name>: name must be the catalog directory's name.
-	if want := path.Base(s.catalogDir()); cfg.Name != want {
+	if want := path.Base(catalogDir); cfg.Name != want {
 		return stageFromErr(diag.UsageError(fmt.Errorf("%s: name %q must be %q, the name of the catalog directory (catalog.dir in %s), so the rendered catalog is the validated one",
-			s.refsFile(), cfg.Name, want, owners.ConfigFile)))
+			refsFile, cfg.Name, want, owners.ConfigFile))), false
 	}
-	opts := render.Options{
-		BaseDir:       path.Join(s.headDir, path.Dir(s.refsFile())),
-		RemoteOptions: s.in.RemoteOptions,
-		Format:        s.cfg.Catalog.Format,
-		Progress:      s.in.Progress,
+	opts.BaseDir = path.Join(tree, path.Dir(refsFile))
+	committed := path.Join(tree, path.Dir(catalogDir))
+	var err error
+	if out == "" {
+		ds, err = render.Drift(ctx, cfg, committed, opts)
+	} else {
+		ds, err = render.DriftInto(ctx, cfg, committed, out, opts)
 	}
-	ds, err = render.Drift(ctx, cfg, path.Join(s.headDir, path.Dir(s.catalogDir())), opts)
 	for i := range ds {
-		if ds[i].File != "" && ds[i].File != s.refsFile() && !strings.HasPrefix(ds[i].File, s.catalogDir()+"/") {
-			ds[i].File = path.Join(path.Dir(s.catalogDir()), ds[i].File)
+		if ds[i].File != "" && ds[i].File != refsFile && !strings.HasPrefix(ds[i].File, catalogDir+"/") {
+			ds[i].File = path.Join(path.Dir(catalogDir), ds[i].File)
 		}
 	}
-	st := stageFromDiags(fmt.Sprintf("%s rendered from %s and compared with %s", plural(len(cfg.References), "reference"), s.refsFile(), s.catalogDir()), ds)
+	st = stageFromDiags(fmt.Sprintf("%s rendered from %s and compared with %s", plural(len(cfg.References), "reference"), refsFile, catalogDir), ds)
 	if err != nil {
 		e := stageFromErr(err)
-		st.Status, st.Summary = e.Status, "rendering "+s.refsFile()+" failed"
+		st.Status, st.Summary = e.Status, "rendering "+refsFile+" failed"
 		if len(ds) == 0 {
 			st.Err = e.Err // otherwise the diagnostics say it, each on its reference's line
 		}
 	}
-	return st
+	return st, err == nil
 }
 
 func touchedCount(n int) string {

@@ -24,6 +24,16 @@ const driftHint = "run catalogbot render and commit the result"
 // "render-drift") whose message holds a unified diff from the committed file to the rendered one. Render
 // failures are returned as Render returns them.
 func Drift(ctx context.Context, cfg *Config, committedDir string, opts Options) ([]diag.Diagnostic, error) {
+	tmp, err := os.MkdirTemp("", "catalogbot-drift-")
+	if err != nil {
+		return nil, fmt.Errorf("drift check: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	return DriftInto(ctx, cfg, committedDir, tmp, opts)
+}
+
+// DriftInto is Drift that leaves the rendered catalog in outDir/<cfg.Name> for the caller (to commit it).
+func DriftInto(ctx context.Context, cfg *Config, committedDir, outDir string, opts Options) ([]diag.Diagnostic, error) {
 	format := opts.Format
 	if format == "" {
 		format = catalog.FormatYAML
@@ -35,20 +45,14 @@ func Drift(ctx context.Context, cfg *Config, committedDir string, opts Options) 
 	if err != nil {
 		return ds, err
 	}
-	tmp, err := os.MkdirTemp("", "catalogbot-drift-")
-	if err != nil {
+	if err := out.Write(outDir, format); err != nil {
 		return nil, fmt.Errorf("drift check: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	if err := out.Write(tmp, format); err != nil {
-		return nil, fmt.Errorf("drift check: %w", err)
-	}
-	return CompareTrees(filepath.Join(committedDir, cfg.Name), filepath.Join(tmp, cfg.Name))
+	return compareTrees(filepath.Join(committedDir, cfg.Name), filepath.Join(outDir, cfg.Name))
 }
 
-// CompareTrees compares every file under committed with the file at the same path under rendered, as Drift
-// does: each differing, missing or extra file is a "render-drift" error diagnostic with a unified diff.
-func CompareTrees(committed, rendered string) ([]diag.Diagnostic, error) {
+// compareTrees compares every file under committed with the file at the same path under rendered.
+func compareTrees(committed, rendered string) ([]diag.Diagnostic, error) {
 	have, err := readTree(committed)
 	if err != nil {
 		return nil, fmt.Errorf("drift check: committed catalog %s: %w", committed, err)

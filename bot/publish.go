@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
@@ -33,7 +34,12 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := gitcache.Resolve(dir, after); err != nil {
+	repo, err := pipeline.OpenRepo(dir)
+	if err != nil {
+		return err
+	}
+	commit, err := repo.Resolve(after)
+	if err != nil {
 		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(after), err))
 	}
 	cfg, err := readConfig(dir, after)
@@ -50,7 +56,7 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if len(touched) == 0 && !jc.renderSourcesChanged(dir, after, cfg, outside) {
+			if len(touched) == 0 && !renderSourcesChanged(repo, commit, cfg, outside) {
 				jc.log.Info("the catalog did not change: not publishing", "before", before, "after", after)
 				return nil
 			}
@@ -74,14 +80,6 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 		}
 		platforms = append(platforms, *pl)
 	}
-	repo, err := pipeline.OpenRepo(dir)
-	if err != nil {
-		return err
-	}
-	commit, err := repo.Resolve(after)
-	if err != nil {
-		return err
-	}
 	tree, cleanup, err := repo.Checkout(ctx, commit)
 	if err != nil {
 		return err
@@ -98,7 +96,7 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 			}
 			rep.Stages = append(rep.Stages, rd.Stage)
 			if rd.Stage.Status != report.Pass {
-				return jc.publishRendered(ctx, r, rep, status, dir, cfg, rd)
+				return jc.publishRendered(ctx, r, rep, status, dir, commit.Message, cfg, rd)
 			}
 		}
 	}
@@ -125,17 +123,9 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 
 // renderSourcesChanged tells whether a changed path (outside the catalog) is read by the render of the
 // references config: the file itself or a local reference's directory.
-func (jc *jobCtx) renderSourcesChanged(dir, sha string, cfg *owners.Config, changed []string) bool {
+func renderSourcesChanged(repo *pipeline.Repo, c *object.Commit, cfg *owners.Config, changed []string) bool {
 	if cfg.References.File == "" {
 		return false
-	}
-	repo, err := pipeline.OpenRepo(dir)
-	if err != nil {
-		return true // render: it says what is wrong
-	}
-	c, err := repo.Resolve(sha)
-	if err != nil {
-		return true
 	}
 	data, ok, err := repo.ReadFile(c, cfg.References.File)
 	if err != nil || !ok {
@@ -169,7 +159,7 @@ const renderedTrailer = "Rendered-by: catalogbot"
 // default branch (a fast-forward only), and that commit's own push publishes it; otherwise, or when
 // rendering failed, nothing is published. A commit that is itself a rendered commit and still differs
 // means rendering is not stable: it is never committed again.
-func (jc *jobCtx) publishRendered(ctx context.Context, r *run, rep *report.Report, status ghclient.Status, dir string,
+func (jc *jobCtx) publishRendered(ctx context.Context, r *run, rep *report.Report, status ghclient.Status, dir, pushedMessage string,
 	cfg *owners.Config, rd pipeline.Rendered) error {
 	after, st := jc.task.After, rd.Stage
 	status.State = "failure"
@@ -182,11 +172,7 @@ func (jc *jobCtx) publishRendered(ctx context.Context, r *run, rep *report.Repor
 			filesDiffer(len(st.Diagnostics)), cfg.References.File), 140)
 		return jc.finishPublish(ctx, r, rep, status, st)
 	}
-	msg, err := commitMessage(dir, after)
-	if err != nil {
-		return err
-	}
-	if strings.Contains(msg, renderedTrailer) {
+	if strings.Contains(pushedMessage, renderedTrailer) {
 		status.Description = "not published: the rendered commit still differs from what " + truncate(cfg.References.File, 40) + " renders"
 		return jc.finishPublish(ctx, r, rep, status, st)
 	}
@@ -226,18 +212,6 @@ func filesDiffer(n int) string {
 		return "1 file differs"
 	}
 	return fmt.Sprintf("%d files differ", n)
-}
-
-func commitMessage(dir, sha string) (string, error) {
-	repo, err := pipeline.OpenRepo(dir)
-	if err != nil {
-		return "", err
-	}
-	c, err := repo.Resolve(sha)
-	if err != nil {
-		return "", err
-	}
-	return c.Message, nil
 }
 
 // truncate cuts s to n bytes (GitHub limits a status description to 140 characters).

@@ -91,11 +91,6 @@ func (jc *jobCtx) dropStaleAnnouncement(ctx context.Context, number int, head st
 	if err != nil || r == nil || r.Status != runQueued || r.HeadSHA == head {
 		return err
 	}
-	if r.CheckRunID == claimedCheckRun {
-		if r.CheckRunID, err = jc.b.awaitCheckRun(ctx, r); err != nil {
-			return err
-		}
-	}
 	jc.b.settleRun(ctx, jc.gh, jc.repo, r, runQueued, "cancelled", "Cancelled",
 		fmt.Sprintf("The pull request's head moved to %s before this check started; that commit is checked instead.", short(head)))
 	return nil

@@ -84,26 +84,15 @@ func TestServeOnPostgresNeverLogsThePassword(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, cfg, logs, slog.LevelDebug, ln) }()
+	base, logs, stop := startServe(t, cfg, slog.LevelDebug)
 	deadline := time.Now().Add(10 * time.Second)
-	for !ready("http://" + ln.Addr().String()) {
+	for !ready(base) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not ready after 10s:\n%s", logs.String())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
+	stop()
 	out := logs.String()
 	if strings.Contains(out, password) || !strings.Contains(out, `"queue":"`+queue.Describe(dsn)+`"`) {
 		t.Errorf("logs must name %s and not contain the password:\n%s", queue.Describe(dsn), out)
@@ -116,12 +105,39 @@ func TestServeOnPostgresNeverLogsThePassword(t *testing.T) {
 	u.User = url.UserPassword("postgres", "not-"+password)
 	t.Setenv("TEST_DATABASE_URL", u.String())
 	logs = &syncBuffer{}
-	err = Serve(context.Background(), cfg, logs, slog.LevelDebug, nil)
+	err := Serve(context.Background(), cfg, logs, slog.LevelDebug, nil)
 	if err == nil || diag.CategoryOf(err) != diag.Usage {
 		t.Fatalf("Serve with a wrong password: %v, want a usage error", err)
 	}
 	if msg := err.Error() + logs.String(); strings.Contains(msg, password) || !strings.Contains(msg, queue.Describe(dsn)) {
 		t.Errorf("error %q must name the database and not contain the password", err)
+	}
+}
+
+// startServe runs Serve on a loopback port; stop cancels it and fails the test on Serve's error or when
+// it does not stop within 15 s.
+func startServe(t *testing.T, cfg *Config, level slog.Level) (base string, logs *syncBuffer, stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	logs = &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, cfg, logs, level, ln) }()
+	return "http://" + ln.Addr().String(), logs, func() {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Serve: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("Serve did not stop")
+		}
 	}
 }
 

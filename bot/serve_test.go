@@ -1,14 +1,11 @@
 package bot
 
 import (
-	"context"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Serve, as `catalogbot serve` runs it: token mode for one repository, secrets and token from the
@@ -54,16 +51,8 @@ checks:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := &syncBuffer{}
-	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, cfg, logs, slog.LevelInfo, ln) }()
-	h.srv.URL = "http://" + ln.Addr().String()
+	base, logs, stop := startServe(t, cfg, slog.LevelInfo)
+	h.srv.URL = base
 	h.waitFor("readiness", func() bool { return strings.TrimSpace(h.get("/readyz")) == "ready" })
 	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(1, "alice", head, main, nil))
 	h.waitFor("the merge", func() bool { merged, _ := h.gh.Merged(repoFull, 1); return merged })
@@ -71,15 +60,7 @@ checks:
 	if len(runs) != 1 || runs[0].Conclusion != "success" || runs[0].Updates < 3 {
 		t.Errorf("check runs %+v: want one success with per-stage updates", runs)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("Serve did not stop")
-	}
+	stop()
 	out := logs.String()
 	if strings.Contains(out, "ghp_servetoken123") || strings.Contains(out, testSecret) {
 		t.Error("the logs contain the token or the secret")

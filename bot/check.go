@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
@@ -13,7 +11,6 @@ import (
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
@@ -122,21 +119,26 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 		return nil, settings{}, diag.UsageError(err)
 	}
 	r.BaseRef, r.BaseSHA, r.Tip = pr.BaseRef, base, tip
-	sets, err := readSettings(dir, tip)
+	// The rules come from the tip, loaded once: the merge base is the author's pick.
+	br, err := loadBaseRules(ctx, dir, tip, base, head)
 	if err != nil {
 		return nil, settings{}, err
 	}
-	approvers, err := jc.approvers(ctx, pr)
-	if err != nil {
-		return nil, settings{}, diag.InfraError(err)
-	}
-	r.Approvers = approvers
-	repo, err := pipeline.OpenRepo(dir)
+	sets, err := br.settings()
 	if err != nil {
 		return nil, settings{}, err
 	}
-	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: base, Head: head, Author: pr.Author, Approvers: approvers,
-		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.b.remote,
+	if br.rules == nil {
+		// An invalid configuration on the base blocks merging; it never falls back to defaults.
+		return &report.Report{Stages: []report.Stage{br.stage}}, sets, nil
+	}
+	res, err := jc.approvalsOf(ctx, pr, *sets.Policy)
+	if err != nil {
+		return nil, settings{}, err
+	}
+	r.Approvers = res.Current
+	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: br.repo, Base: base, Head: head, Rules: br.rules, Author: pr.Author,
+		Approvers: res.Current, Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.b.remote,
 		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr})
 	return rep, sets, err
 }
@@ -154,80 +156,6 @@ func (jc *jobCtx) fetch(ctx context.Context, want []string, pulls ...int) (strin
 		return "", diag.InfraError(err)
 	}
 	return jc.b.git.Fetch(ctx, jc.repo.Owner, jc.repo.Name, token, want, pulls...)
-}
-
-// readSettings reads the merge rules from the configuration at commit sha (defaults without one).
-func readSettings(dir, sha string) (settings, error) {
-	cfg, err := readConfig(dir, sha)
-	if err != nil {
-		return settings{}, err
-	}
-	return settings{CatalogDir: cfg.Catalog.Dir, MergeMethod: cfg.Merge.Method, RequiredLabels: cfg.Merge.RequiredLabels,
-		RequiredApprovals: cfg.Merge.RequiredApprovals}, nil
-}
-
-// readConfig parses .catalogbot.yaml at sha; an invalid file falls back to the defaults (the pipeline
-// reports it as a failed config stage).
-func readConfig(dir, sha string) (*owners.Config, error) {
-	repo, err := pipeline.OpenRepo(dir)
-	if err != nil {
-		return nil, err
-	}
-	c, err := repo.Resolve(sha)
-	if err != nil {
-		return nil, err
-	}
-	data, ok, err := repo.ReadFile(c, owners.ConfigFile)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return owners.Default(), nil
-	}
-	cfg, _, err := owners.ParseConfig(owners.ConfigFile, data)
-	if err != nil || cfg == nil {
-		return owners.Default(), nil
-	}
-	return cfg, nil
-}
-
-// approvers are the logins whose latest review approves (the author's own excepted) and the owners who
-// commented /approve, sorted and lowercased.
-func (jc *jobCtx) approvers(ctx context.Context, pr *ghclient.PullRequest) ([]string, error) {
-	reviews, err := jc.gh.Reviews(ctx, jc.repo, pr.Number)
-	if err != nil {
-		return nil, err
-	}
-	slash, err := jc.b.store.approvals(ctx, jc.task.Repo, pr.Number)
-	if err != nil {
-		return nil, err
-	}
-	return approvals(reviews, pr.Author, slash), nil
-}
-
-func approvals(reviews []ghclient.Review, author string, slash []string) []string {
-	latest := map[string]bool{}
-	for _, rv := range reviews {
-		u := strings.ToLower(rv.User)
-		switch rv.State {
-		case "APPROVED":
-			latest[u] = true
-		case "CHANGES_REQUESTED", "DISMISSED":
-			latest[u] = false
-		}
-	}
-	for _, u := range slash {
-		latest[strings.ToLower(u)] = true
-	}
-	delete(latest, strings.ToLower(author))
-	var out []string
-	for u, ok := range latest {
-		if ok {
-			out = append(out, u)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // errorReport is the report of a run that could not run at all.

@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
-	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/pipeline/owners"
 )
 
@@ -68,13 +69,32 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 		}
 		return role, nil
 	}
+	var br *baseRules // loaded on first need
+	rulesOf := func() (*baseRules, error) {
+		if br == nil {
+			var err error
+			if br, err = jc.baseRulesOf(ctx, pr); err != nil {
+				return nil, err
+			}
+		}
+		return br, nil
+	}
+	// privileged: a maintainer or an owner of a package the pull request changes, under the base branch
+	// tip's rules (false when they are invalid: nothing is loosened).
+	privileged := func() (bool, error) {
+		br, err := rulesOf()
+		if err != nil || br.rules == nil {
+			return false, err
+		}
+		return br.mayAct(ctx, user, jc.lookup())
+	}
 	for _, c := range jc.task.Commands {
 		if pr.State != "open" {
 			refusals = append(refusals, fmt.Sprintf("`/%s`: the pull request is %s", c.Name, pr.State))
 			continue
 		}
 		switch c.Name {
-		case "retest", "hold", "unhold":
+		case "retest", "hold":
 			r, err := roleOf()
 			if err != nil {
 				return err
@@ -83,27 +103,56 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				refusals = append(refusals, fmt.Sprintf("`/%s`: @%s is neither the author nor a collaborator with triage access", c.Name, user))
 				continue
 			}
-			switch c.Name {
-			case "retest":
+			if c.Name == "retest" {
 				retest = true
-			case "hold":
+			} else {
 				if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
 					return err
 				}
-				evaluate = true
-			case "unhold":
-				if err := jc.gh.RemoveLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
+				if err := jc.b.store.addHold(ctx, jc.task.Repo, pr.Number, user); err != nil {
 					return err
 				}
 				evaluate = true
 			}
 			accepted = true
+		case "unhold":
+			// Whoever placed a hold may lift it; anyone else's (or one of unknown origin) only a maintainer
+			// or an owner.
+			holders, err := jc.b.store.holders(ctx, jc.task.Repo, pr.Number)
+			if err != nil {
+				return err
+			}
+			ok := approval.MayLiftHold(user, holders, false)
+			if !ok && !strings.EqualFold(user, pr.Author) { // the author lifts only the author's own hold
+				if ok, err = privileged(); err != nil {
+					return err
+				}
+			}
+			if !ok {
+				refusals = append(refusals, unholdRefusal(user, holders))
+				continue
+			}
+			if err := jc.gh.RemoveLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
+				return err
+			}
+			if err := jc.b.store.clearHold(ctx, jc.task.Repo, pr.Number); err != nil {
+				return err
+			}
+			accepted, evaluate = true, true
 		case "approve":
 			if strings.EqualFold(user, pr.Author) {
 				refusals = append(refusals, "`/approve`: authors cannot approve their own pull request")
 				continue
 			}
-			ok, err := jc.isOwner(ctx, pr.Number, pr.HeadSHA, pr.BaseRef, user)
+			br, err := rulesOf()
+			if err != nil {
+				return err
+			}
+			if br.rules == nil {
+				refusals = append(refusals, fmt.Sprintf("`/approve`: the base branch's %s is invalid: fix it there first", owners.ConfigFile))
+				continue
+			}
+			ok, err := br.mayAct(ctx, user, jc.lookup())
 			if err != nil {
 				return err
 			}
@@ -111,7 +160,8 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				refusals = append(refusals, fmt.Sprintf("`/approve`: @%s is not a maintainer or an owner of a package this pull request changes", user))
 				continue
 			}
-			if err := jc.b.store.addApproval(ctx, jc.task.Repo, pr.Number, user); err != nil {
+			// The approval is of the head the approver saw: a push drops it.
+			if err := jc.b.store.addApproval(ctx, jc.task.Repo, pr.Number, user, pr.HeadSHA); err != nil {
 				return err
 			}
 			accepted, evaluate = true, true
@@ -153,63 +203,27 @@ func mayTriage(role string) bool {
 	return false
 }
 
-// isOwner reports whether login is a maintainer, or an owner of a package the pull request changes, under
-// the base branch's configuration (teams resolved with GitHub).
-func (jc *jobCtx) isOwner(ctx context.Context, number int, head, baseRef, login string) (bool, error) {
-	dir, err := jc.fetch(ctx, nil, number) // the base branch tip must be current
+func unholdRefusal(user string, holders []string) string {
+	if len(holders) == 0 {
+		return fmt.Sprintf("`/unhold`: the hold was not placed by @%s; only a maintainer or an owner of a package this pull request changes (not its author) may lift it", user)
+	}
+	return fmt.Sprintf("`/unhold`: the hold was placed by %s; only they, a maintainer or an owner of a package this pull request changes (not its author) may lift it",
+		"@"+strings.Join(holders, ", @"))
+}
+
+// baseRulesOf loads the rules of pull request pr from its base branch's current tip (as GitHub has it).
+func (jc *jobCtx) baseRulesOf(ctx context.Context, pr *ghclient.PullRequest) (*baseRules, error) {
+	tip, err := jc.gh.BranchSHA(ctx, jc.repo, pr.BaseRef)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	tip, err := gitcache.Resolve(dir, gitcache.BranchRef(baseRef))
+	dir, err := jc.fetch(ctx, []string{pr.HeadSHA, tip}, pr.Number)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	cfg, err := readConfig(dir, tip)
+	base, err := gitcache.MergeBase(dir, tip, pr.HeadSHA)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	candidates := append([]string{}, cfg.Maintainers...)
-	base, err := gitcache.MergeBase(dir, tip, head)
-	if err != nil {
-		return false, err
-	}
-	pkgs, _, err := gitcache.TouchedTopDirs(ctx, dir, base, head, cfg.Catalog.Dir)
-	if err != nil {
-		return false, err
-	}
-	repo, err := pipeline.OpenRepo(dir)
-	if err != nil {
-		return false, err
-	}
-	baseCommit, err := repo.Resolve(tip)
-	if err != nil {
-		return false, err
-	}
-	for pkg := range pkgs {
-		candidates = append(candidates, cfg.Owners[pkg]...)
-		if f := cfg.OwnersFilePath(pkg); f != "" {
-			if data, ok, err := repo.ReadFile(baseCommit, f); err == nil && ok {
-				logins, _ := owners.ParseOwnersFile(f, data)
-				candidates = append(candidates, logins...)
-			}
-		}
-	}
-	m := &membership{gh: jc.gh, cache: map[string]bool{}}
-	for _, c := range candidates {
-		org, team, isTeam := strings.Cut(c, "/")
-		if !isTeam {
-			if strings.EqualFold(c, login) {
-				return true, nil
-			}
-			continue
-		}
-		ok, err := m.IsMember(ctx, strings.ToLower(org), strings.ToLower(team), strings.ToLower(login))
-		if err != nil {
-			return false, err
-		}
-		if ok {
-			return true, nil
-		}
-	}
-	return false, nil
+	return loadBaseRules(ctx, dir, tip, base, pr.HeadSHA)
 }

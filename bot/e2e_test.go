@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,8 +88,9 @@ func TestForbiddenChangeThenOwnerApproves(t *testing.T) {
 	golden(t, "forbidden-then-approved", h.transcript([]int{2}))
 }
 
-// A pull request on hold passes but is not merged; /unhold by someone without access is refused with a
-// reply; /unhold by the author releases it and it merges.
+// A pull request on hold passes but is not merged. The hold label was there before the bot saw it (its
+// origin is unknown, so it is someone else's): /unhold by someone without access and by the author are
+// refused with a reply; /unhold by a maintainer releases it and it merges.
 func TestHoldAndUnhold(t *testing.T) {
 	h := newHarness(t)
 	main := h.seedMain(repoConfig)
@@ -103,10 +105,49 @@ func TestHoldAndUnhold(t *testing.T) {
 	h.waitIdle()
 	h.comment(3, "alice", "/unhold")
 	h.waitIdle()
+	if merged, _ := h.gh.Merged(repoFull, 3); merged {
+		t.Fatal("the author lifted a hold someone else placed")
+	}
+	h.comment(3, "catalog-admin", "/unhold")
+	h.waitIdle()
 	if merged, at := h.gh.Merged(repoFull, 3); !merged || at != head {
-		t.Errorf("after /unhold: merged %v at %s", merged, at)
+		t.Errorf("after the maintainer's /unhold: merged %v at %s", merged, at)
 	}
 	golden(t, "hold-unhold", h.transcript([]int{3}))
+}
+
+// The author may lift a hold the author placed: /hold, then /unhold, both with a 👍.
+func TestAuthorLiftsOwnHold(t *testing.T) {
+	h := newHarness(t)
+	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n")
+	head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")
+	h.openPR(12, "alice", head, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(12, "alice", head, main, nil))
+	h.waitIdle()
+	h.comment(12, "alice", "/hold")
+	h.waitIdle()
+	if !slices.Contains(h.gh.PullRequest(repoFull, 12).Labels, "do-not-merge/hold") {
+		t.Fatal("/hold did not put the label on")
+	}
+	h.comment(12, "alice", "/unhold")
+	h.waitIdle()
+	if slices.Contains(h.gh.PullRequest(repoFull, 12).Labels, "do-not-merge/hold") {
+		t.Fatal("the author could not lift the author's own hold")
+	}
+	if got := reactions(h, 12); got != "[/hold:+1 /unhold:+1]" {
+		t.Errorf("reactions %s", got)
+	}
+}
+
+// reactions lists a pull request's comments' reactions as body:content.
+func reactions(h *harness, n int) string {
+	var out []string
+	for _, c := range h.gh.Comments(repoFull, n) {
+		for _, r := range c.Reactions {
+			out = append(out, c.Body+":"+r.Content)
+		}
+	}
+	return fmt.Sprint(out)
 }
 
 // A push while the old head is being checked stops that run (its check run is cancelled) and the new

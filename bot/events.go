@@ -14,6 +14,7 @@ type envelope struct {
 	Issue        *payloadIssue   `json:"issue"`
 	Comment      *payloadComment `json:"comment"`
 	MergeGroup   *payloadGroup   `json:"merge_group"`
+	Label        *payloadLabel   `json:"label"`
 	// push
 	Ref     string `json:"ref"`
 	Before  string `json:"before"`
@@ -76,4 +77,8 @@ type payloadGroup struct {
 	HeadRef string `json:"head_ref"`
 	BaseSHA string `json:"base_sha"`
 	BaseRef string `json:"base_ref"`
+}
+
+type payloadLabel struct {
+	Name string `json:"name"`
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
+	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/pipeline/owners"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
@@ -34,14 +35,28 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	approvers, err := jc.approvers(ctx, pr)
+	if err := jc.noteHoldLabel(ctx, pr); err != nil {
+		return err
+	}
+	// Approvals are weighed by the policy the check recorded from the base branch's tip; without a check
+	// of the head, nobody's approval counts yet.
+	var pol approval.Policy
+	if r != nil && r.Settings.Policy != nil {
+		pol = *r.Settings.Policy
+	}
+	res, err := jc.approvalsOf(ctx, pr, pol)
 	if err != nil {
 		return err
 	}
+	holders, err := b.store.holders(ctx, jc.task.Repo, number)
+	if err != nil {
+		return err
+	}
+	conds := func(r *run) []condition { return b.conditions(pr, r, res, holders) }
 	rerun := func(reason, delivery string) error {
 		jc.log.Info("re-running the checks", "pr", number, "reason", reason)
 		// The comment first: once enqueued, the check may start at once.
-		if err := jc.upsertComment(ctx, number, readinessBody("⏳ checking", b.conditions(pr, nil, approvers), "_"+reason+": the checks run again._")); err != nil {
+		if err := jc.upsertComment(ctx, number, readinessBody("⏳ checking", conds(nil), "_"+reason+": the checks run again._")); err != nil {
 			return err
 		}
 		t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: number, Reason: reason}
@@ -53,18 +68,19 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 			return err
 		}
 		if pending > 0 {
-			return jc.upsertComment(ctx, number, readinessBody("⏳ checking", b.conditions(pr, nil, approvers)))
+			return jc.upsertComment(ctx, number, readinessBody("⏳ checking", conds(nil)))
 		}
 		return rerun("no check of the head "+short(pr.HeadSHA)+" was recorded", fmt.Sprintf("evaluate:%d:head:%s", jc.job.ID, pr.HeadSHA))
 	}
-	if r.Verdict != string(report.Pass) && ownersFailed(r) && !slices.Equal(approvers, r.Approvers) {
-		return rerun("approvals changed since the owners check failed", fmt.Sprintf("evaluate:%d:approvers:%s", jc.job.ID, strings.Join(approvers, ",")))
+	if r.Verdict != string(report.Pass) && ownersFailed(r) && !slices.Equal(res.Current, r.Approvers) {
+		return rerun("approvals changed since the owners check failed", fmt.Sprintf("evaluate:%d:approvers:%s", jc.job.ID, strings.Join(res.Current, ",")))
 	}
-	cs := b.conditions(pr, r, approvers)
+	cs := conds(r)
 	if !allMet(cs) {
 		return jc.upsertComment(ctx, number, readinessBody("⏳ not ready to merge", cs))
 	}
-	// The base branch moved since the check: if it changed what this pull request changes, check again.
+	// The base branch moved since the check: if it changed the rules (configuration, owners files) or what
+	// this pull request changes, check again before merging.
 	tip, err := jc.gh.BranchSHA(ctx, jc.repo, r.BaseRef)
 	if err != nil {
 		return err
@@ -113,6 +129,10 @@ func (jc *jobCtx) baseOverlap(ctx context.Context, r *run, tip string) (string, 
 	if err != nil {
 		return "", err
 	}
+	rules, err := rulesMoved(dir, r.Tip, tip, r.Settings.RuleFiles)
+	if err != nil {
+		return "", err
+	}
 	var both []string
 	for p := range mine {
 		if theirs[p] {
@@ -120,7 +140,13 @@ func (jc *jobCtx) baseOverlap(ctx context.Context, r *run, tip string) (string, 
 		}
 	}
 	sort.Strings(both)
+	if rules != "" {
+		both = append([]string{rules}, both...)
+	}
 	for _, p := range outside {
+		if slices.Contains(r.Settings.RuleFiles, p) {
+			continue // compared above
+		}
 		switch path.Base(p) {
 		case owners.ConfigFile, owners.CIFile, owners.OWNERSFile, "OWNERS_ALIASES":
 			both = append(both, p)

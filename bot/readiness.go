@@ -7,68 +7,78 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/checks/approval"
+	"github.com/catalogbot/catalogbot/pipeline/owners"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
 // readinessMarker starts the bot's one comment per pull request; it is edited, never re-posted.
 const readinessMarker = "<!-- catalogbot:readiness -->"
 
-// condition is one requirement for merging.
+// condition is one requirement for merging; info is a line that says something about them (met is
+// ignored).
 type condition struct {
 	met  bool
 	text string
+	info bool
 }
 
 // conditions lists every requirement for merging pull request pr, given its latest check (nil: none on
-// the current head) and approvers.
-func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, approvers []string) []condition {
+// the current head), the approvals on its head and who placed its hold.
+func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, holders []string) []condition {
 	var out []condition
 	switch {
 	case r == nil:
-		out = append(out, condition{false, fmt.Sprintf("catalogbot checks have not completed on the head %s yet", short(pr.HeadSHA))})
+		out = append(out, condition{false, fmt.Sprintf("catalogbot checks have not completed on the head %s yet", short(pr.HeadSHA)), false})
 	case r.Verdict == string(report.Pass):
-		out = append(out, condition{true, fmt.Sprintf("catalogbot checks passed on %s ([details](%s))", short(r.HeadSHA), b.runURL(r.ID))})
+		out = append(out, condition{true, fmt.Sprintf("catalogbot checks passed on %s ([details](%s))", short(r.HeadSHA), b.runURL(r.ID)), false})
 	default:
 		out = append(out, condition{false, fmt.Sprintf("catalogbot checks did not pass on %s: %s ([details](%s))",
-			short(r.HeadSHA), r.Verdict, b.runURL(r.ID))})
+			short(r.HeadSHA), r.Verdict, b.runURL(r.ID)), false})
 	}
 	sets := settings{}
 	if r != nil {
 		sets = r.Settings
 	}
+	if sets.ConfigError != "" {
+		out = append(out, condition{false, fmt.Sprintf("the base branch's %s is invalid (%s): fix it there; nothing merges until then",
+			owners.ConfigFile, sets.ConfigError), false})
+	}
 	if n := sets.RequiredApprovals; n > 0 {
-		have := len(approvers)
-		text := fmt.Sprintf("%d of %d required approvals", min(have, n), n)
-		if have > 0 {
-			text += " (" + strings.Join(approvers, ", ") + ")"
-		}
-		out = append(out, condition{have >= n, text})
+		out = append(out, condition{len(res.Counted) >= n, approvalText(res, n), false})
 	}
 	for _, l := range sets.RequiredLabels {
 		if pr.HasLabel(l) {
-			out = append(out, condition{true, fmt.Sprintf("label `%s` is set", l)})
+			out = append(out, condition{true, fmt.Sprintf("label `%s` is set", l), false})
 		} else {
-			out = append(out, condition{false, fmt.Sprintf("label `%s` is required", l)})
+			out = append(out, condition{false, fmt.Sprintf("label `%s` is required", l), false})
 		}
 	}
 	hold := b.cfg.Checks.HoldLabel
-	if pr.HasLabel(hold) {
-		out = append(out, condition{false, fmt.Sprintf("on hold (label `%s`): comment `/unhold` to release", hold)})
-	} else {
-		out = append(out, condition{true, "not on hold"})
+	switch {
+	case pr.HasLabel(hold) && len(holders) > 0:
+		out = append(out, condition{false, fmt.Sprintf("on hold (label `%s`, placed by %s): `/unhold` by them, a maintainer or an owner releases it",
+			hold, strings.Join(holders, ", ")), false})
+	case pr.HasLabel(hold):
+		out = append(out, condition{false, fmt.Sprintf("on hold (label `%s`): `/unhold` by a maintainer or an owner releases it", hold), false})
+	default:
+		out = append(out, condition{true, "not on hold", false})
 	}
 	if pr.Draft {
-		out = append(out, condition{false, "the pull request is a draft"})
+		out = append(out, condition{false, "the pull request is a draft", false})
 	}
 	if pr.Mergeable != nil && !*pr.Mergeable {
-		out = append(out, condition{false, "GitHub reports merge conflicts with the base branch"})
+		out = append(out, condition{false, "GitHub reports merge conflicts with the base branch", false})
+	}
+	if t := staleText(res); t != "" {
+		out = append(out, condition{text: t, info: true})
 	}
 	return out
 }
 
 func allMet(cs []condition) bool {
 	for _, c := range cs {
-		if !c.met {
+		if !c.met && !c.info {
 			return false
 		}
 	}
@@ -80,11 +90,14 @@ func readinessBody(headline string, cs []condition, notes ...string) string {
 	var b strings.Builder
 	b.WriteString(readinessMarker + "\n")
 	fmt.Fprintf(&b, "### catalogbot: %s\n\n", headline)
-	var unmet, met []string
+	var unmet, met, info []string
 	for _, c := range cs {
-		if c.met {
+		switch {
+		case c.info:
+			info = append(info, c.text)
+		case c.met:
 			met = append(met, "- [x] "+c.text)
-		} else {
+		default:
 			unmet = append(unmet, "- [ ] "+c.text)
 		}
 	}
@@ -94,7 +107,7 @@ func readinessBody(headline string, cs []condition, notes ...string) string {
 	if len(met) > 0 {
 		b.WriteString("**Met:**\n" + strings.Join(met, "\n") + "\n\n")
 	}
-	for _, n := range notes {
+	for _, n := range append(info, notes...) {
 		b.WriteString(n + "\n\n")
 	}
 	b.WriteString("<sub>Commands: `/retest` runs the checks again, `/hold` and `/unhold` stop and allow merging, `/approve` (owners) approves.</sub>\n")

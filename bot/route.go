@@ -26,6 +26,11 @@ type Task struct {
 	PR      int    `json:"pr,omitempty"`
 	HeadSHA string `json:"head_sha,omitempty"`
 	Sender  string `json:"sender,omitempty"`
+	// SenderBot is set when the sender is an app (the bot itself, say).
+	SenderBot bool `json:"sender_bot,omitempty"`
+	// Label and LabelAction (labeled, unlabeled) are a pull request's label change.
+	Label       string `json:"label,omitempty"`
+	LabelAction string `json:"label_action,omitempty"`
 	// Comment commands.
 	CommentID int64  `json:"comment_id,omitempty"`
 	Commands  []Cmd  `json:"commands,omitempty"`
@@ -173,6 +178,10 @@ func (b *Bot) routePullRequest(event string, e *envelope) (route, error) {
 		}
 		return route{cancelKey: prKey(repo, pr.Number), task: t, note: "closed: pending checks cancelled"}, nil
 	case "labeled", "unlabeled":
+		if e.Label != nil {
+			t.Label, t.LabelAction = e.Label.Name, e.Action
+		}
+		t.SenderBot = isBot(e.Sender)
 		j, err := newJob(event, kindEvaluate, t, "", false, true)
 		return route{job: j}, err
 	}
@@ -203,7 +212,7 @@ func (b *Bot) routeComment(event string, e *envelope) (route, error) {
 	if len(e.Issue.PullRequest) == 0 || string(e.Issue.PullRequest) == "null" {
 		return route{note: "comment on an issue, not a pull request"}, nil
 	}
-	if e.Sender.Type == "Bot" || strings.HasSuffix(e.Sender.Login, "[bot]") {
+	if isBot(e.Sender) {
 		return route{note: "comments by bots are not commands"}, nil
 	}
 	cmds := parseCommands(e.Comment.Body)
@@ -230,3 +239,6 @@ func (b *Bot) routePush(event string, e *envelope) (route, error) {
 	j, err := newJob(event, kindPublish, t, "publish:"+strings.ToLower(t.Repo), false, true)
 	return route{job: j}, err
 }
+
+// isBot reports whether a sender is an app rather than a person.
+func isBot(u payloadUser) bool { return u.Type == "Bot" || strings.HasSuffix(u.Login, "[bot]") }

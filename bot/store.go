@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
@@ -42,7 +43,11 @@ CREATE TABLE IF NOT EXISTS runs (
 	UNIQUE (job_id, kind, pr)
 );
 CREATE INDEX IF NOT EXISTS runs_pr ON runs(repo, pr, id);
-CREATE TABLE IF NOT EXISTS approvals (
+CREATE TABLE IF NOT EXISTS head_approvals (
+	repo TEXT NOT NULL, pr INTEGER NOT NULL, login TEXT NOT NULL, head_sha TEXT NOT NULL, at INTEGER NOT NULL,
+	PRIMARY KEY (repo, pr, login, head_sha)
+);
+CREATE TABLE IF NOT EXISTS holds (
 	repo TEXT NOT NULL, pr INTEGER NOT NULL, login TEXT NOT NULL, at INTEGER NOT NULL,
 	PRIMARY KEY (repo, pr, login)
 );
@@ -70,12 +75,19 @@ const (
 	runCancelled = "cancelled"
 )
 
-// settings are the base branch's merge rules, recorded with each check.
+// settings are the base branch's merge rules, recorded with each check (from the tip it used).
 type settings struct {
 	CatalogDir        string   `json:"catalog_dir"`
 	MergeMethod       string   `json:"merge_method"`
 	RequiredLabels    []string `json:"required_labels,omitempty"`
 	RequiredApprovals int      `json:"required_approvals,omitempty"`
+	// ConfigError says why the base branch's configuration could not be loaded: merging is blocked.
+	ConfigError string `json:"config_error,omitempty"`
+	// Policy says who may approve the change; nil for checks recorded before it was (nothing counts).
+	Policy *approval.Policy `json:"policy,omitempty"`
+	// RuleFiles are the configuration and owners files the check read: when the tip changes one, the
+	// checks run again before any merge.
+	RuleFiles []string `json:"rule_files,omitempty"`
 }
 
 // run is one recorded execution.
@@ -214,27 +226,68 @@ func (s *store) queryRuns(ctx context.Context, what, query string, args ...any) 
 	return out, rows.Err()
 }
 
-func (s *store) addApproval(ctx context.Context, repo string, pr int, login string) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO approvals (repo, pr, login, at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
-		repo, pr, strings.ToLower(login), time.Now().UnixMilli())
-	return err
+// addApproval records an /approve by login on the pull request's head: it counts for that head only.
+func (s *store) addApproval(ctx context.Context, repo string, pr int, login, head string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO head_approvals (repo, pr, login, head_sha, at) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING`,
+		repo, pr, strings.ToLower(login), head, time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("record the approval of %s#%d by %s: %w", repo, pr, login, err)
+	}
+	return nil
 }
 
-func (s *store) approvals(ctx context.Context, repo string, pr int) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT login FROM approvals WHERE repo = ? AND pr = ? ORDER BY login", repo, pr)
+// approvals are the /approve commands of a pull request with the head each was given on, oldest first.
+func (s *store) approvals(ctx context.Context, repo string, pr int) ([]approval.Slash, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT login, head_sha FROM head_approvals WHERE repo = ? AND pr = ? ORDER BY at, login", repo, pr)
 	if err != nil {
 		return nil, fmt.Errorf("read approvals of %s#%d: %w", repo, pr, err)
+	}
+	defer rows.Close()
+	var out []approval.Slash
+	for rows.Next() {
+		var a approval.Slash
+		if err := rows.Scan(&a.User, &a.HeadSHA); err != nil {
+			return nil, fmt.Errorf("read approvals of %s#%d: %w", repo, pr, err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// addHold records that login placed the hold of a pull request.
+func (s *store) addHold(ctx context.Context, repo string, pr int, login string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO holds (repo, pr, login, at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
+		repo, pr, strings.ToLower(login), time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("record the hold of %s#%d by %s: %w", repo, pr, login, err)
+	}
+	return nil
+}
+
+// holders are who placed the pull request's hold (none recorded: unknown).
+func (s *store) holders(ctx context.Context, repo string, pr int) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT login FROM holds WHERE repo = ? AND pr = ? ORDER BY login", repo, pr)
+	if err != nil {
+		return nil, fmt.Errorf("read the hold of %s#%d: %w", repo, pr, err)
 	}
 	defer rows.Close()
 	var out []string
 	for rows.Next() {
 		var l string
 		if err := rows.Scan(&l); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("read the hold of %s#%d: %w", repo, pr, err)
 		}
 		out = append(out, l)
 	}
 	return out, rows.Err()
+}
+
+// clearHold forgets who held a pull request (the hold was lifted).
+func (s *store) clearHold(ctx context.Context, repo string, pr int) error {
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM holds WHERE repo = ? AND pr = ?", repo, pr); err != nil {
+		return fmt.Errorf("lift the hold of %s#%d: %w", repo, pr, err)
+	}
+	return nil
 }
 
 // readinessComment returns the recorded comment id and body (0 when none).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
@@ -134,21 +135,6 @@ func TestParseCommands(t *testing.T) {
 	}
 }
 
-func TestApprovals(t *testing.T) {
-	reviews := []ghclient.Review{
-		{User: "Bob", State: "APPROVED"},
-		{User: "carol", State: "APPROVED"},
-		{User: "carol", State: "CHANGES_REQUESTED"},
-		{User: "dave", State: "APPROVED"},
-		{User: "dave", State: "COMMENTED"},
-		{User: "alice", State: "APPROVED"}, // the author
-	}
-	got := approvals(reviews, "Alice", []string{"erin", "bob"})
-	if fmt.Sprint(got) != "[bob dave erin]" {
-		t.Errorf("approvals = %v", got)
-	}
-}
-
 func TestReadinessConditions(t *testing.T) {
 	b := &Bot{cfg: DefaultConfig()}
 	b.cfg.PublicURL = "https://bot.example"
@@ -156,13 +142,18 @@ func TestReadinessConditions(t *testing.T) {
 	pr := &ghclient.PullRequest{Number: 1, HeadSHA: strings.Repeat("a", 40), Labels: []string{"do-not-merge/hold"}, Mergeable: &no}
 	r := &run{ID: 3, HeadSHA: pr.HeadSHA, Verdict: string(report.Pass),
 		Settings: settings{RequiredApprovals: 2, RequiredLabels: []string{"lgtm"}}}
-	cs := b.conditions(pr, r, []string{"bob"})
+	res := approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"}, Ineligible: []string{"mallory"},
+		Stale: []approval.Stale{{User: "carol", SHA: strings.Repeat("b", 40)}}, CouldApprove: []string{"admin", "bob", "carol"}}
+	cs := b.conditions(pr, r, res, []string{"admin"})
 	if allMet(cs) {
 		t.Fatal("all met")
 	}
 	body := readinessBody("not ready", cs)
-	for _, want := range []string{readinessMarker, "- [ ] 1 of 2 required approvals (bob)", "- [ ] label `lgtm` is required",
-		"- [ ] on hold (label `do-not-merge/hold`)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa ([details](https://bot.example/runs/3))"} {
+	for _, want := range []string{readinessMarker, "- [ ] 1 of 2 required approvals (bob)\n  - approvals that count: admin, bob, carol",
+		"  - not counted (may not approve this change): mallory",
+		"Approvals given on an earlier head no longer count (a push drops them): carol (on bbbbbbbbbbbb)",
+		"placed by admin", "- [ ] label `lgtm` is required",
+		"- [ ] on hold (label `do-not-merge/hold`, placed by admin)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa ([details](https://bot.example/runs/3))"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}
@@ -171,11 +162,23 @@ func TestReadinessConditions(t *testing.T) {
 		t.Error("met conditions are listed before unmet ones")
 	}
 	pr.Labels, pr.Mergeable = []string{"LGTM"}, nil
-	if !allMet(b.conditions(pr, r, []string{"bob", "carol"})) {
+	two := approval.Result{Current: []string{"bob", "carol"}, Counted: []string{"bob", "carol"}}
+	if !allMet(b.conditions(pr, r, two, nil)) {
 		t.Error("not met with two approvals, the label and no hold")
 	}
-	if allMet(b.conditions(pr, nil, []string{"bob", "carol"})) {
+	if allMet(b.conditions(pr, nil, two, nil)) {
 		t.Error("met without a check")
+	}
+	// Two approvals given, one by someone who may not approve: not met.
+	if allMet(b.conditions(pr, r, approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"},
+		Ineligible: []string{"mallory"}}, nil)) {
+		t.Error("met with an approval by someone who may not approve")
+	}
+	// A configuration that could not be loaded blocks merging, whatever else holds.
+	broken := *r
+	broken.Settings = settings{ConfigError: "invalid configuration"}
+	if cs := b.conditions(pr, &broken, two, nil); allMet(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
+		t.Errorf("a broken configuration did not block: %+v", cs)
 	}
 }
 

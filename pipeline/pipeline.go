@@ -20,8 +20,11 @@ import (
 type Input struct {
 	// Repo is the repository (work tree or bare) holding both revisions.
 	Repo *Repo
-	// Base and Head are revisions (SHA, branch, tag). Config and owners are read from Base.
+	// Base and Head are revisions (SHA, branch, tag): the change is Base..Head.
 	Base, Head string
+	// Rules are the configuration and owners files that decide the change (LoadRules). The bot loads them
+	// from the base branch's current tip; nil loads them from Base.
+	Rules *Rules
 	// Author is the login of the change's author; Approvers are logins that approved it (reviews).
 	Author    string
 	Approvers []string

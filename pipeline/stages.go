@@ -29,28 +29,21 @@ type state struct {
 	base, head *object.Commit
 	headDir    string
 
+	rules    *Rules // where the configuration and owners files come from
 	cfg      *owners.Config
 	noConfig bool
 	changes  *changes
 }
 
 func (s *state) loadConfig(ctx context.Context) report.Stage {
-	data, ok, err := s.in.Repo.ReadFile(s.base, owners.ConfigFile)
-	if err != nil {
-		return stageFromErr(err)
-	}
-	if !ok {
-		s.cfg, s.noConfig = owners.Default(), true
-	} else {
-		cfg, ds, err := owners.ParseConfig(owners.ConfigFile, data)
-		if err != nil {
-			st := stageFromErr(err)
-			st.Name, st.Diagnostics = "config", ds
-			st.Summary = owners.ConfigFile + " on the base branch is invalid: fix it there first"
+	rules := s.in.Rules
+	if rules == nil {
+		var st report.Stage
+		if rules, st = LoadRules(s.in.Repo, s.base.Hash.String()); st.Status != report.Pass {
 			return st
 		}
-		s.cfg = cfg
 	}
+	s.rules, s.cfg, s.noConfig = rules, rules.Config, rules.NoConfig
 	ch, err := s.detectChanges(ctx)
 	if err != nil {
 		st := stageFromErr(err)
@@ -253,7 +246,7 @@ func (s *state) owners(ctx context.Context) report.Stage {
 		pkgs := append(sortedKeys(s.changes.packages), s.changes.refEntries...)
 		for _, pkg := range pkgs {
 			file := s.cfg.OwnersFilePath(pkg)
-			data, ok, err := s.in.Repo.ReadFile(s.base, file)
+			data, ok, err := s.in.Repo.ReadFile(s.rules.Commit, file)
 			if err != nil {
 				return stageFromErr(err)
 			}

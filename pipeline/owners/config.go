@@ -92,12 +92,21 @@ func (s SmokeConfig) TimeoutDuration() time.Duration {
 	return d
 }
 
-// MergeConfig: Method is "merge", "squash" or "rebase".
+// MergeConfig: Method is "merge", "squash" or "rebase". Approvers says whose approvals count toward
+// RequiredApprovals: ApproversOwners (maintainers and owners of every changed package) or ApproversWrite
+// (those, and anyone with write access to the repository).
 type MergeConfig struct {
 	Method            string   `yaml:"method"`
 	RequiredLabels    []string `yaml:"requiredLabels"`
 	RequiredApprovals int      `yaml:"requiredApprovals"`
+	Approvers         string   `yaml:"approvers"`
 }
+
+// Values of merge.approvers.
+const (
+	ApproversOwners = "owners"
+	ApproversWrite  = "write"
+)
 
 // PublishConfig: the catalog image to push after a merge, its platforms and base image.
 type PublishConfig struct {
@@ -118,7 +127,7 @@ func Default() *Config {
 		Catalog:    CatalogConfig{Dir: "catalog", Format: "json"},
 		Approvals:  ApprovalsConfig{OwnerReviewSatisfies: true},
 		Smoke:      SmokeConfig{Timeout: "10m"},
-		Merge:      MergeConfig{Method: "squash"},
+		Merge:      MergeConfig{Method: "squash", Approvers: ApproversOwners},
 	}
 }
 

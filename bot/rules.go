@@ -1,0 +1,185 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/catalogbot/catalogbot/bot/gitcache"
+	"github.com/catalogbot/catalogbot/checks/approval"
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/pipeline/owners"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+// baseRules are the rules of one pull request, loaded once from the base branch's current tip (never the
+// merge base, which the author picks): the configuration, the owners files of the packages the pull
+// request changes, and who may approve it. Invalid rules block merging; nothing falls back to defaults.
+type baseRules struct {
+	repo  *pipeline.Repo
+	rules *pipeline.Rules // nil when the configuration is invalid (stage says why)
+	stage report.Stage    // the config stage: Pass, or why the rules could not be loaded
+	// packages the pull request changes (top directories of the catalog), sorted.
+	packages []string
+	// outside is set when it changes paths outside the catalog's packages (only maintainers may).
+	outside bool
+}
+
+// loadBaseRules reads the rules at tip for the change base..head in the clone dir.
+func loadBaseRules(ctx context.Context, dir, tip, base, head string) (*baseRules, error) {
+	repo, err := pipeline.OpenRepo(dir)
+	if err != nil {
+		return nil, err
+	}
+	br := &baseRules{repo: repo}
+	br.rules, br.stage = pipeline.LoadRules(repo, tip)
+	catalogDir := owners.Default().Catalog.Dir
+	if br.rules != nil {
+		catalogDir = br.rules.Config.Catalog.Dir
+	}
+	pkgs, outside, err := gitcache.TouchedTopDirs(ctx, dir, base, head, catalogDir)
+	if err != nil {
+		return nil, err
+	}
+	for p := range pkgs {
+		br.packages = append(br.packages, p)
+	}
+	sort.Strings(br.packages)
+	br.outside = len(outside) > 0
+	return br, nil
+}
+
+// settings are the merge rules a check records. An invalid configuration records why: it blocks merging.
+func (br *baseRules) settings() (settings, error) {
+	if br.rules == nil {
+		why := br.stage.Err
+		if why == "" {
+			why = br.stage.Summary
+		}
+		return settings{ConfigError: why}, nil
+	}
+	cfg := br.rules.Config
+	pol, err := br.policy()
+	if err != nil {
+		return settings{}, err
+	}
+	files := []string{owners.ConfigFile}
+	for _, p := range br.packages {
+		if f := cfg.OwnersFilePath(p); f != "" {
+			files = append(files, f)
+		}
+	}
+	return settings{CatalogDir: cfg.Catalog.Dir, MergeMethod: cfg.Merge.Method, RequiredLabels: cfg.Merge.RequiredLabels,
+		RequiredApprovals: cfg.Merge.RequiredApprovals, Policy: &pol, RuleFiles: files}, nil
+}
+
+// policy says who may approve the change: maintainers; the owners of each changed package (from the
+// configuration and owners files) unless it changes more than packages; write access when configured.
+func (br *baseRules) policy() (approval.Policy, error) {
+	if br.rules == nil {
+		return approval.Policy{}, fmt.Errorf("no approval policy: %s", br.stage.Err)
+	}
+	cfg := br.rules.Config
+	pol := approval.Policy{Maintainers: slices.Clone(cfg.Maintainers), WriteAccess: cfg.Merge.Approvers == owners.ApproversWrite}
+	if br.outside || len(br.packages) == 0 {
+		return pol, nil
+	}
+	pol.PackageOwners = map[string][]string{}
+	for _, p := range br.packages {
+		o := slices.Clone(cfg.Owners[p])
+		logins, _, err := br.rules.OwnersFile(br.repo, p)
+		if err != nil {
+			return approval.Policy{}, fmt.Errorf("reading the owners file of %s: %w", p, err)
+		}
+		pol.PackageOwners[p] = append(o, logins...)
+	}
+	return pol, nil
+}
+
+// mayAct reports whether login is a maintainer or owns a package the change touches (who may approve
+// with /approve and lift anyone's hold): with the repository's write-access rule when configured.
+func (br *baseRules) mayAct(ctx context.Context, login string, lk approval.Lookup) (bool, error) {
+	pol, err := br.policy()
+	if err != nil {
+		return false, err
+	}
+	if ok, err := approval.MayApprove(ctx, pol, login, lk); ok || err != nil {
+		return ok, err
+	}
+	for _, p := range br.packages {
+		one := approval.Policy{Maintainers: pol.Maintainers, PackageOwners: map[string][]string{p: br.ownersOf(p)}}
+		if ok, err := approval.MayApprove(ctx, one, login, lk); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+func (br *baseRules) ownersOf(pkg string) []string {
+	o := slices.Clone(br.rules.Config.Owners[pkg])
+	logins, _, _ := br.rules.OwnersFile(br.repo, pkg)
+	return append(o, logins...)
+}
+
+// rulesMoved names the rule files (configuration, owners files) that differ between the tip a check used
+// and the base branch's tip now ("" when none): the owners stage must run again before any merge.
+func rulesMoved(dir, checked, tip string, files []string) (string, error) {
+	if len(files) == 0 {
+		files = []string{owners.ConfigFile}
+	}
+	repo, err := pipeline.OpenRepo(dir)
+	if err != nil {
+		return "", err
+	}
+	a, err := repo.Resolve(checked)
+	if err != nil {
+		return "", err
+	}
+	b, err := repo.Resolve(tip)
+	if err != nil {
+		return "", err
+	}
+	var moved []string
+	for _, f := range files {
+		da, oka, err := repo.ReadFile(a, f)
+		if err != nil {
+			return "", err
+		}
+		db, okb, err := repo.ReadFile(b, f)
+		if err != nil {
+			return "", err
+		}
+		if oka != okb || !bytes.Equal(da, db) {
+			moved = append(moved, f)
+		}
+	}
+	return joinNames(moved), nil
+}
+
+func joinNames(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += n
+	}
+	return out
+}
+
+// readConfig reads the configuration at commit sha (defaults without one). An invalid configuration is an
+// error naming it: it never falls back to defaults.
+func readConfig(dir, sha string) (*owners.Config, error) {
+	repo, err := pipeline.OpenRepo(dir)
+	if err != nil {
+		return nil, err
+	}
+	rules, st := pipeline.LoadRules(repo, sha)
+	if rules == nil {
+		return nil, diag.UsageError(fmt.Errorf("reading %s at %s: %s", owners.ConfigFile, short(sha), st.Err))
+	}
+	return rules.Config, nil
+}

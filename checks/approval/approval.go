@@ -66,7 +66,7 @@ type Result struct {
 	// Stale are approvals given on another commit than the head (sorted by login).
 	Stale []Stale
 	// CouldApprove names who may approve, as configured (maintainers, then entries owning every changed
-	// package), then "anyone with write access" under WriteAccess.
+	// package), then "anyone with write access" under WriteAccess; never the author.
 	CouldApprove []string
 }
 
@@ -122,7 +122,8 @@ func Evaluate(ctx context.Context, in Input, lk Lookup) (Result, error) {
 			res.Ineligible = append(res.Ineligible, u)
 		}
 	}
-	res.CouldApprove = couldApprove(in.Policy)
+	// The author's approval never counts: do not offer it.
+	res.CouldApprove = slices.DeleteFunc(couldApprove(in.Policy), func(e string) bool { return strings.EqualFold(e, author) })
 	return res, nil
 }
 

@@ -91,10 +91,10 @@ func TestEvaluate(t *testing.T) {
 			want: "[mallory-alt] | [] | [mallory-alt] | [] | [Admin octo/catalog-maintainers alice octo/foo-team]",
 		},
 		{
-			name: "the author's own approval never counts",
+			name: "the author's own approval never counts, nor is the author offered as approver",
 			in: Input{Head: head, Author: "Alice", Policy: policy, Reviews: []Review{{"alice", "APPROVED", head}},
 				Slash: []Slash{{"ALICE", head}}},
-			want: "[] | [] | [] | [] | [Admin octo/catalog-maintainers alice octo/foo-team]",
+			want: "[] | [] | [] | [] | [Admin octo/catalog-maintainers octo/foo-team]", // nor is it offered,
 		},
 		{
 			name: "later changes requested or dismissed withdraw, comments do not",

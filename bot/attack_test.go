@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-github/v92/github"
 
@@ -148,6 +149,34 @@ func TestAttackApprovalOnOldHead(t *testing.T) {
 	h.waitIdle()
 	if merged, at := h.gh.Merged(repoFull, 22); !merged || at != head2 {
 		t.Errorf("after the maintainer approved head 2: merged %v at %s", merged, at)
+	}
+}
+
+// A maintainer writes /approve while looking at head 1; the author pushes head 2 before the bot handles
+// the comment. The approval is of head 1: refused, and nothing merges.
+func TestAttackApproveRacesPush(t *testing.T) {
+	h := newHarness(t)
+	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n  requiredApprovals: 1\n")
+	head1 := h.releaseFoo("alice/foo", main, "alice")
+	h.openPR(28, "alice", head1, main, "lgtm")
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(28, "alice", head1, main, nil))
+	h.waitIdle()
+	written := time.Now() // on head 1, while it is the head
+	// GitHub stamps comments to the second and clocks differ: the bot allows commentSkew between the two.
+	time.Sleep(commentSkew + time.Second)
+	head2 := h.git.Commit("alice/foo", "", "alice", "describe foo", h.describedFoo())
+	h.push(28, "alice", head2, main)
+	h.waitIdle()
+	h.commentAt(28, "catalog-admin", "/approve", written)
+	h.waitIdle()
+	h.requireNotMerged(28, "an /approve written on head 1 counted for head 2")
+	if got := reactions(h, 28); got != "[/approve:-1]" {
+		t.Errorf("reactions %s", got)
+	}
+	h.comment(28, "catalog-admin", "/approve")
+	h.waitIdle()
+	if merged, at := h.gh.Merged(repoFull, 28); !merged || at != head2 {
+		t.Errorf("after an /approve of head 2: merged %v at %s", merged, at)
 	}
 }
 

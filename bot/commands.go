@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
@@ -160,7 +161,14 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				refusals = append(refusals, fmt.Sprintf("`/approve`: @%s is not a maintainer or an owner of a package this pull request changes", user))
 				continue
 			}
-			// The approval is of the head the approver saw: a push drops it.
+			// The approval is of the head the approver saw when writing the comment: if the bot first saw
+			// the current head after that, the comment was about an earlier one.
+			if stale, err := jc.approvesEarlierHead(ctx, pr); err != nil {
+				return err
+			} else if stale {
+				refusals = append(refusals, fmt.Sprintf("`/approve`: the head moved to %s after this comment was written; approve the current head again", short(pr.HeadSHA)))
+				continue
+			}
 			if err := jc.b.store.addApproval(ctx, jc.task.Repo, pr.Number, user, pr.HeadSHA); err != nil {
 				return err
 			}
@@ -201,6 +209,24 @@ func mayTriage(role string) bool {
 		return true
 	}
 	return false
+}
+
+// commentSkew is how much later than the comment the bot may first have seen the head it approves: GitHub
+// stamps comments to the second, and the two clocks differ a little.
+const commentSkew = 2 * time.Second
+
+// approvesEarlierHead reports whether the comment being handled was written before the bot first saw the
+// pull request's current head (or the bot has not seen that head yet).
+func (jc *jobCtx) approvesEarlierHead(ctx context.Context, pr *ghclient.PullRequest) (bool, error) {
+	at := jc.task.CommentAt
+	if at.IsZero() {
+		return false, nil // a task queued before comment times were recorded
+	}
+	seen, ok, err := jc.b.store.headSeen(ctx, jc.task.Repo, pr.Number, pr.HeadSHA)
+	if err != nil || !ok {
+		return !ok, err
+	}
+	return seen.After(at.Add(commentSkew)), nil
 }
 
 func unholdRefusal(user string, holders []string) string {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -25,11 +26,18 @@ func (h *harness) describedFoo() map[string]string {
 // comment seeds a comment on GitHub and delivers its issue_comment event.
 func (h *harness) comment(n int, user, body string) {
 	h.t.Helper()
+	h.commentAt(n, user, body, time.Now())
+}
+
+// commentAt is comment for a comment written at a given time.
+func (h *harness) commentAt(n int, user, body string, at time.Time) {
+	h.t.Helper()
 	id := h.gh.AddComment(repoFull, n, user, body)
 	h.deliver("issue_comment", "issue_comment/created.payload.json", repoEdits(map[string]any{
 		"issue.number": n, "issue.state": "open",
 		"issue.pull_request": map[string]any{"url": fmt.Sprintf("https://api.github.com/repos/%s/pulls/%d", repoFull, n)},
 		"comment.id":         id, "comment.body": body, "comment.user.login": user, "sender.login": user, "sender.type": "User",
+		"comment.created_at": at.UTC().Format(time.RFC3339),
 	}))
 }
 

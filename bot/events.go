@@ -1,6 +1,9 @@
 package bot
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // envelope holds the fields of GitHub webhook payloads the bot reads, for every event it handles.
 type envelope struct {
@@ -67,9 +70,10 @@ type payloadIssue struct {
 }
 
 type payloadComment struct {
-	ID   int64       `json:"id"`
-	Body string      `json:"body"`
-	User payloadUser `json:"user"`
+	ID        int64       `json:"id"`
+	Body      string      `json:"body"`
+	User      payloadUser `json:"user"`
+	CreatedAt time.Time   `json:"created_at"`
 }
 
 type payloadGroup struct {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
 )
@@ -32,9 +33,11 @@ type Task struct {
 	Label       string `json:"label,omitempty"`
 	LabelAction string `json:"label_action,omitempty"`
 	// Comment commands.
-	CommentID int64  `json:"comment_id,omitempty"`
-	Commands  []Cmd  `json:"commands,omitempty"`
-	Reason    string `json:"reason,omitempty"`
+	CommentID int64 `json:"comment_id,omitempty"`
+	// CommentAt is when the comment was written (GitHub's clock): an /approve is of the head then.
+	CommentAt time.Time `json:"comment_at,omitzero"`
+	Commands  []Cmd     `json:"commands,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
 	// Push and merge group.
 	Before  string `json:"before,omitempty"`
 	After   string `json:"after,omitempty"`
@@ -220,7 +223,7 @@ func (b *Bot) routeComment(event string, e *envelope) (route, error) {
 		return route{note: "no command in the comment"}, nil
 	}
 	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, PR: e.Issue.Number,
-		Sender: e.Comment.User.Login, CommentID: e.Comment.ID, Commands: cmds}
+		Sender: e.Comment.User.Login, CommentID: e.Comment.ID, CommentAt: e.Comment.CreatedAt, Commands: cmds}
 	j, err := newJob(event, kindCommand, t, "", false, false)
 	return route{job: j}, err
 }

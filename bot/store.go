@@ -254,6 +254,20 @@ func (s *store) approvals(ctx context.Context, repo string, pr int) ([]approval.
 	return out, rows.Err()
 }
 
+// headSeen is when the bot first recorded a check of head on the pull request (ok false: never).
+func (s *store) headSeen(ctx context.Context, repo string, pr int, head string) (at time.Time, ok bool, err error) {
+	var ms sql.NullInt64
+	err = s.db.QueryRowContext(ctx, "SELECT MIN(started_at) FROM runs WHERE repo = ? AND pr = ? AND kind = ? AND head_sha = ?",
+		repo, pr, kindCheck, head).Scan(&ms)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read the checks of %s#%d at %s: %w", repo, pr, short(head), err)
+	}
+	if !ms.Valid {
+		return time.Time{}, false, nil
+	}
+	return time.UnixMilli(ms.Int64), true, nil
+}
+
 // addHold records that login placed the hold of a pull request.
 func (s *store) addHold(ctx context.Context, repo string, pr int, login string) error {
 	_, err := s.db.ExecContext(ctx, `INSERT INTO holds (repo, pr, login, at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,

@@ -123,6 +123,10 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+			if !pr.HasLabel(jc.b.cfg.Checks.HoldLabel) && len(holders) == 0 {
+				accepted = true // not on hold: nothing to lift
+				continue
+			}
 			ok := approval.MayLiftHold(user, holders, false)
 			if !ok && !strings.EqualFold(user, pr.Author) { // the author lifts only the author's own hold
 				if ok, err = privileged(); err != nil {

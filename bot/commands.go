@@ -87,7 +87,7 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 		if err != nil || br.rules == nil {
 			return false, err
 		}
-		return br.mayAct(ctx, user, jc.lookup())
+		return br.mayAct(ctx, user, jc.lookup(), false)
 	}
 	for _, c := range jc.task.Commands {
 		if pr.State != "open" {
@@ -157,7 +157,7 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				refusals = append(refusals, fmt.Sprintf("`/approve`: the base branch's %s is invalid: fix it there first", owners.ConfigFile))
 				continue
 			}
-			ok, err := br.mayAct(ctx, user, jc.lookup())
+			ok, err := br.mayAct(ctx, user, jc.lookup(), true)
 			if err != nil {
 				return err
 			}

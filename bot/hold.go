@@ -39,7 +39,7 @@ func (jc *jobCtx) noteHoldLabel(ctx context.Context, pr *ghclient.PullRequest) e
 				return err
 			}
 			if br.rules != nil {
-				if ok, err = br.mayAct(ctx, t.Sender, jc.lookup()); err != nil {
+				if ok, err = br.mayAct(ctx, t.Sender, jc.lookup(), false); err != nil {
 					return err
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/checks/approval"
@@ -89,28 +90,33 @@ func (br *baseRules) policy() (approval.Policy, error) {
 	}
 	pol.PackageOwners = map[string][]string{}
 	for _, p := range br.packages {
-		o := slices.Clone(cfg.Owners[p])
-		logins, _, err := br.rules.OwnersFile(br.repo, p)
+		o, err := br.ownersOf(p)
 		if err != nil {
-			return approval.Policy{}, fmt.Errorf("reading the owners file of %s: %w", p, err)
+			return approval.Policy{}, err
 		}
-		pol.PackageOwners[p] = append(o, logins...)
+		pol.PackageOwners[p] = o
 	}
 	return pol, nil
 }
 
-// mayAct reports whether login is a maintainer or owns a package the change touches (who may approve
-// with /approve and lift anyone's hold): with the repository's write-access rule when configured.
-func (br *baseRules) mayAct(ctx context.Context, login string, lk approval.Lookup) (bool, error) {
+// mayAct reports whether login is a maintainer or owns a package the change touches: who may lift anyone's
+// hold, and (withWrite: also anyone with write access when the configuration says so) approve with
+// /approve.
+func (br *baseRules) mayAct(ctx context.Context, login string, lk approval.Lookup, withWrite bool) (bool, error) {
 	pol, err := br.policy()
 	if err != nil {
 		return false, err
 	}
+	pol.WriteAccess = pol.WriteAccess && withWrite
 	if ok, err := approval.MayApprove(ctx, pol, login, lk); ok || err != nil {
 		return ok, err
 	}
 	for _, p := range br.packages {
-		one := approval.Policy{Maintainers: pol.Maintainers, PackageOwners: map[string][]string{p: br.ownersOf(p)}}
+		o, err := br.ownersOf(p)
+		if err != nil {
+			return false, err
+		}
+		one := approval.Policy{Maintainers: pol.Maintainers, PackageOwners: map[string][]string{p: o}}
 		if ok, err := approval.MayApprove(ctx, one, login, lk); ok || err != nil {
 			return ok, err
 		}
@@ -118,10 +124,14 @@ func (br *baseRules) mayAct(ctx context.Context, login string, lk approval.Looku
 	return false, nil
 }
 
-func (br *baseRules) ownersOf(pkg string) []string {
+// ownersOf are pkg's owners: the configuration's, then its owners file's.
+func (br *baseRules) ownersOf(pkg string) ([]string, error) {
 	o := slices.Clone(br.rules.Config.Owners[pkg])
-	logins, _, _ := br.rules.OwnersFile(br.repo, pkg)
-	return append(o, logins...)
+	logins, _, err := br.rules.OwnersFile(br.repo, pkg)
+	if err != nil {
+		return nil, fmt.Errorf("reading the owners file of %s: %w", pkg, err)
+	}
+	return append(o, logins...), nil
 }
 
 // rulesMoved names the rule files (configuration, owners files) that differ between the tip a check used
@@ -156,18 +166,7 @@ func rulesMoved(dir, checked, tip string, files []string) (string, error) {
 			moved = append(moved, f)
 		}
 	}
-	return joinNames(moved), nil
-}
-
-func joinNames(names []string) string {
-	out := ""
-	for i, n := range names {
-		if i > 0 {
-			out += ", "
-		}
-		out += n
-	}
-	return out
+	return strings.Join(moved, ", "), nil
 }
 
 // readConfig reads the configuration at commit sha (defaults without one). An invalid configuration is an

@@ -12,7 +12,9 @@ import (
 // fixedLookup answers with fixed permissions and no team members.
 type fixedLookup map[string]string
 
-func (f fixedLookup) IsMember(ctx context.Context, org, team, login string) (bool, error) { return false, nil }
+func (f fixedLookup) IsMember(ctx context.Context, org, team, login string) (bool, error) {
+	return false, nil
+}
 func (f fixedLookup) Permission(ctx context.Context, login string) (string, error) {
 	if p, ok := f[login]; ok {
 		return p, nil

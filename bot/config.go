@@ -28,6 +28,8 @@ type Config struct {
 	Git       GitConfig     `yaml:"git"`
 	Queue     QueueConfig   `yaml:"queue"`
 	Checks    ChecksConfig  `yaml:"checks"`
+	// Status protects the status pages and /metrics (see StatusConfig).
+	Status StatusConfig `yaml:"status"`
 }
 
 // WebhookConfig: every secret listed is accepted (rotation: add the new one, change GitHub, remove the old).

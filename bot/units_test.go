@@ -162,7 +162,7 @@ func TestReadinessConditions(t *testing.T) {
 	}
 	body := readinessBody("not ready", cs)
 	for _, want := range []string{readinessMarker, "- [ ] 1 of 2 required approvals (bob)", "- [ ] label `lgtm` is required",
-		"- [ ] on hold (label `do-not-merge/hold`)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa ([details](https://bot.example/runs/3))"} {
+		"- [ ] on hold (label `do-not-merge/hold`)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa ([details](https://bot.example/runs/" + b.pageID(3) + "))"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}

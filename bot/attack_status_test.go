@@ -59,7 +59,9 @@ func TestAttackStatusPageWithoutLogin(t *testing.T) {
 	bearer := func(tok string) func(*http.Request) {
 		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok) }
 	}
-	basic := func(pw string) func(*http.Request) { return func(r *http.Request) { r.SetBasicAuth("catalog-admin", pw) } }
+	basic := func(pw string) func(*http.Request) {
+		return func(r *http.Request) { r.SetBasicAuth("catalog-admin", pw) }
+	}
 	for _, path := range []string{"/", "/metrics", "/runs/1", details} {
 		for name, auth := range map[string]func(*http.Request){
 			"anonymous": nil, "wrong bearer": bearer("status-token-7a3e5c1d9"), "wrong basic": basic(statusToken + "x"),

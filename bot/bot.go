@@ -39,7 +39,8 @@ type Options struct {
 	// Metrics, when nil, are created (on their own registry). Pass them when the GitHub clients report to
 	// them too.
 	Metrics *Metrics
-	// RemoteOptions are used for every registry request of the pipeline and of publishing.
+	// RemoteOptions are used for every registry request of the pipeline and of publishing, before the
+	// job's repository's credentials (Config.Registries; never the host's docker config).
 	RemoteOptions []remote.Option
 	// StatusToken opens the status pages and /metrics (default: read as Config.Status says).
 	StatusToken string
@@ -58,8 +59,10 @@ type Bot struct {
 	metrics *Metrics
 	remote  []remote.Option
 	auth    statusAuth
-	pageKey []byte // run page IDs are derived from it (statusauth.go)
-	started time.Time
+	// registries are the registry logins of bot.yaml; a job uses only its repository's (keychainFor).
+	registries []registryLogin
+	pageKey    []byte // run page IDs are derived from it (statusauth.go)
+	started    time.Time
 	// announcer creates check runs at enqueue time.
 	announcer *announcer
 }
@@ -86,6 +89,9 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	}
 	b := &Bot{cfg: o.Config, secrets: o.Secrets, gh: o.GitHub, queue: o.Queue, store: st, git: o.Git, log: o.Logger,
 		metrics: o.Metrics, remote: o.RemoteOptions, started: time.Now()}
+	if b.registries, err = loadRegistryLogins(o.Config.Registries); err != nil {
+		return nil, err
+	}
 	if b.pageKey, err = loadPageKey(ctx, st); err != nil {
 		return nil, err
 	}

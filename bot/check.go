@@ -136,7 +136,7 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 		return nil, settings{}, err
 	}
 	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: base, Head: head, Author: pr.Author, Approvers: approvers,
-		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.b.remote,
+		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(),
 		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr})
 	return rep, sets, err
 }

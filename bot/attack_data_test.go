@@ -2,10 +2,12 @@ package bot
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -52,7 +54,12 @@ const refsRepoConfig = repoConfig + "references:\n  file: catalog.yaml\n"
 // and returns its finished check run.
 func runRefsAttack(h *harness, n int, commit func(main string) string) githubtest.CheckRun {
 	h.t.Helper()
-	main := h.seedMain(refsRepoConfig)
+	return runRefsAttackOn(h, refsRepoConfig, n, commit)
+}
+
+func runRefsAttackOn(h *harness, config string, n int, commit func(main string) string) githubtest.CheckRun {
+	h.t.Helper()
+	main := h.seedMain(config)
 	head := commit(main)
 	h.openPR(n, "mallory", head, main)
 	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(n, "mallory", head, main, nil))
@@ -256,5 +263,31 @@ func TestAttackCrossInstallationCredentials(t *testing.T) {
 	}
 	if slices.Contains(evilLogin.Users()[seen:], evilLogin.User) {
 		t.Errorf("installation 43's registry saw its login during octo's check")
+	}
+}
+
+// The base configuration lists the registries renders may read (images.allowedRegistries). A pull
+// request whose references config names another registry, even one it adds to the list in its own
+// .catalogbot.yaml, gets a failed check on the reference's line, and that registry is never contacted.
+func TestAttackRenderFromUnlistedRegistry(t *testing.T) {
+	var requests atomic.Int64
+	elsewhere := registrytest.New(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1); next.ServeHTTP(w, r) })
+	})
+	h := newHarness(t)
+	config := refsRepoConfig + "images:\n  allowedRegistries: [" + h.reg.Host + "]\n"
+	cr := runRefsAttackOn(h, config, 2, func(main string) string {
+		refs := "name: catalog\nreferences:\n- name: foo-operator\n  image: " + elsewhere.Host + "/ops/foo-index:v1\n"
+		widened := strings.Replace(config, "allowedRegistries: [", "allowedRegistries: ["+elsewhere.Host+", ", 1)
+		return h.git.Commit("mallory/elsewhere", main, "mallory", "render from elsewhere",
+			map[string]string{"catalog.yaml": refs, ".catalogbot.yaml": widened})
+	})
+	out := checkOutput(cr)
+	if cr.Conclusion != "failure" || !strings.Contains(out, "catalog.yaml:3 ") ||
+		!strings.Contains(out, "registry "+elsewhere.Host+" is not an allowed registry") {
+		t.Errorf("conclusion %s:\n%s", cr.Conclusion, out)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the registry the base does not allow got %d requests", n)
 	}
 }

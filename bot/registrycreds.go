@@ -132,3 +132,13 @@ func (b *Bot) keychainFor(installation int64, repo string) authn.Keychain {
 func (jc *jobCtx) remoteOptions() []remote.Option {
 	return append(slices.Clone(jc.b.remote), remote.WithAuthFromKeychain(jc.b.keychainFor(jc.task.Installation, jc.task.Repo)))
 }
+
+// CheckAccessSecrets reads the status token and the registry passwords bot.yaml names, as the bot does
+// when it starts (for `catalogbot serve --check`).
+func (c *Config) CheckAccessSecrets() error {
+	if _, err := c.LoadStatusToken(); err != nil {
+		return err
+	}
+	_, err := loadRegistryLogins(c.Registries)
+	return err
+}

@@ -82,3 +82,20 @@ func TestRegistryKeychainPerRepository(t *testing.T) {
 		t.Errorf("empty password: %v", err)
 	}
 }
+
+// serve --check reads what the bot reads at start: the status token and every registry password.
+func TestCheckAccessSecrets(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.CheckAccessSecrets(); err != nil {
+		t.Errorf("nothing configured: %v", err)
+	}
+	c.Registries = []RegistryCredential{{Registry: "quay.io", Repositories: []string{"o/r"}, Username: "u", PasswordEnv: "CATALOGBOT_TEST_UNSET_PASSWORD"}}
+	if err := c.CheckAccessSecrets(); err == nil || !strings.Contains(err.Error(), "registries[0] (quay.io)") {
+		t.Errorf("unset registry password: %v", err)
+	}
+	t.Setenv("CATALOGBOT_TEST_UNSET_PASSWORD", "pw")
+	c.Status.TokenFile = filepath.Join(t.TempDir(), "missing")
+	if err := c.CheckAccessSecrets(); err == nil || !strings.Contains(err.Error(), "status token file") {
+		t.Errorf("missing status token file: %v", err)
+	}
+}

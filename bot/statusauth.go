@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -99,7 +98,7 @@ func (a statusAuth) deny(w http.ResponseWriter) {
 	http.Error(w, "authentication required", http.StatusUnauthorized)
 }
 
-// require wraps a handler that needs the status token.
+// requireStatusAuth wraps a handler that needs the status token.
 func (b *Bot) requireStatusAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !b.auth.authenticated(r) {
@@ -197,7 +196,7 @@ func (b *Bot) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run, err := b.store.getRun(r.Context(), id)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err != nil {
 		b.log.Error("run page", "run", id, "err", err)
 		http.Error(w, "queue database unavailable", http.StatusServiceUnavailable)
 		return

@@ -39,8 +39,11 @@ type Options struct {
 	// Metrics, when nil, are created (on their own registry). Pass them when the GitHub clients report to
 	// them too.
 	Metrics *Metrics
-	// RemoteOptions are used for every registry request of the pipeline and of publishing.
+	// RemoteOptions are used for every registry request of the pipeline and of publishing, before the
+	// job's repository's credentials (Config.Registries; never the host's docker config).
 	RemoteOptions []remote.Option
+	// StatusToken opens the status pages and /metrics (default: read as Config.Status says).
+	StatusToken string
 }
 
 // Bot is a configured bot; Handler serves HTTP, Run executes jobs.
@@ -55,7 +58,11 @@ type Bot struct {
 	log     *slog.Logger
 	metrics *Metrics
 	remote  []remote.Option
-	started time.Time
+	auth    statusAuth
+	// registries are the registry logins of bot.yaml; a job uses only its repository's (keychainFor).
+	registries []registryLogin
+	pageKey    []byte // run page IDs are derived from it (statusauth.go)
+	started    time.Time
 	// announcer creates check runs at enqueue time.
 	announcer *announcer
 }
@@ -82,8 +89,24 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	}
 	b := &Bot{cfg: o.Config, secrets: o.Secrets, gh: o.GitHub, queue: o.Queue, store: st, git: o.Git, log: o.Logger,
 		metrics: o.Metrics, remote: o.RemoteOptions, started: time.Now()}
+	if b.registries, err = loadRegistryLogins(o.Config.Registries); err != nil {
+		return nil, err
+	}
+	if b.pageKey, err = loadPageKey(ctx, st); err != nil {
+		return nil, err
+	}
+	token := o.StatusToken
+	if token == "" {
+		if token, err = o.Config.LoadStatusToken(); err != nil {
+			return nil, fmt.Errorf("bot: %w", err)
+		}
+	}
+	b.auth = newStatusAuth(token, o.Config.Status.PublicRepositories)
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
+	}
+	if token == "" {
+		b.log.Warn("no status token configured: the status pages and /metrics answer 403 (set status.tokenEnv or status.tokenFile)")
 	}
 	if b.metrics == nil {
 		b.metrics = newMetrics(o.Queue)
@@ -103,8 +126,8 @@ func (b *Bot) Handler() http.Handler {
 	mux.HandleFunc("/webhook", b.handleWebhook)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", b.handleReady)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(b.metrics.Registry, promhttp.HandlerOpts{}))
-	mux.HandleFunc("GET /{$}", b.handleIndex)
+	mux.Handle("GET /metrics", b.requireStatusAuth(promhttp.HandlerFor(b.metrics.Registry, promhttp.HandlerOpts{})))
+	mux.Handle("GET /{$}", b.requireStatusAuth(http.HandlerFunc(b.handleIndex)))
 	mux.HandleFunc("GET /runs/{id}", b.handleRun)
 	return mux
 }
@@ -255,10 +278,10 @@ func (b *Bot) enqueue(ctx context.Context, j *queue.Job, t Task, closeReason str
 	return res, nil
 }
 
-// runURL is the status page of a run (the check run's details link).
+// runURL is the status page of a run (the check run's details link), under its unguessable page ID.
 func (b *Bot) runURL(id int64) string {
 	base := strings.TrimSuffix(b.cfg.PublicURL, "/")
-	return fmt.Sprintf("%s/runs/%d", base, id)
+	return fmt.Sprintf("%s/runs/%s", base, b.pageID(id))
 }
 
 func short(sha string) string {

@@ -50,14 +50,16 @@ func TestStatusPagesInChromium(t *testing.T) {
 		{"status", "/", []string{`id="depth-done"`, `href="/runs/1"`, `href="/runs/2"`}},
 		{"run", "/runs/1", []string{`id="conclusion">failure`, "mallory is not an owner of package foo-operator", `id="stage-graph"`}},
 	} {
-		dom := browse(t, bin, "--dump-dom", h.srv.URL+page.path)
+		// Logged in with HTTP basic authentication, the status token as the password.
+		url := strings.Replace(h.srv.URL, "http://", "http://catalogbot:"+statusToken+"@", 1) + page.path
+		dom := browse(t, bin, "--dump-dom", url)
 		for _, w := range page.want {
 			if !strings.Contains(dom, w) {
 				t.Errorf("%s: the rendered DOM lacks %q", page.path, w)
 			}
 		}
 		shot := filepath.Join(t.TempDir(), page.name+".png")
-		browse(t, bin, "--screenshot="+shot, h.srv.URL+page.path)
+		browse(t, bin, "--screenshot="+shot, url)
 		f, err := os.Open(shot)
 		if err != nil {
 			t.Fatal(err)

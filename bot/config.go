@@ -28,6 +28,10 @@ type Config struct {
 	Git       GitConfig     `yaml:"git"`
 	Queue     QueueConfig   `yaml:"queue"`
 	Checks    ChecksConfig  `yaml:"checks"`
+	// Status protects the status pages and /metrics (see StatusConfig).
+	Status StatusConfig `yaml:"status"`
+	// Registries are the registry logins, each for named repositories or installations only.
+	Registries []RegistryCredential `yaml:"registries"`
 }
 
 // WebhookConfig: every secret listed is accepted (rotation: add the new one, change GitHub, remove the old).
@@ -155,6 +159,7 @@ func (c *Config) Validate() error {
 	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
 		problems = append(problems, "publicURL must be the http(s) URL of the bot's pages (check run details links point there)")
 	}
+	problems = append(problems, validateRegistries(c.Registries)...)
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "; "))
 	}

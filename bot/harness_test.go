@@ -45,6 +45,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 const (
 	testSecret     = "whsec-test-4d1f0c2e9b"
+	statusToken    = "status-token-7a3e5c1d90"
 	repoFull       = "octo/catalog"
 	installationID = 42
 	appID          = 7
@@ -210,7 +211,7 @@ func buildBot(cfg *Config, dbPath, ghURL, gitDir string, logs io.Writer) (*Bot, 
 		return nil, nil, err
 	}
 	b, err := New(context.Background(), Options{Config: cfg, Secrets: [][]byte{[]byte(testSecret)}, GitHub: clients, Queue: q,
-		Logger: NewLogger(logs, slog.LevelDebug), Metrics: metrics})
+		Logger: NewLogger(logs, slog.LevelDebug), Metrics: metrics, StatusToken: statusToken})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -490,6 +491,7 @@ func deadRegistry(t *testing.T) string {
 }
 
 var (
+	pageIDs    = regexp.MustCompile(`/runs/([0-9]+)-[0-9a-f]{32}\b`)
 	mdDuration = regexp.MustCompile(`(?m)^(\| [^|]+ \| [^|]+ \| )(?:[0-9.]+(?:ns|µs|ms|s|m|h))+( \|)`)
 	anyDigest  = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
 )
@@ -509,6 +511,7 @@ func (h *harness) normalize(s string) string {
 	h.mu.Unlock()
 	pairs = append(pairs, h.reg.Host, "REGISTRY", h.gh.URL, "GITHUB")
 	s = strings.NewReplacer(pairs...).Replace(s)
+	s = pageIDs.ReplaceAllString(s, "/runs/$1")
 	s = mdDuration.ReplaceAllString(s, "${1}Xms${2}")
 	return anyDigest.ReplaceAllString(s, "sha256:DIGEST")
 }

@@ -56,7 +56,7 @@ func (jc *jobCtx) runGroup(ctx context.Context, cr *checkReporter) (*report.Repo
 		return nil, err
 	}
 	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: jc.task.BaseSHA, Head: jc.task.HeadSHA,
-		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.b.remote,
+		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(),
 		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr})
 	if err != nil {
 		return nil, err

@@ -89,7 +89,7 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	if refs := cfg.References.File; refs != "" {
 		if _, err := os.Stat(filepath.Join(tree, filepath.FromSlash(refs))); err == nil {
 			rd := pipeline.RenderCatalog(ctx, pipeline.RenderInput{Tree: tree, RefsFile: refs, CatalogDir: cfg.Catalog.Dir,
-				Format: cfg.Catalog.Format, RemoteOptions: b.remote})
+				Format: cfg.Catalog.Format, RemoteOptions: jc.remoteOptions()})
 			defer rd.Cleanup()
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -101,7 +101,7 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 		}
 	}
 	st, digest := pipeline.Publish(ctx, pipeline.PublishInput{CatalogDir: filepath.Join(tree, filepath.FromSlash(cfg.Catalog.Dir)),
-		Target: cfg.Publish.Image, Build: build.Options{Base: cfg.Publish.Base, Platforms: platforms, RemoteOptions: b.remote}})
+		Target: cfg.Publish.Image, Build: build.Options{Base: cfg.Publish.Base, Platforms: platforms, RemoteOptions: jc.remoteOptions()}})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -5,7 +5,6 @@ import (
 	"embed"
 	"html/template"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
@@ -63,25 +62,6 @@ func (b *Bot) handleIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	render(w, "index.html", p)
-}
-
-func (b *Bot) handleRun(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	run, err := b.store.getRun(r.Context(), id)
-	if err != nil {
-		b.log.Error("run page", "run", id, "err", err)
-		http.Error(w, "queue database unavailable", http.StatusServiceUnavailable)
-		return
-	}
-	if run == nil {
-		http.NotFound(w, r)
-		return
-	}
-	render(w, "run.html", run)
 }
 
 func render(w http.ResponseWriter, name string, data any) {

@@ -29,7 +29,7 @@ func TestStatusPages(t *testing.T) {
 		}
 	}
 	runs := h.gh.CheckRuns(repoFull)
-	if len(runs) != 1 || runs[0].DetailsURL != publicURL+"/runs/1" {
+	if len(runs) != 1 || runs[0].DetailsURL != publicURL+"/runs/"+h.bot.pageID(1) {
 		t.Fatalf("check run details link: %+v", runs)
 	}
 	page := h.get("/runs/1")
@@ -42,7 +42,9 @@ func TestStatusPages(t *testing.T) {
 		}
 	}
 	for path, status := range map[string]int{"/runs/999": 404, "/runs/x": 404, "/nope": 404} {
-		resp, err := http.Get(h.srv.URL + path)
+		req, _ := http.NewRequest(http.MethodGet, h.srv.URL+path, nil)
+		req.SetBasicAuth("anyone", statusToken)
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

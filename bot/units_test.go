@@ -153,7 +153,7 @@ func TestReadinessConditions(t *testing.T) {
 		"  - not counted (may not approve this change): mallory",
 		"Approvals given on an earlier head no longer count (a push drops them): carol (on bbbbbbbbbbbb)",
 		"placed by admin", "- [ ] label `lgtm` is required",
-		"- [ ] on hold (label `do-not-merge/hold`, placed by admin)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa ([details](https://bot.example/runs/3))"} {
+		"- [ ] on hold (label `do-not-merge/hold`, placed by admin)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa ([details](https://bot.example/runs/" + b.pageID(3) + "))"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}

@@ -165,9 +165,15 @@ func TestWebhookReliability(t *testing.T) {
 	}
 }
 
+// get fetches path with the status token.
 func (h *harness) get(path string) string {
 	h.t.Helper()
-	resp, err := http.Get(h.srv.URL + path)
+	req, err := http.NewRequest(http.MethodGet, h.srv.URL+path, nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+statusToken)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		h.t.Fatal(err)
 	}

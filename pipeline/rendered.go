@@ -22,6 +22,8 @@ type RenderInput struct {
 	// Format is the catalog's file format (json or yaml).
 	Format        string
 	RemoteOptions []remote.Option
+	// AllowedRegistries, when set, are the only registries image references are read from.
+	AllowedRegistries []string
 }
 
 // Rendered is the result of RenderCatalog.
@@ -50,7 +52,7 @@ func RenderCatalog(ctx context.Context, in RenderInput) Rendered {
 		out.Stage = stageFromErr(fmt.Errorf("references config %s: %w", in.RefsFile, err))
 	} else {
 		out.Stage, rendered = renderStage(ctx, in.Tree, in.RefsFile, in.CatalogDir, data,
-			render.Options{RemoteOptions: in.RemoteOptions, Format: in.Format}, tmp)
+			render.Options{RemoteOptions: in.RemoteOptions, Format: in.Format, AllowedRegistries: in.AllowedRegistries}, tmp)
 	}
 	out.Stage.Name = "render"
 	if !rendered || out.Stage.Status == report.Pass {

@@ -1,8 +1,17 @@
 package pipeline
 
 import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
+
+	"github.com/catalogbot/catalogbot/internal/registrytest"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/render"
 )
 
 func TestRenderSources(t *testing.T) {
@@ -33,5 +42,52 @@ func TestRenderSources(t *testing.T) {
 		if got := Touches(tc.changed, want); got != tc.want {
 			t.Errorf("Touches(%q) = %v, want %v", tc.changed, got, tc.want)
 		}
+	}
+}
+
+// The render stage of pull requests and publishes keeps local references inside the checkout (tree),
+// whatever lies next to it, and reads images only from the allowed registries.
+func TestRenderStageStaysInCheckoutAndAllowedRegistries(t *testing.T) {
+	parent := t.TempDir()
+	tree := filepath.Join(parent, "checkout")
+	outside := filepath.Join(parent, "host", "foo")
+	// The checkout's parent being a git work tree changes nothing: the checkout is the repository.
+	for _, d := range []string{filepath.Join(tree, "catalog", "foo"), outside, filepath.Join(parent, ".git")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pkg := `{"schema":"olm.package","name":"foo"}` + "\n"
+	for _, f := range []string{filepath.Join(outside, "catalog.json"), filepath.Join(tree, "catalog", "foo", "catalog.json")} {
+		if err := os.WriteFile(f, []byte(pkg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var requests atomic.Int64
+	reg := registrytest.New(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1); h.ServeHTTP(w, r) })
+	})
+	for _, tc := range []struct {
+		name, image, rule string
+		allowed           []string
+	}{
+		{"dot-dot", "../host/foo", "reference-outside-repository", nil},
+		{"absolute", outside, "reference-outside-repository", nil},
+		{"registry not allowed", reg.Host + "/ops/foo-index:v1", "registry-not-allowed", []string{"quay.io"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			refs := "name: catalog\nreferences:\n- name: foo\n  image: " + tc.image + "\n"
+			st, rendered := renderStage(context.Background(), tree, "catalog.yaml", "catalog", []byte(refs),
+				render.Options{NoCache: true, AllowedRegistries: tc.allowed}, "")
+			if rendered || st.Status != report.Fail || len(st.Diagnostics) != 1 {
+				t.Fatalf("rendered %v, stage %s %+v", rendered, st.Status, st.Diagnostics)
+			}
+			if d := st.Diagnostics[0]; d.Rule != tc.rule || d.File != "catalog.yaml" || d.Line != 3 {
+				t.Errorf("got %s:%d %s %s", d.File, d.Line, d.Rule, d.Message)
+			}
+		})
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the registry outside the allowed ones got %d requests", n)
 	}
 }

@@ -67,6 +67,8 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 	img, err := build.Image(ctx, path.Join(s.headDir, s.catalogDir()), build.Options{
 		Base:      s.cfg.Publish.Base,
 		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
+		// The run's registry options (in the bot: its repository's credentials only).
+		RemoteOptions: s.in.RemoteOptions,
 	})
 	if err != nil {
 		return stageFromErr(err)

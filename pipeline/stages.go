@@ -385,13 +385,15 @@ func (s *state) render(ctx context.Context) report.Stage {
 		return report.Stage{Status: report.Skipped, Summary: s.refsFile() + " does not exist"}
 	}
 	st, _ := renderStage(ctx, s.headDir, s.refsFile(), s.catalogDir(), data,
-		render.Options{RemoteOptions: s.in.RemoteOptions, Format: s.cfg.Catalog.Format, Progress: s.in.Progress}, "")
+		render.Options{RemoteOptions: s.in.RemoteOptions, Format: s.cfg.Catalog.Format, Progress: s.in.Progress,
+			AllowedRegistries: s.cfg.Images.AllowedRegistries}, "")
 	return st
 }
 
 // renderStage renders the references config refsFile (data) of the checkout at tree and compares the
 // result with the committed catalog catalogDir, both slash paths relative to tree: the render stage of
-// pull requests and of publishes. The rendered catalog is left in out/<name> (a temporary directory,
+// pull requests and of publishes. Local references must resolve inside tree, and image references reach
+// only opts.AllowedRegistries when set (images.allowedRegistries of the base configuration). The rendered catalog is left in out/<name> (a temporary directory,
 // removed, when out is empty); rendered tells whether rendering itself succeeded.
 func renderStage(ctx context.Context, tree, refsFile, catalogDir string, data []byte, opts render.Options, out string) (st report.Stage, rendered bool) {
 	cfg, ds := render.ParseConfig(data, refsFile)
@@ -404,6 +406,7 @@ func renderStage(ctx context.Context, tree, refsFile, catalogDir string, data []
 			refsFile, cfg.Name, want, owners.ConfigFile))), false
 	}
 	opts.BaseDir = path.Join(tree, path.Dir(refsFile))
+	opts.Root = tree // local references never leave the checkout
 	committed := path.Join(tree, path.Dir(catalogDir))
 	var err error
 	if out == "" {

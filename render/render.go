@@ -39,6 +39,14 @@ type Options struct {
 	// BaseDir is where local references (./dir) are relative to: the references config's directory
 	// when empty.
 	BaseDir string
+	// Root is the repository checkout local references must resolve inside, symlinks resolved: the git
+	// work tree holding BaseDir when empty (BaseDir itself outside one). A reference leading anywhere
+	// else is an error on its line, and nothing there is read.
+	Root string
+	// AllowedRegistries, when not empty, lists the only registry hosts image references may be read
+	// from (as images.allowedRegistries); a reference elsewhere is an error on its line and its registry
+	// is never contacted.
+	AllowedRegistries []string
 	// Concurrency bounds the references rendered at once (DefaultConcurrency when 0).
 	Concurrency int
 	// CacheDir holds renders by image digest ($XDG_CACHE_HOME/catalogbot/render when empty);
@@ -85,6 +93,7 @@ type run struct {
 	cfg   *Config
 	opts  Options
 	regs  *registries
+	allow allowList
 	cache *diskCache
 	lim   limits
 	plat  v1.Platform
@@ -165,7 +174,14 @@ func newRun(cfg *Config, opts Options) (*run, error) {
 	if opts.BaseDir == "" {
 		opts.BaseDir = filepath.Dir(cfg.File)
 	}
-	r := &run{cfg: cfg, opts: opts, plat: v1.Platform{OS: "linux", Architecture: "amd64"},
+	if opts.Root == "" {
+		opts.Root = defaultRoot(opts.BaseDir)
+	}
+	allow, err := compileAllowList(opts.AllowedRegistries)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, opts: opts, allow: allow, plat: v1.Platform{OS: "linux", Architecture: "amd64"},
 		lim: limits{maxTotal: DefaultMaxTotalBytes, maxFile: DefaultMaxFileBytes, maxEntries: DefaultMaxEntries}}
 	if opts.Platform != nil {
 		r.plat = *opts.Platform
@@ -213,6 +229,9 @@ func (r *run) image(ctx context.Context, ref Reference) (Rendered, error) {
 	if err != nil {
 		return out, err
 	}
+	if err := r.allow.check(img); err != nil {
+		return out, err
+	}
 	d, desc, err := r.regs.resolve(ctx, img)
 	if err != nil {
 		return out, fmt.Errorf("image %s: %w", ref.Image, err)
@@ -254,17 +273,17 @@ func (r *run) image(ctx context.Context, ref Reference) (Rendered, error) {
 // local renders a directory: a bundle (manifests/ and metadata/) or a file-based catalog.
 func (r *run) local(ctx context.Context, ref Reference) (Rendered, error) {
 	out := Rendered{Reference: ref}
-	dir := filepath.FromSlash(ref.Image)
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(r.opts.BaseDir, dir)
+	dir, err := localDir(r.opts.Root, r.opts.BaseDir, ref.Image)
+	if err != nil {
+		return out, err
 	}
 	fi, err := os.Stat(dir)
 	if err != nil {
-		return out, ruleErr("directory-not-found", "", diag.InvalidError(fmt.Errorf("directory %s: %w", dir, err)))
+		return out, ruleErr("directory-not-found", "", diag.InvalidError(fmt.Errorf("directory %s: %w", ref.Image, err)))
 	}
 	if !fi.IsDir() {
 		return out, ruleErr("directory-not-found", "a local reference names a bundle or catalog directory",
-			diag.InvalidError(fmt.Errorf("%s is not a directory", dir)))
+			diag.InvalidError(fmt.Errorf("%s is not a directory", ref.Image)))
 	}
 	if isBundleDir(dir) {
 		out.Kind = BundleDir

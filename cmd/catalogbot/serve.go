@@ -47,6 +47,9 @@ permissions and a deployment manifest.`,
 				if _, _, err := cfg.LoadCredentials(); err != nil {
 					return err
 				}
+				if err := cfg.CheckAccessSecrets(); err != nil { // the status token and the registry passwords
+					return err
+				}
 				if _, err := cfg.QueueDSN(); err != nil { // the PostgreSQL URL's variable, when named
 					return err
 				}

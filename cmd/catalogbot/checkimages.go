@@ -8,7 +8,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
@@ -37,17 +36,10 @@ the request are infrastructure errors (exit 3) and never pass silently.`,
 			}
 			refs := images.RefsFromCatalog(res.Catalog)
 			ds, cerr := c.Check(cmd.Context(), refs)
-			st := report.Stage{Name: images.CheckName, Status: report.Pass, Duration: time.Since(start), Diagnostics: ds,
+			st := report.Stage{Name: images.CheckName, Status: report.StatusOf(ds, cerr), Duration: time.Since(start), Diagnostics: ds,
 				Summary: fmt.Sprintf("%d image references in %d bundles", len(refs), len(res.Catalog.Bundles))}
-			if diag.HasErrors(ds) {
-				st.Status = report.Fail
-			}
 			if cerr != nil {
 				st.Err = cerr.Error()
-				st.Status = report.Error
-				if diag.CategoryOf(cerr) == diag.Usage {
-					st.Status = report.ActionRequired
-				}
 			}
 			return out.emit(cmd, &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}})
 		},

@@ -61,7 +61,7 @@ what is committed under <output>/<name>.`,
 			opts.Progress = cmd.ErrOrStderr()
 			if check {
 				ds, err = render.Drift(cmd.Context(), cfg, dir, opts)
-				st.Summary = fmt.Sprintf("%d references rendered and compared with %s", len(cfg.References), filepath.Join(dir, cfg.Name))
+				st.Summary = fmt.Sprintf("%s and compared with %s", renderedCount(cfg, ds), filepath.Join(dir, cfg.Name))
 			} else {
 				var o *render.Output
 				o, ds, err = render.Render(cmd.Context(), cfg, opts)
@@ -72,21 +72,12 @@ what is committed under <output>/<name>.`,
 					}
 					err = o.Write(dir, format)
 				}
-				st.Summary = fmt.Sprintf("%d references rendered into %s", len(cfg.References), filepath.Join(dir, cfg.Name))
+				st.Summary = fmt.Sprintf("%s into %s", renderedCount(cfg, ds), filepath.Join(dir, cfg.Name))
 			}
 			st.Diagnostics, st.Duration = ds, time.Since(start)
-			switch {
-			case err != nil && diag.CategoryOf(err) == diag.Infra:
-				st.Status, st.Err = report.Error, err.Error()
-			case err != nil && diag.CategoryOf(err) == diag.Usage:
-				st.Status, st.Err = report.ActionRequired, err.Error()
-			case err != nil || diag.HasErrors(ds):
-				st.Status = report.Fail
-				if err != nil {
-					st.Err = err.Error()
-				}
-			default:
-				st.Status = report.Pass
+			// a failed render's error decides (its category is the worst of the references' failures)
+			if st.Status = report.StatusOf(ds, nil); err != nil {
+				st.Status, st.Err = report.StatusOf(nil, err), err.Error()
 			}
 			return out.emit(cmd, &report.Report{Title: "render " + cfgPath, Stages: []report.Stage{st}})
 		},
@@ -135,4 +126,20 @@ The file is rewritten atomically.`,
 	}
 	cmd.Flags().StringVarP(&cfgPath, "config", "c", "catalog.yaml", "the references config")
 	return cmd
+}
+
+// renderedCount says how many of cfg's references rendered: each reference that failed is an error
+// diagnostic on its line of the references config.
+func renderedCount(cfg *render.Config, ds []diag.Diagnostic) string {
+	failed := 0
+	for _, d := range ds {
+		if d.Severity == diag.Error && d.File == cfg.File {
+			failed++
+		}
+	}
+	n := len(cfg.References)
+	if failed == 0 {
+		return fmt.Sprintf("%d references rendered", n)
+	}
+	return fmt.Sprintf("%d of %d references rendered (%d failed)", n-failed, n, failed)
 }

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// catalogFile is a one-package catalog whose bundles reference images (one line per blob).
+func catalogFile(images ...string) string {
+	var b strings.Builder
+	b.WriteString(`{"schema":"olm.package","name":"foo","defaultChannel":"stable"}` + "\n")
+	var entries []string
+	prev := ""
+	for i := range images {
+		name := "foo.v0." + string(rune('1'+i)) + ".0"
+		e := `{"name":"` + name + `"`
+		if prev != "" {
+			e += `,"replaces":"` + prev + `"`
+		}
+		entries = append(entries, e+"}")
+		prev = name
+	}
+	b.WriteString(`{"schema":"olm.channel","name":"stable","package":"foo","entries":[` + strings.Join(entries, ",") + "]}\n")
+	for i, img := range images {
+		v := "0." + string(rune('1'+i)) + ".0"
+		b.WriteString(`{"schema":"olm.bundle","name":"foo.v` + v + `","package":"foo","image":"` + img +
+			`","properties":[{"type":"olm.package","value":{"packageName":"foo","version":"` + v + `"}}]}` + "\n")
+	}
+	return b.String()
+}
+
+func writeCatalog(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// closedRegistry is a loopback address nothing listens on: every request to it fails to connect.
+func closedRegistry(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// TestExitCodes is the one exit-code map, verb by verb: usage errors found by the command line parser
+// (unknown verbs and flags, bad -o, missing required flags, extra arguments) exit 2 like those a verb
+// finds; a broken catalog exits 1 even when a registry is also down; only an outage alone exits 3.
+func TestExitCodes(t *testing.T) {
+	down := closedRegistry(t)
+	valid := writeCatalog(t, map[string]string{"foo/catalog.json": catalogFile("quay.io/example/foo-bundle@" + digest)})
+	invalid := writeCatalog(t, map[string]string{"foo/catalog.json": `{"schema":"olm.channel","name":"stable","package":"foo","entries":[]}` + "\n"})
+	outage := writeCatalog(t, map[string]string{"foo/catalog.json": catalogFile(down + "/foo-bundle@" + digest)})
+	brokenDuringOutage := writeCatalog(t, map[string]string{"foo/catalog.json": catalogFile(down+"/foo-bundle@"+digest, "not a reference!")})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"no verb", nil, 0},
+		{"help", []string{"help"}, 0},
+		{"version", []string{"version"}, 0},
+		{"unknown verb", []string{"bogus"}, 2},
+		{"unknown flag", []string{"validate", "--bogus", valid}, 2},
+		{"unknown output format", []string{"validate", "-o", "xml", valid}, 2},
+		{"too many arguments", []string{"validate", valid, valid}, 2},
+		{"version with an argument", []string{"version", "x"}, 2},
+		{"pr without --base", []string{"pr", "--repo", valid}, 2},
+		{"bad flag value", []string{"check-images", "--concurrency", "many", valid}, 2},
+		{"exclusive flags", []string{"validate", "--staged", "--changed-since", "HEAD", valid}, 2},
+		{"valid catalog", []string{"validate", valid}, 0},
+		{"valid catalog json", []string{"validate", "-o", "json", valid}, 0},
+		{"invalid catalog", []string{"validate", invalid}, 1},
+		{"registry down", []string{"check-images", outage}, 3},
+		{"broken change while a registry is down", []string{"check-images", brokenDuringOutage}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if got := run(t.Context(), tc.args, &stdout, &stderr); got != tc.want {
+				t.Errorf("catalogbot %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(tc.args, " "), got, tc.want, stdout.String(), stderr.String())
+			}
+			if tc.want == 2 && !strings.Contains(stderr.String(), "catalogbot: ") {
+				t.Errorf("a usage error says what is wrong on stderr; got %q", stderr.String())
+			}
+		})
+	}
+}

@@ -25,8 +25,10 @@ func newValidateCmd() *cobra.Command {
 opm validate (operator-registry v1.73.0). All problems are reported at once, each with its file, line,
 package, channel or bundle, a rule id and a hint.
 
-With --changed-since REF (or --staged, for a pre-commit hook) only the package directories whose files
-changed are validated; the whole catalog is validated when that cannot be done safely.
+With --changed-since REF (or --staged, for a pre-commit hook) only the packages the change touched are
+validated: every package named by a blob of a changed file, before or after the change, with all of its
+blobs wherever they live. The verdict is that of validating the whole catalog (when it was valid before
+the change); the whole catalog is validated when that cannot be decided safely.
 
 Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 		Args: cobra.MaximumNArgs(1),
@@ -48,7 +50,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 				if cerr != nil {
 					return cerr
 				}
-				res, fellBack, err = validate.Changed(ctx, dir, files)
+				res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: files, Before: gitx.Before(ctx, dir, changedSince, staged)})
 				scope = fmt.Sprintf(" (%d changed files", len(files))
 				if fellBack {
 					scope += "; whole catalog validated"

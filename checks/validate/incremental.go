@@ -89,11 +89,22 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 		}
 		addPackages(pkgs, old.Catalog)
 	}
-	now, err := src.load(ctx, catalog.LoadOptions{Lean: true, Include: func(p string) bool { return touched[p] }})
+	// the touched files as they are now (a file the load would not read only adds packages)
+	now := fstest.MapFS{}
+	for f := range touched {
+		data, ok := readPlain(src, f)
+		if !ok {
+			return full()
+		}
+		if data != nil {
+			now[f] = &fstest.MapFile{Data: data}
+		}
+	}
+	cur, err := catalog.LoadFS(ctx, now, catalog.LoadOptions{Lean: true})
 	if err != nil {
 		return nil, false, err
 	}
-	addPackages(pkgs, now.Catalog)
+	addPackages(pkgs, cur.Catalog)
 	for p := range pkgs {
 		if !searchable(p) {
 			return full()

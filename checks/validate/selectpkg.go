@@ -3,9 +3,10 @@ package validate
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"runtime"
-	"strconv"
 	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -44,7 +45,7 @@ func searchable(p string) bool {
 		return false
 	}
 	for i := 0; i < len(p); i++ {
-		if c := p[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		if !nameByte(p[i]) {
 			return false
 		}
 	}
@@ -80,7 +81,7 @@ func selectFiles(ctx context.Context, src source, touched, pkgs map[string]bool)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf bytes.Buffer
+			var buf []byte
 			for i := range next {
 				keep[i] = touched[files[i]] || quickLook(src, files[i], names, &chars, &buf)
 			}
@@ -109,8 +110,8 @@ feed:
 }
 
 // quickLook reads one file and says whether it may hold a blob of one of names; a file it cannot read
-// plainly (not regular, too large, unreadable) is kept, for the load to judge.
-func quickLook(src source, file string, names [][]byte, chars *[256]bool, buf *bytes.Buffer) bool {
+// plainly (not regular, too large, unreadable) is kept, for the load to judge. buf is reused.
+func quickLook(src source, file string, names [][]byte, chars *[256]bool, buf *[]byte) bool {
 	f, err := src.open(file)
 	if err != nil {
 		return true
@@ -120,11 +121,35 @@ func quickLook(src source, file string, names [][]byte, chars *[256]bool, buf *b
 	if err != nil || !st.Mode().IsRegular() || st.Size() > maxQuickLook {
 		return true
 	}
-	buf.Reset()
-	if _, err := buf.ReadFrom(io.LimitReader(f, maxQuickLook+1)); err != nil || buf.Len() > maxQuickLook {
-		return true
+	n := int(st.Size())
+	if cap(*buf) < n+1 {
+		*buf = make([]byte, n+1)
 	}
-	return mayHold(buf.Bytes(), names, chars)
+	data := (*buf)[:n+1]
+	got, err := io.ReadFull(f, data)
+	if err != io.ErrUnexpectedEOF || got != n {
+		return true // it grew, shrank or failed while read: let the load judge
+	}
+	return mayHold(data[:n], names, chars)
+}
+
+// readPlain reads a touched file: ok is false when it cannot be read plainly (not a regular file, too
+// large, a link the open does not follow), and data is nil when it does not exist.
+func readPlain(src source, file string) (data []byte, ok bool) {
+	f, err := src.open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true
+	}
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxQuickLook {
+		return nil, false
+	}
+	data, err = io.ReadAll(io.LimitReader(f, maxQuickLook))
+	return data, err == nil
 }
 
 // mayHold reports whether data may hold a blob of a package named in names (chars marks their bytes):
@@ -133,7 +158,7 @@ func quickLook(src source, file string, names [][]byte, chars *[256]bool, buf *b
 // verbatim tag); or it is not UTF-8 text (NUL bytes, a UTF-16 byte order mark), which YAML may decode.
 func mayHold(data []byte, names [][]byte, chars *[256]bool) bool {
 	for _, n := range names {
-		if bytes.Contains(data, n) {
+		if containsToken(data, n) {
 			return true
 		}
 	}
@@ -157,17 +182,53 @@ func mayHold(data []byte, names [][]byte, chars *[256]bool) bool {
 		case 'x':
 			digits = 2
 		}
+		rest = rest[i+2:] // past the escape's two bytes (an escaped backslash is skipped whole)
 		if digits == 0 {
-			rest = rest[i+2:] // another escape (or an escaped backslash): skip both bytes
 			continue
 		}
-		if i+2+digits > len(rest) {
+		if len(rest) < digits {
 			return true
 		}
-		r, err := strconv.ParseUint(string(rest[i+2:i+2+digits]), 16, 32)
-		if err != nil || r < 256 && chars[r] {
+		if r, ok := hexValue(rest[:digits]); !ok || r < 256 && chars[r] {
 			return true
 		}
-		rest = rest[i+2:]
 	}
+}
+
+// containsToken reports whether name is in data as a whole token: not preceded or followed by a byte
+// that a package name may hold (a blob's value is delimited by a quote, a space, a line end, a comma...).
+func containsToken(data, name []byte) bool {
+	for off := 0; ; {
+		i := bytes.Index(data[off:], name)
+		if i < 0 {
+			return false
+		}
+		start, end := off+i, off+i+len(name)
+		if (start == 0 || !nameByte(data[start-1])) && (end == len(data) || !nameByte(data[end])) {
+			return true
+		}
+		off = start + 1
+	}
+}
+
+// hexValue parses hexadecimal digits (at most 8).
+func hexValue(digits []byte) (uint32, bool) {
+	var v uint32
+	for _, c := range digits {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint32(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint32(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			v = v<<4 | uint32(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }

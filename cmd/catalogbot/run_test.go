@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,5 +103,50 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("a usage error says what is wrong on stderr; got %q", stderr.String())
 			}
 		})
+	}
+}
+
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestValidateStagedOrphanChannel is issue 14's pre-commit case: removing foo/ leaves foo's channel in
+// bar/foo-beta.json; the staged validation fails as the full one does, and so does declaring foo again
+// from another directory.
+func TestValidateStagedOrphanChannel(t *testing.T) {
+	repo := writeCatalog(t, map[string]string{
+		"catalog/foo/catalog.json":  catalogFile("quay.io/example/foo-bundle@" + digest),
+		"catalog/bar/catalog.json":  strings.ReplaceAll(catalogFile("quay.io/example/bar-bundle@"+digest), "foo", "bar"),
+		"catalog/bar/foo-beta.json": `{"schema":"olm.channel","name":"beta","package":"foo","entries":[{"name":"foo.v0.1.0"}]}` + "\n",
+		"catalog/.indexignore":      "README.md\n",
+		"catalog/README.md":         "not a catalog file\n",
+	})
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	gitIn(t, repo, "add", "-A")
+	gitIn(t, repo, "commit", "-q", "-m", "base")
+	dir := filepath.Join(repo, "catalog")
+	if code := run(t.Context(), []string{"validate", "--staged", dir}, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+		t.Fatalf("nothing staged: exit %d", code)
+	}
+	gitIn(t, repo, "rm", "-q", "-r", "catalog/foo")
+	var out bytes.Buffer
+	if code := run(t.Context(), []string{"validate", "--staged", dir}, &out, &bytes.Buffer{}); code != 1 || !strings.Contains(out.String(), "channel-unknown-package") {
+		t.Errorf("foo/ removed: exit %d, want 1 with channel-unknown-package\n%s", code, out.String())
+	}
+	gitIn(t, repo, "reset", "-q", "--hard")
+	if err := os.WriteFile(filepath.Join(dir, "bar", "dup.json"), []byte(`{"schema":"olm.package","name":"foo"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, repo, "add", "-A")
+	out.Reset()
+	if code := run(t.Context(), []string{"validate", "--staged", dir}, &out, &bytes.Buffer{}); code != 1 || !strings.Contains(out.String(), "package-duplicate") {
+		t.Errorf("foo declared again in bar/: exit %d, want 1 with package-duplicate\n%s", code, out.String())
 	}
 }

@@ -25,9 +25,9 @@ Credentials come from the docker config. Missing images fail (exit 1); registrie
 the request are infrastructure errors (exit 3) and never pass silently.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
+			dir, err := catalogDirArg(cmd.Context(), args)
+			if err != nil {
+				return err
 			}
 			start := time.Now()
 			res, err := validate.Dir(cmd.Context(), dir, validate.Options{})
@@ -41,7 +41,9 @@ the request are infrastructure errors (exit 3) and never pass silently.`,
 			if cerr != nil {
 				st.Err = cerr.Error()
 			}
-			return out.emit(cmd, &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}})
+			r := &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}}
+			out.relocate(cmd.Context(), r, dir)
+			return out.emit(cmd, r)
 		},
 	}
 	out.add(cmd)

@@ -150,3 +150,50 @@ func TestValidateStagedOrphanChannel(t *testing.T) {
 		t.Errorf("foo declared again in bar/: exit %d, want 1 with package-duplicate\n%s", code, out.String())
 	}
 }
+
+// TestPreCommitWithoutArgs is the hook as installed without args: run at the repository root, it
+// validates the repository's catalog directory (never .git or other trees), and its paths are
+// repository-relative, so editors and pre-commit point at the file.
+func TestPreCommitWithoutArgs(t *testing.T) {
+	repo := writeCatalog(t, map[string]string{
+		"catalog/foo/catalog.json": catalogFile("quay.io/example/foo-bundle@" + digest),
+		"docs/notes.yaml":          "not: [a catalog\n",
+		".github/workflows/ci.yml": "on: push\njobs: {}\n",
+	})
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	gitIn(t, repo, "add", "-A")
+	gitIn(t, repo, "commit", "-q", "-m", "base")
+	t.Chdir(repo)
+	for _, args := range [][]string{{"validate"}, {"validate", "--staged"}} {
+		if code := run(t.Context(), args, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+			t.Errorf("catalogbot %v at the root of a repository with a valid catalog: exit %d", args, code)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(repo, "catalog", "foo", "catalog.json"), []byte(`{"schema":"olm.package","name":"foo","defaultChannel":"stable"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, repo, "add", "-A")
+	var out bytes.Buffer
+	code := run(t.Context(), []string{"validate", "--staged"}, &out, &bytes.Buffer{})
+	if code != 1 || !strings.Contains(out.String(), "catalog/foo/catalog.json:1:1: error:") {
+		t.Errorf("exit %d, want 1 with a repository-relative path catalog/foo/catalog.json:1:1\n%s", code, out.String())
+	}
+	// an explicit directory: paths are still repository-relative, whatever the working directory
+	t.Chdir(filepath.Join(repo, "catalog"))
+	out.Reset()
+	if code := run(t.Context(), []string{"validate", "foo"}, &out, &bytes.Buffer{}); code != 1 || !strings.Contains(out.String(), "catalog/foo/catalog.json:1:1") {
+		t.Errorf("validate foo from catalog/: exit %d, want 1 with catalog/foo/catalog.json\n%s", code, out.String())
+	}
+}
+
+// TestGitDirectoryNeverLoaded: a repository whose root is the catalog validates without reading .git.
+func TestGitDirectoryNeverLoaded(t *testing.T) {
+	repo := writeCatalog(t, map[string]string{"foo/catalog.json": catalogFile("quay.io/example/foo-bundle@" + digest)})
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	gitIn(t, repo, "add", "-A")
+	gitIn(t, repo, "commit", "-q", "-m", "base")
+	var out bytes.Buffer
+	if code := run(t.Context(), []string{"validate", repo}, &out, &bytes.Buffer{}); code != 0 || strings.Contains(out.String(), ".git/") {
+		t.Errorf("exit %d, want 0 and nothing of .git\n%s", code, out.String())
+	}
+}

@@ -197,3 +197,40 @@ func TestGitDirectoryNeverLoaded(t *testing.T) {
 		t.Errorf("exit %d, want 0 and nothing of .git\n%s", code, out.String())
 	}
 }
+
+// TestFmtCheckKeepsFormat: a catalog formatted as YAML (or with packages in both formats) is formatted;
+// fmt --check does not call it unformatted for not being JSON.
+func TestFmtCheckKeepsFormat(t *testing.T) {
+	foo := catalogFile("quay.io/example/foo-bundle@" + digest)
+	bar := strings.ReplaceAll(foo, "foo", "bar")
+	for _, tc := range []struct {
+		name   string
+		format map[string]string // package -> format it is formatted in first
+	}{
+		{"yaml", map[string]string{"foo": "yaml", "bar": "yaml"}},
+		{"json", map[string]string{"foo": "json", "bar": "json"}},
+		{"mixed", map[string]string{"foo": "yaml", "bar": "json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeCatalog(t, map[string]string{})
+			for pkg, data := range map[string]string{"foo": foo, "bar": bar} {
+				one := writeCatalog(t, map[string]string{pkg + "/catalog.json": data})
+				if code := run(t.Context(), []string{"fmt", "--format", tc.format[pkg], one}, &bytes.Buffer{}, &bytes.Buffer{}); code != 0 {
+					t.Fatalf("fmt --format %s: exit %d", tc.format[pkg], code)
+				}
+				if err := os.Rename(filepath.Join(one, pkg), filepath.Join(dir, pkg)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var out bytes.Buffer
+			if code := run(t.Context(), []string{"fmt", "--check", dir}, &out, &bytes.Buffer{}); code != 0 {
+				t.Errorf("fmt --check of a formatted %s catalog: exit %d\n%s", tc.name, code, out.String())
+			}
+			// told otherwise, it says what would change
+			other := map[string]string{"yaml": "json", "json": "yaml", "mixed": "json"}[tc.name]
+			if code := run(t.Context(), []string{"fmt", "--check", "--format", other, dir}, &out, &bytes.Buffer{}); code != 1 {
+				t.Errorf("fmt --check --format %s of a %s catalog: exit %d, want 1", other, tc.name, code)
+			}
+		})
+	}
+}

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -111,6 +113,7 @@ The file is rewritten atomically.`,
 				return err
 			}
 			if bytes.Equal(out, data) {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: reference %q already points at %s; nothing changed\n", cfgPath, args[0], args[1])
 				return nil
 			}
 			tmp := cfgPath + ".catalogbot-tmp"
@@ -121,7 +124,11 @@ The file is rewritten atomically.`,
 			if err := os.WriteFile(tmp, out, st.Mode().Perm()); err != nil {
 				return err
 			}
-			return os.Rename(tmp, cfgPath)
+			if err := os.Rename(tmp, cfgPath); err != nil {
+				return err
+			}
+			printChange(cmd.OutOrStdout(), cfgPath, data, out)
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&cfgPath, "config", "c", "catalog.yaml", "the references config")
@@ -142,4 +149,14 @@ func renderedCount(cfg *render.Config, ds []diag.Diagnostic) string {
 		return fmt.Sprintf("%d references rendered", n)
 	}
 	return fmt.Sprintf("%d of %d references rendered (%d failed)", n-failed, n, failed)
+}
+
+// printChange prints the lines that differ between old and new as "file:line: -old" and "+new".
+func printChange(w io.Writer, file string, old, new []byte) {
+	a, b := strings.Split(string(old), "\n"), strings.Split(string(new), "\n")
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			fmt.Fprintf(w, "%s:%d: -%s\n%s:%d: +%s\n", file, i+1, strings.TrimSpace(a[i]), file, i+1, strings.TrimSpace(b[i]))
+		}
+	}
 }

@@ -234,3 +234,37 @@ func TestFmtCheckKeepsFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderCountsFailedReferences: render does not call failed references rendered (issue 14), and the
+// registry being down is an infrastructure error (exit 3).
+func TestRenderCountsFailedReferences(t *testing.T) {
+	down := closedRegistry(t)
+	dir := writeCatalog(t, map[string]string{"catalog.yaml": "name: catalog\nrepo: example.com/catalog\ntag: latest\nreferences:\n" +
+		"- name: foo\n  image: " + down + "/foo-index@" + digest + "\n" +
+		"- name: bar\n  image: " + down + "/bar-index@" + digest + "\n"})
+	var out bytes.Buffer
+	code := run(t.Context(), []string{"render", "--no-cache", "-c", filepath.Join(dir, "catalog.yaml"), "--output-dir", dir}, &out, &bytes.Buffer{})
+	if code != 3 || !strings.Contains(out.String(), "0 of 2 references rendered (2 failed)") || strings.Contains(out.String(), "): 2 references rendered") {
+		t.Errorf("exit %d, want 3 and 0 of 2 references rendered\n%s", code, out.String())
+	}
+}
+
+// TestBumpPrintsTheChange: bump says what it changed, and that it changed nothing when so.
+func TestBumpPrintsTheChange(t *testing.T) {
+	old := "quay.io/example/foo-index@" + digest
+	neu := "quay.io/example/foo-index@sha256:" + strings.Repeat("f", 64)
+	dir := writeCatalog(t, map[string]string{"catalog.yaml": "name: catalog\nrepo: example.com/catalog\ntag: latest\nreferences:\n" +
+		"- name: foo\n  image: " + old + "\n"})
+	cfg := filepath.Join(dir, "catalog.yaml")
+	var out bytes.Buffer
+	if code := run(t.Context(), []string{"bump", "-c", cfg, "foo", neu}, &out, &bytes.Buffer{}); code != 0 {
+		t.Fatalf("bump: exit %d\n%s", code, out.String())
+	}
+	if want := cfg + ":6: -image: " + old + "\n" + cfg + ":6: +image: " + neu + "\n"; out.String() != want {
+		t.Errorf("bump printed %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	if code := run(t.Context(), []string{"bump", "-c", cfg, "foo", neu}, &out, &bytes.Buffer{}); code != 0 || !strings.Contains(out.String(), "nothing changed") {
+		t.Errorf("bump again: exit %d, printed %q", code, out.String())
+	}
+}

@@ -50,7 +50,7 @@ func load(loadWith func(catalog.LoadOptions) (*catalog.Result, error), opts Opti
 	}
 	v := &validator{c: res.Catalog, refs: refs}
 	v.run()
-	ds := append(res.Diagnostics, v.diags...)
+	ds := append(res.Diagnostics, withoutEchoes(res.Diagnostics, v.diags)...)
 	if opts.Packages != nil {
 		kept := ds[:0]
 		for _, d := range ds {

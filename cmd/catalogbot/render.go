@@ -38,9 +38,11 @@ func newRenderCmd() *cobra.Command {
 		Use:   "render",
 		Short: "Render the catalog from a references config (catalog.yaml), deterministically; --check fails on drift",
 		Long: `render reads a references config (name, repo, tag, references[{name, image}]) and writes
-<output>/<name>/<reference>/index.yaml for every reference, byte for byte as the docs' yq + opm render
-loop would, without a daemon: index images are read through their configs label (only that package's
-blobs are kept), bundle images and ./bundle directories are rendered as opm render does. Digest-pinned
+<output>/<name>/<reference>/index.yaml for every reference, byte for byte as opm render prints the
+reference's package, without a daemon: index images are read through their configs label, bundle images
+and ./bundle directories are rendered as opm render does. Unlike the docs' yq + opm render loop, which
+keeps every package of an index image, only the package the reference names is kept, and a reference
+whose name is none of the image's packages fails (package-not-found). Digest-pinned
 references are cached on disk by digest; tags are resolved once per run.
 
 --check renders into a temp dir and fails (exit 1) with a unified diff for every file that differs from

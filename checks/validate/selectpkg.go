@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/catalogbot/catalogbot/catalog"
 )
 
@@ -52,6 +54,9 @@ func searchable(p string) bool {
 	return true
 }
 
+// bufs are the read buffers of selectFiles' workers, reused across files.
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
 // maxQuickLook is the largest file selectFiles reads to decide; larger ones are simply loaded.
 const maxQuickLook = 64 << 20
 
@@ -75,28 +80,20 @@ func selectFiles(ctx context.Context, src source, touched, pkgs map[string]bool)
 		}
 	}
 	keep := make([]bool, len(files))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte
-			for i := range next {
-				keep[i] = touched[files[i]] || quickLook(src, files[i], names, &chars, &buf)
-			}
-		}()
-	}
-feed:
-	for i := range files {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, f := range files {
+		if gctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			buf := bufs.Get().(*[]byte)
+			keep[i] = touched[f] || quickLook(src, f, names, &chars, buf)
+			bufs.Put(buf)
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -160,15 +160,7 @@ func (jc *jobCtx) fetch(ctx context.Context, want []string, pulls ...int) (strin
 
 // errorReport is the report of a run that could not run at all.
 func errorReport(err error) *report.Report {
-	st := report.Stage{Name: "setup", Err: err.Error()}
-	switch diag.CategoryOf(err) {
-	case diag.Usage:
-		st.Status = report.ActionRequired
-	case diag.Invalid:
-		st.Status = report.Fail
-	default:
-		st.Status = report.Error
-	}
+	st := report.Stage{Name: "setup", Err: err.Error(), Status: report.StatusOf(nil, err)}
 	return &report.Report{Stages: []report.Stage{st}}
 }
 

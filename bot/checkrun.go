@@ -135,7 +135,7 @@ func checkTitle(r *report.Report) string {
 	}
 	errs := 0
 	for _, d := range r.Diagnostics() {
-		if d.Severity == diag.Error {
+		if d.Severity == diag.Error && !d.IsInfra() {
 			errs++
 		}
 	}
@@ -143,12 +143,28 @@ func checkTitle(r *report.Report) string {
 	case report.Pass:
 		return "All stages passed"
 	case report.Fail:
-		return fmt.Sprintf("Failed: %s (%s)", strings.Join(names, ", "), plural(errs, "error"))
+		title := fmt.Sprintf("Failed: %s (%s)", strings.Join(names, ", "), plural(errs, "error"))
+		if infra := stagesWith(r, report.Error); len(infra) > 0 {
+			// a broken change outranks an outage, which is still named (report.Verdict)
+			title += "; infrastructure failure in " + strings.Join(infra, ", ")
+		}
+		return title
 	case report.ActionRequired:
 		return "Configuration problem: " + strings.Join(names, ", ")
 	default:
 		return "Infrastructure failure in " + strings.Join(names, ", ") + ": not your change; comment /retest"
 	}
+}
+
+// stagesWith names the stages of r with status s.
+func stagesWith(r *report.Report, s report.Status) []string {
+	var names []string
+	for _, st := range r.Stages {
+		if st.Status == s {
+			names = append(names, st.Name)
+		}
+	}
+	return names
 }
 
 func plural(n int, what string) string {

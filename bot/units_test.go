@@ -208,4 +208,14 @@ func TestCheckRunMapping(t *testing.T) {
 	if got := checkTitle(r); got != "Failed: validate (2 errors)" {
 		t.Errorf("title %q", got)
 	}
+	// A broken change during an outage fails (issue 14 item 2): the title says both, and counts only the
+	// change's own errors.
+	r.Stages = append(r.Stages, report.Stage{Name: "images", Status: report.Error, Err: "registry down", Diagnostics: []diag.Diagnostic{
+		{Severity: diag.Error, Check: "images", Rule: diag.RuleRegistryUnavailable, File: "catalog/a/catalog.json", Message: "cannot verify"}}})
+	if got, want := conclusion(r.Verdict()), "failure"; got != want {
+		t.Errorf("conclusion with an outage = %s, want %s", got, want)
+	}
+	if got, want := checkTitle(r), "Failed: validate (2 errors); infrastructure failure in images"; got != want {
+		t.Errorf("title with an outage %q, want %q", got, want)
+	}
 }

@@ -58,6 +58,20 @@ func Image(ctx context.Context, fbcDir string, opts Options) (Result, error) {
 	if baseName == "" {
 		baseName = DefaultBase
 	}
+	b := &builder{gz: gz, epoch: epoch, cmd: opts.Cmd, layers: map[types.MediaType]v1.Layer{}}
+	if b.cmd == nil {
+		b.cmd = Cmd
+	}
+	if baseName == Scratch {
+		res, err := b.scratch(opts.Platforms)
+		if err != nil {
+			return Result{}, err
+		}
+		if _, err := res.Digest(); err != nil {
+			return Result{}, fmt.Errorf("compute catalog image on scratch: %w", err)
+		}
+		return res, nil
+	}
 	baseRef, err := name.ParseReference(baseName, opts.NameOptions...)
 	if err != nil {
 		return Result{}, diag.UsageError(fmt.Errorf("base image %q: %w", baseName, err))
@@ -65,10 +79,6 @@ func Image(ctx context.Context, fbcDir string, opts Options) (Result, error) {
 	desc, err := remote.Get(baseRef, opts.remoteOptions(ctx)...)
 	if err != nil {
 		return Result{}, diag.InfraError(fmt.Errorf("fetch base image %s: %w", baseRef, err))
-	}
-	b := &builder{gz: gz, epoch: epoch, cmd: opts.Cmd, layers: map[types.MediaType]v1.Layer{}}
-	if b.cmd == nil {
-		b.cmd = Cmd
 	}
 	var res Result
 	if desc.MediaType.IsIndex() {

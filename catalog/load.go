@@ -191,7 +191,13 @@ func catalogFiles(fsys fs.FS) ([]string, error) {
 			return fmt.Errorf("walk catalog at %s: %w", p, err)
 		}
 		if d.IsDir() {
+			if p != "." && d.Name() == ".git" {
+				return fs.SkipDir // a repository's git directory is never catalog content
+			}
 			return nil
+		}
+		if d.Name() == ".git" {
+			return nil // a worktree's or submodule's .git file
 		}
 		if d.Name() == IndexIgnore {
 			ignores = append(ignores, p)

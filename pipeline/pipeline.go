@@ -102,25 +102,13 @@ func short(sha string) string {
 	return sha
 }
 
-// stageFromDiags makes a stage whose status follows its diagnostics.
+// stageFromDiags makes a stage whose status follows its diagnostics (report.StatusOf).
 func stageFromDiags(summary string, ds []diag.Diagnostic) report.Stage {
-	s := report.Stage{Status: report.Pass, Summary: summary, Diagnostics: ds}
-	if diag.HasErrors(ds) {
-		s.Status = report.Fail
-	}
-	return s
+	return report.Stage{Status: report.StatusOf(ds, nil), Summary: summary, Diagnostics: ds}
 }
 
-// stageFromErr makes a stage for an error that kept a stage from running, by the error's category.
+// stageFromErr makes a stage for an error that kept a stage from running, by the error's category
+// (report.StatusOf).
 func stageFromErr(err error) report.Stage {
-	s := report.Stage{Err: err.Error()}
-	switch diag.CategoryOf(err) {
-	case diag.Usage:
-		s.Status = report.ActionRequired
-	case diag.Invalid:
-		s.Status = report.Fail
-	default:
-		s.Status = report.Error
-	}
-	return s
+	return report.Stage{Status: report.StatusOf(nil, err), Err: err.Error()}
 }

@@ -231,6 +231,20 @@ func scenarios() []scenario {
 				return t
 			}},
 		{name: "modified-released-bundle", base: std, head: retag(std), author: "alice", verdict: report.Fail, exit: 1},
+		{name: "images-registry-down", base: std, head: release(std), author: "alice", verdict: report.Error, exit: 3,
+			outage: "scenarios/demo-operator-bundle"},
+		{name: "broken-change-during-outage", base: std, author: "mallory", verdict: report.Fail, exit: 1,
+			// owners, validate and graph fail while the bundles' registry is down: an outage does not
+			// outrank a broken change (the images stage is still an error, listed as such).
+			outage: "scenarios/demo-operator-bundle",
+			head: func(w *world) tree {
+				t := std(w)
+				demo := w.pkg(demoPkg, "0.1.0", "0.2.0")
+				demo.Channels[0].Entries[1].Replaces = ""
+				demo.Bundles[0].Image = w.bundle(demoPkg, "0.2.0").Image
+				t.catalog = merge(demo, w.pkg(otherPkg, "0.1.0"))
+				return t
+			}},
 		{name: "modified-released-bundle-allowed", base: mainTree(baseConfig + "graph:\n  allowModifyReleased: true\n"),
 			head: retag(mainTree(baseConfig + "graph:\n  allowModifyReleased: true\n")), author: "alice", verdict: report.Pass, exit: 0},
 		{name: "config-invalid-on-base", base: mainTree(baseConfig + "maintainer: [mallory]\n"),

@@ -363,12 +363,7 @@ func (s *state) images(ctx context.Context) report.Stage {
 	ds, err := c.Check(ctx, refs)
 	st := stageFromDiags(fmt.Sprintf("%d image references of %d new or changed bundles", len(refs), len(sub.Bundles)), ds)
 	if err != nil {
-		st.Err = err.Error()
-		if diag.CategoryOf(err) == diag.Usage {
-			st.Status = report.ActionRequired
-		} else {
-			st.Status = report.Error
-		}
+		st.Err, st.Status = err.Error(), report.StatusOf(ds, err)
 	}
 	return st
 }

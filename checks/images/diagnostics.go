@@ -22,15 +22,15 @@ const (
 	RuleNotDigestPinned    = "image-not-digest-pinned"
 	RuleRegistryNotAllowed = "image-registry-not-allowed"
 	RulePlatformMissing    = "image-platform-missing"
-	RuleUnavailable        = "registry-unavailable"
+	RuleUnavailable        = diag.RuleRegistryUnavailable
 	// RuleCheckFailed is a registry failure that has no known classification.
-	RuleCheckFailed = "image-check-failed"
+	RuleCheckFailed = diag.RuleCheckFailed
 )
 
 // Category says whose fault a diagnostic of this check is: the registry's (diag.Infra) for
 // registry-unavailable and image-check-failed, the catalog's (diag.Invalid) for every other rule.
 func Category(d diag.Diagnostic) diag.Category {
-	if d.Rule == RuleUnavailable || d.Rule == RuleCheckFailed {
+	if d.IsInfra() {
 		return diag.Infra
 	}
 	return diag.Invalid

@@ -2,44 +2,121 @@ package validate
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path"
 	"strconv"
-	"strings"
+	"testing/fstest"
 
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/internal/diag"
 )
 
-// Changed validates only what a change touched: the top-level directories (one per package in the usual
-// layout) holding the changed files. It falls back to the whole catalog when a changed file is at the
-// catalog root, or when the touched packages turn out to have blobs elsewhere (an unknown package in the
-// subset), so a partial load can never invent or hide an error. It reports whether it fell back.
-func Changed(ctx context.Context, dir string, changed []string) (*Result, bool, error) {
-	dirs := map[string]bool{}
-	for _, f := range changed {
-		top, _, nested := strings.Cut(f, "/")
-		if !nested {
-			res, err := Dir(ctx, dir, Options{})
-			return res, true, err
-		}
-		dirs[top] = true
+// Change is what a change did to a catalog directory: the files it touched (added, modified or deleted;
+// slash paths relative to the directory) and, for those that existed before, their content before.
+type Change struct {
+	Files []string
+	// Before returns a touched file's content before the change; ok is false when it did not exist.
+	Before func(path string) (data []byte, ok bool, err error)
+}
+
+// Changed validates only the packages a change touched, by package identity, not by directory: every
+// package named by a blob of a touched file, before or after the change, is validated with all of its
+// blobs, wherever they live (see selectFiles). Its verdict and diagnostics are those of validating the
+// whole catalog whenever the catalog was valid before the change; it falls back to the whole catalog
+// when it cannot tell a change's packages safely (a touched .indexignore, a file that did not load before
+// the change, a package name that could hide in an escape), and reports whether it fell back.
+func Changed(ctx context.Context, dir string, ch Change) (*Result, bool, error) {
+	return changed(ctx, dirSource{dir}, ch)
+}
+
+// source is a catalog directory as Changed reads it: loads, and reads of single files.
+type source interface {
+	load(ctx context.Context, lo catalog.LoadOptions) (*catalog.Result, error)
+	// open opens a catalog file for the selection's quick look; it need not follow what load follows.
+	open(path string) (fs.File, error)
+}
+
+type dirSource struct{ dir string }
+
+func (d dirSource) load(ctx context.Context, lo catalog.LoadOptions) (*catalog.Result, error) {
+	return catalog.LoadDir(ctx, d.dir, lo)
+}
+
+func (d dirSource) open(p string) (fs.File, error) {
+	root, err := os.OpenRoot(d.dir)
+	if err != nil {
+		return nil, err
 	}
-	include := func(p string) bool {
-		top, _, nested := strings.Cut(p, "/")
-		return nested && dirs[top]
+	defer root.Close()
+	return root.Open(p)
+}
+
+func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) {
+	full := func() (*Result, bool, error) {
+		res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return src.load(ctx, lo) }, Options{})
+		return res, true, err
 	}
-	if len(dirs) == 0 {
+	if len(ch.Files) == 0 {
 		return &Result{}, false, nil
 	}
-	res, err := Dir(ctx, dir, Options{Include: include})
+	touched := map[string]bool{}
+	before := fstest.MapFS{}
+	for _, f := range ch.Files {
+		if path.Base(f) == catalog.IndexIgnore {
+			return full() // the set of catalog files itself changed
+		}
+		touched[f] = true
+		if ch.Before == nil {
+			return full()
+		}
+		data, ok, err := ch.Before(f)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			before[f] = &fstest.MapFile{Data: data}
+		}
+	}
+	pkgs := map[string]bool{}
+	if len(before) > 0 {
+		old, err := catalog.LoadFS(ctx, before, catalog.LoadOptions{Lean: true})
+		if err != nil {
+			return nil, false, err
+		}
+		if diag.HasErrors(old.Diagnostics) {
+			return full() // some blob of the old content may have named a package we cannot see
+		}
+		addPackages(pkgs, old.Catalog)
+	}
+	// the touched files as they are now (a file the load would not read only adds packages)
+	now := fstest.MapFS{}
+	for f := range touched {
+		data, ok := readPlain(src, f)
+		if !ok {
+			return full()
+		}
+		if data != nil {
+			now[f] = &fstest.MapFile{Data: data}
+		}
+	}
+	cur, err := catalog.LoadFS(ctx, now, catalog.LoadOptions{Lean: true})
 	if err != nil {
 		return nil, false, err
 	}
-	for _, d := range res.Diagnostics {
-		if d.Rule == "channel-unknown-package" || d.Rule == "bundle-unknown-package" || d.Rule == "deprecation-unknown-package" {
-			full, err := Dir(ctx, dir, Options{})
-			return full, true, err
+	addPackages(pkgs, cur.Catalog)
+	for p := range pkgs {
+		if !searchable(p) {
+			return full()
 		}
 	}
-	return res, false, nil
+	include, err := selectFiles(ctx, src, touched, pkgs)
+	if err != nil {
+		return nil, false, err
+	}
+	res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return src.load(ctx, lo) },
+		Options{Include: func(p string) bool { return include[p] }, Packages: pkgs})
+	return res, false, err
 }
 
 // Summary describes a result in one line.

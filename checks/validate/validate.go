@@ -38,14 +38,19 @@ func (r *Result) Valid() bool { return !diag.HasErrors(r.Diagnostics) }
 
 // Dir loads and validates the catalog in dir.
 func Dir(ctx context.Context, dir string, opts Options) (*Result, error) {
+	return load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return catalog.LoadDir(ctx, dir, lo) }, opts)
+}
+
+// load validates what loadWith loads (catalog.LoadDir or catalog.LoadFS with the options given).
+func load(loadWith func(catalog.LoadOptions) (*catalog.Result, error), opts Options) (*Result, error) {
 	refs := &refCache{}
-	res, err := catalog.LoadDir(ctx, dir, catalog.LoadOptions{Lean: true, Include: opts.Include, VisitBundle: refs.visit})
+	res, err := loadWith(catalog.LoadOptions{Lean: true, Include: opts.Include, VisitBundle: refs.visit})
 	if err != nil {
 		return nil, err
 	}
 	v := &validator{c: res.Catalog, refs: refs}
 	v.run()
-	ds := append(res.Diagnostics, v.diags...)
+	ds := append(res.Diagnostics, withoutEchoes(res.Diagnostics, v.diags)...)
 	if opts.Packages != nil {
 		kept := ds[:0]
 		for _, d := range ds {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
@@ -26,9 +25,9 @@ Credentials come from the docker config. Missing images fail (exit 1); registrie
 the request are infrastructure errors (exit 3) and never pass silently.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
+			dir, err := catalogDirArg(cmd.Context(), args)
+			if err != nil {
+				return err
 			}
 			start := time.Now()
 			res, err := validate.Dir(cmd.Context(), dir, validate.Options{})
@@ -37,19 +36,14 @@ the request are infrastructure errors (exit 3) and never pass silently.`,
 			}
 			refs := images.RefsFromCatalog(res.Catalog)
 			ds, cerr := c.Check(cmd.Context(), refs)
-			st := report.Stage{Name: images.CheckName, Status: report.Pass, Duration: time.Since(start), Diagnostics: ds,
+			st := report.Stage{Name: images.CheckName, Status: report.StatusOf(ds, cerr), Duration: time.Since(start), Diagnostics: ds,
 				Summary: fmt.Sprintf("%d image references in %d bundles", len(refs), len(res.Catalog.Bundles))}
-			if diag.HasErrors(ds) {
-				st.Status = report.Fail
-			}
 			if cerr != nil {
 				st.Err = cerr.Error()
-				st.Status = report.Error
-				if diag.CategoryOf(cerr) == diag.Usage {
-					st.Status = report.ActionRequired
-				}
 			}
-			return out.emit(cmd, &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}})
+			r := &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}}
+			out.relocate(cmd.Context(), r, dir)
+			return out.emit(cmd, r)
 		},
 	}
 	out.add(cmd)

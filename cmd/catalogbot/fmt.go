@@ -24,7 +24,8 @@ func newFmtCmd() *cobra.Command {
 		Use:   "fmt [DIR]",
 		Short: "Rewrite a file-based catalog in opm's canonical form, one directory per package",
 		Long: `fmt loads the catalog in DIR and rewrites it exactly as opm render would print it (same blob order,
-key order, indentation and number forms), one <package>/catalog.json (or .yaml) per package. The rewrite
+key order, indentation and number forms), one <package>/catalog.json (or .yaml) per package. Each package
+keeps the format of the file holding its olm.package blob unless --format says otherwise. The rewrite
 is atomic. With --check nothing is written: it lists the files that are not formatted and exits 1.
 
 fmt refuses to rewrite a directory that also holds files that are not catalog blobs (ignored by
@@ -53,7 +54,8 @@ fmt refuses to rewrite a directory that also holds files that are not catalog bl
 			}
 			defer os.RemoveAll(tmp)
 			want := filepath.Join(tmp, "catalog")
-			if err := catalog.WriteDir(want, res.Catalog, format); err != nil {
+			kept, err := formattedTree(tmp, want, dir, res.Catalog, format)
+			if err != nil {
 				return err
 			}
 			changed, extra, err := compareTrees(want, dir, res.Files)
@@ -76,14 +78,17 @@ fmt refuses to rewrite a directory that also holds files that are not catalog bl
 			if len(changed) == 0 {
 				return nil
 			}
-			if err := catalog.WriteDir(dir, res.Catalog, format); err != nil {
+			if kept == "" {
+				return errMixedFormats(dir)
+			}
+			if err := catalog.WriteDir(dir, res.Catalog, kept); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "catalogbot: formatted %d files\n", len(changed))
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "json", "json or yaml")
+	cmd.Flags().StringVar(&format, "format", "", "json or yaml (default: each package keeps the format of its files)")
 	cmd.Flags().BoolVar(&check, "check", false, "only list files that are not formatted (exit 1 if any)")
 	return cmd
 }

@@ -7,18 +7,54 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
-	os.Exit(exitCode(err))
+	os.Exit(code)
+}
+
+// run runs catalogbot with the command line args (without the program name) and returns its exit code,
+// by report.Status.ExitCode, the one exit-code map of every verb: 0 ok, 1 the catalog or change is wrong,
+// 2 usage or repository configuration, 3 infrastructure or internal failure.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	started := false
+	markStarted(root, &started)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !started {
+		// cobra rejected the command line before any verb ran: an unknown verb or flag, a bad flag value,
+		// a missing required flag, wrong arguments, or a PreRunE check (e.g. -o).
+		err = diag.UsageError(fmt.Errorf("%w (see catalogbot help)", err))
+	}
+	return exitCode(stderr, err)
+}
+
+// markStarted wraps the RunE of cmd and its subcommands so that *started tells whether a verb ran.
+func markStarted(cmd *cobra.Command, started *bool) {
+	if f := cmd.RunE; f != nil {
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			*started = true
+			return f(c, args)
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		markStarted(sub, started)
+	}
 }
 
 // errSilentExit carries an exit code for a command that already printed its result (e.g. a report of an
@@ -27,7 +63,7 @@ type errSilentExit struct{ code int }
 
 func (e errSilentExit) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
-func exitCode(err error) int {
+func exitCode(stderr io.Writer, err error) int {
 	if err == nil {
 		return 0
 	}
@@ -35,10 +71,9 @@ func exitCode(err error) int {
 	if errors.As(err, &silent) {
 		return silent.code
 	}
-	cat := diag.CategoryOf(err)
-	fmt.Fprintf(os.Stderr, "catalogbot: %v\n", err)
-	if cat == diag.Infra {
-		fmt.Fprintln(os.Stderr, "catalogbot: this is an infrastructure failure, not a problem in your catalog; retry, or check the registry/GitHub/cluster it names")
+	fmt.Fprintf(stderr, "catalogbot: %v\n", err)
+	if diag.CategoryOf(err) == diag.Infra {
+		fmt.Fprintln(stderr, "catalogbot: this is an infrastructure failure, not a problem in your catalog; retry, or check the registry/GitHub/cluster it names")
 	}
-	return cat.ExitCode()
+	return report.ExitCodeOf(err)
 }

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
 
@@ -19,6 +23,17 @@ type outputFlags struct {
 func (o *outputFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.format, "output", "o", "text", "report format: text, json, sarif, github (workflow annotations + text), markdown")
 	cmd.Flags().StringVar(&o.root, "path-prefix", "", "prefix for file paths in sarif/github output (the catalog's path in the repository)")
+	// an unknown -o is a usage error found before the verb runs, not after its work is done
+	prev := cmd.PreRunE
+	cmd.PreRunE = func(c *cobra.Command, args []string) error {
+		if !slices.Contains(report.Formats, o.format) {
+			return diag.UsageError(fmt.Errorf("unknown output format %q (want one of %s)", o.format, strings.Join(report.Formats, ", ")))
+		}
+		if prev != nil {
+			return prev(c, args)
+		}
+		return nil
+	}
 }
 
 // emit renders the report and turns its verdict into the exit code.

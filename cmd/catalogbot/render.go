@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,9 +38,11 @@ func newRenderCmd() *cobra.Command {
 		Use:   "render",
 		Short: "Render the catalog from a references config (catalog.yaml), deterministically; --check fails on drift",
 		Long: `render reads a references config (name, repo, tag, references[{name, image}]) and writes
-<output>/<name>/<reference>/index.yaml for every reference, byte for byte as the docs' yq + opm render
-loop would, without a daemon: index images are read through their configs label (only that package's
-blobs are kept), bundle images and ./bundle directories are rendered as opm render does. Digest-pinned
+<output>/<name>/<reference>/index.yaml for every reference, byte for byte as opm render prints the
+reference's package, without a daemon: index images are read through their configs label, bundle images
+and ./bundle directories are rendered as opm render does. Unlike the docs' yq + opm render loop, which
+keeps every package of an index image, only the package the reference names is kept, and a reference
+whose name is none of the image's packages fails (package-not-found). Digest-pinned
 references are cached on disk by digest; tags are resolved once per run.
 
 --check renders into a temp dir and fails (exit 1) with a unified diff for every file that differs from
@@ -61,7 +65,7 @@ what is committed under <output>/<name>.`,
 			opts.Progress = cmd.ErrOrStderr()
 			if check {
 				ds, err = render.Drift(cmd.Context(), cfg, dir, opts)
-				st.Summary = fmt.Sprintf("%d references rendered and compared with %s", len(cfg.References), filepath.Join(dir, cfg.Name))
+				st.Summary = fmt.Sprintf("%s and compared with %s", renderedCount(cfg, ds), filepath.Join(dir, cfg.Name))
 			} else {
 				var o *render.Output
 				o, ds, err = render.Render(cmd.Context(), cfg, opts)
@@ -72,21 +76,12 @@ what is committed under <output>/<name>.`,
 					}
 					err = o.Write(dir, format)
 				}
-				st.Summary = fmt.Sprintf("%d references rendered into %s", len(cfg.References), filepath.Join(dir, cfg.Name))
+				st.Summary = fmt.Sprintf("%s into %s", renderedCount(cfg, ds), filepath.Join(dir, cfg.Name))
 			}
 			st.Diagnostics, st.Duration = ds, time.Since(start)
-			switch {
-			case err != nil && diag.CategoryOf(err) == diag.Infra:
-				st.Status, st.Err = report.Error, err.Error()
-			case err != nil && diag.CategoryOf(err) == diag.Usage:
-				st.Status, st.Err = report.ActionRequired, err.Error()
-			case err != nil || diag.HasErrors(ds):
-				st.Status = report.Fail
-				if err != nil {
-					st.Err = err.Error()
-				}
-			default:
-				st.Status = report.Pass
+			// a failed render's error decides (its category is the worst of the references' failures)
+			if st.Status = report.StatusOf(ds, nil); err != nil {
+				st.Status, st.Err = report.StatusOf(nil, err), err.Error()
 			}
 			return out.emit(cmd, &report.Report{Title: "render " + cfgPath, Stages: []report.Stage{st}})
 		},
@@ -120,6 +115,7 @@ The file is rewritten atomically.`,
 				return err
 			}
 			if bytes.Equal(out, data) {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: reference %q already points at %s; nothing changed\n", cfgPath, args[0], args[1])
 				return nil
 			}
 			tmp := cfgPath + ".catalogbot-tmp"
@@ -130,9 +126,39 @@ The file is rewritten atomically.`,
 			if err := os.WriteFile(tmp, out, st.Mode().Perm()); err != nil {
 				return err
 			}
-			return os.Rename(tmp, cfgPath)
+			if err := os.Rename(tmp, cfgPath); err != nil {
+				return err
+			}
+			printChange(cmd.OutOrStdout(), cfgPath, data, out)
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&cfgPath, "config", "c", "catalog.yaml", "the references config")
 	return cmd
+}
+
+// renderedCount says how many of cfg's references rendered: each reference that failed is an error
+// diagnostic on its line of the references config.
+func renderedCount(cfg *render.Config, ds []diag.Diagnostic) string {
+	failed := 0
+	for _, d := range ds {
+		if d.Severity == diag.Error && d.File == cfg.File {
+			failed++
+		}
+	}
+	n := len(cfg.References)
+	if failed == 0 {
+		return fmt.Sprintf("%d references rendered", n)
+	}
+	return fmt.Sprintf("%d of %d references rendered (%d failed)", n-failed, n, failed)
+}
+
+// printChange prints the lines that differ between old and new as "file:line: -old" and "+new".
+func printChange(w io.Writer, file string, old, new []byte) {
+	a, b := strings.Split(string(old), "\n"), strings.Split(string(new), "\n")
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if a[i] != b[i] {
+			fmt.Fprintf(w, "%s:%d: -%s\n%s:%d: +%s\n", file, i+1, strings.TrimSpace(a[i]), file, i+1, strings.TrimSpace(b[i]))
+		}
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/internal/gitx"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
@@ -21,25 +20,29 @@ func newValidateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate [DIR]",
 		Short: "Validate a file-based catalog exactly as opm validate does, reporting every problem with file:line",
-		Long: `Validate the file-based catalog in DIR (default: the current directory) against every rule of
+		Long: `Validate the file-based catalog in DIR against every rule of
 opm validate (operator-registry v1.73.0). All problems are reported at once, each with its file, line,
-package, channel or bundle, a rule id and a hint.
+package, channel or bundle, a rule id and a hint. Paths are relative to the repository root (see
+--path-prefix). Without DIR, in a git repository, the catalog is the repository's catalog.dir
+(.catalogbot.yaml, default "catalog") when it exists; else the current directory. A .git directory is
+never read.
 
-With --changed-since REF (or --staged, for a pre-commit hook) only the package directories whose files
-changed are validated; the whole catalog is validated when that cannot be done safely.
+With --changed-since REF (or --staged, for a pre-commit hook) only the packages the change touched are
+validated: every package named by a blob of a changed file, before or after the change, with all of its
+blobs wherever they live. The verdict is that of validating the whole catalog (when it was valid before
+the change); the whole catalog is validated when that cannot be decided safely.
 
 Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
 			ctx := cmd.Context()
+			dir, err := catalogDirArg(ctx, args)
+			if err != nil {
+				return err
+			}
 			start := time.Now()
 			var (
 				res      *validate.Result
-				err      error
 				scope    string
 				fellBack bool
 			)
@@ -48,7 +51,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 				if cerr != nil {
 					return cerr
 				}
-				res, fellBack, err = validate.Changed(ctx, dir, files)
+				res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: files, Before: gitx.Before(ctx, dir, changedSince, staged)})
 				scope = fmt.Sprintf(" (%d changed files", len(files))
 				if fellBack {
 					scope += "; whole catalog validated"
@@ -60,12 +63,11 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 			if err != nil {
 				return err
 			}
-			st := report.Stage{Name: validate.Check, Status: report.Pass, Duration: time.Since(start),
+			st := report.Stage{Name: validate.Check, Status: report.StatusOf(res.Diagnostics, nil), Duration: time.Since(start),
 				Diagnostics: res.Diagnostics, Summary: res.Summary() + scope}
-			if diag.HasErrors(res.Diagnostics) {
-				st.Status = report.Fail
-			}
-			return out.emit(cmd, &report.Report{Title: "catalog " + dir, Stages: []report.Stage{st}})
+			r := &report.Report{Title: "catalog " + dir, Stages: []report.Stage{st}}
+			out.relocate(ctx, r, dir)
+			return out.emit(cmd, r)
 		},
 	}
 	out.add(cmd)

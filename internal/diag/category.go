@@ -2,7 +2,8 @@ package diag
 
 import "errors"
 
-// Category says whose fault an error is; it decides exit codes and check-run conclusions.
+// Category says whose fault an error is; report.CategoryStatus maps it to a status, which decides exit
+// codes and check-run conclusions.
 type Category int
 
 const (
@@ -26,18 +27,6 @@ func (c Category) String() string {
 		return "infrastructure"
 	default:
 		return "internal"
-	}
-}
-
-// ExitCode is the process exit code for an error of this category.
-func (c Category) ExitCode() int {
-	switch c {
-	case Invalid:
-		return 1
-	case Usage:
-		return 2
-	default:
-		return 3
 	}
 }
 
@@ -69,4 +58,17 @@ func CategoryOf(err error) Category {
 		return c.cat
 	}
 	return Internal
+}
+
+// Rules of diagnostics that report an infrastructure failure rather than a problem of the catalog: a
+// registry that could not answer. Checks that can fail this way (images, render) use these rule names.
+const (
+	RuleRegistryUnavailable = "registry-unavailable"
+	RuleCheckFailed         = "image-check-failed"
+)
+
+// IsInfra reports whether d is about an infrastructure failure (a registry that could not answer) rather
+// than about the catalog: such a diagnostic never makes a change fail on its own.
+func (d Diagnostic) IsInfra() bool {
+	return d.Rule == RuleRegistryUnavailable || d.Rule == RuleCheckFailed
 }

@@ -47,32 +47,19 @@ type Report struct {
 	Outputs map[string]string `json:"outputs,omitempty"`
 }
 
-// Verdict is the report's overall status: the worst stage status, in the order Error > ActionRequired >
-// Fail > Pass; a report whose stages were all skipped passes.
+// Verdict is the report's overall status: the worst stage status, in the order ActionRequired > Fail >
+// Error > Pass (see rank); a report whose stages were all skipped passes. A change with real problems
+// fails even when a registry or cluster was also down: its Error stages are still listed as such.
 func (r *Report) Verdict() Status {
-	rank := map[Status]int{Skipped: 0, Pass: 1, Fail: 2, ActionRequired: 3, Error: 4}
 	v := Pass
 	for _, s := range r.Stages {
-		if rank[s.Status] > rank[v] {
-			v = s.Status
-		}
+		v = Worse(v, s.Status)
 	}
 	return v
 }
 
-// ExitCode maps the verdict to catalogbot's exit codes (0 ok, 1 invalid, 2 usage/config, 3 infrastructure).
-func (r *Report) ExitCode() int {
-	switch r.Verdict() {
-	case Fail:
-		return 1
-	case ActionRequired:
-		return 2
-	case Error:
-		return 3
-	default:
-		return 0
-	}
-}
+// ExitCode is the verdict's exit code (Status.ExitCode).
+func (r *Report) ExitCode() int { return r.Verdict().ExitCode() }
 
 // Diagnostics returns every stage's diagnostics, sorted.
 func (r *Report) Diagnostics() []diag.Diagnostic {

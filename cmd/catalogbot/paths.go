@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/internal/gitx"
+	"github.com/catalogbot/catalogbot/pipeline/owners"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+)
+
+// relocate rewrites the report's file paths, which come relative to the catalog directory dir, so that
+// editors and pre-commit point at the files: joined to --path-prefix when it is given, else made
+// relative to the repository root holding dir (or joined to dir as given outside a repository).
+func (o *outputFlags) relocate(ctx context.Context, r *report.Report, dir string) {
+	prefix := o.root
+	if prefix == "" {
+		prefix = repoRelative(ctx, dir)
+	}
+	o.root = "" // applied here, not again by the renderers
+	if prefix == "" || prefix == "." {
+		return
+	}
+	for i := range r.Stages {
+		for j := range r.Stages[i].Diagnostics {
+			if d := &r.Stages[i].Diagnostics[j]; d.File != "" {
+				d.File = path.Join(prefix, d.File)
+			}
+		}
+	}
+}
+
+// repoRelative is dir relative to the root of the git repository holding it, or dir as given (cleaned)
+// outside one.
+func repoRelative(ctx context.Context, dir string) string {
+	given := filepath.ToSlash(filepath.Clean(dir))
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return given
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	top, err := gitx.TopLevel(ctx, abs)
+	if err != nil {
+		return given
+	}
+	rel, err := filepath.Rel(top, abs)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return given
+	}
+	return filepath.ToSlash(rel)
+}
+
+// defaultCatalogDir is the catalog directory of a verb given no DIR: in a git repository, the
+// repository's catalog.dir (from its .catalogbot.yaml, default "catalog") when that directory exists,
+// so a pre-commit hook without args never loads .git or other trees; else the working directory.
+func defaultCatalogDir(ctx context.Context) (string, error) {
+	top, err := gitx.TopLevel(ctx, ".")
+	if err != nil {
+		return ".", nil
+	}
+	cfg := owners.Default()
+	data, err := os.ReadFile(filepath.Join(top, owners.ConfigFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return "", diag.UsageError(fmt.Errorf("read %s: %w", owners.ConfigFile, err))
+	default:
+		parsed, ds, err := owners.ParseConfig(owners.ConfigFile, data)
+		if err != nil {
+			return "", err
+		}
+		if diag.HasErrors(ds) {
+			return "", diag.UsageError(fmt.Errorf("%s is invalid: %s (give the catalog directory as an argument)", owners.ConfigFile, ds[0]))
+		}
+		cfg = parsed
+	}
+	dir := filepath.Join(top, filepath.FromSlash(cfg.Catalog.Dir))
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return ".", nil
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, dir); err == nil {
+			return rel, nil
+		}
+	}
+	return dir, nil
+}
+
+// catalogDirArg is a verb's optional DIR argument, or defaultCatalogDir.
+func catalogDirArg(ctx context.Context, args []string) (string, error) {
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	return defaultCatalogDir(ctx)
+}

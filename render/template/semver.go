@@ -181,7 +181,9 @@ func (t *run) semver(ctx context.Context) (*catalog.Catalog, error) {
 	channels, defaultChannel := sv.generateChannels(pkg, versions)
 	out.Channels = channels
 	out.Packages[0].DefaultChannel = defaultChannel
-	populatePackage(out, defaultChannel, byName)
+	if err := populatePackage(out, defaultChannel, byName); err != nil {
+		return nil, t.failRender(t.lines.top("schema"), err.Error(), err)
+	}
 	return out, nil
 }
 
@@ -377,14 +379,17 @@ func link(channels map[string]*catalog.Channel, edges []edge) {
 
 // populatePackage sets the package's description and icon from the ClusterServiceVersion of the default
 // channel's head (its last entry), as opm does.
-func populatePackage(c *catalog.Catalog, defaultChannel string, byName map[string]*Bundle) {
+func populatePackage(c *catalog.Catalog, defaultChannel string, byName map[string]*Bundle) error {
 	for _, ch := range c.Channels {
 		if ch.Name != defaultChannel || len(ch.Entries) == 0 {
 			continue
 		}
 		b := byName[ch.Entries[len(ch.Entries)-1].Name]
 		if b == nil {
-			return
+			return nil
+		}
+		if !b.HeadKnown {
+			return fmt.Errorf("package description and icon: bundle %s (%s): %w: only its olm.csv.metadata form is cached, which has no icon", b.Name, b.Image, ErrNotCached)
 		}
 		if b.Description != "" {
 			c.Packages[0].Description = b.Description
@@ -393,8 +398,9 @@ func populatePackage(c *catalog.Catalog, defaultChannel string, byName map[strin
 			icon := *b.Icon
 			c.Packages[0].Icon = &icon
 		}
-		return
+		return nil
 	}
+	return nil
 }
 
 // headMetadata reads what populatePackage needs from a ClusterServiceVersion (JSON), as opm's

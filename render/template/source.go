@@ -167,7 +167,7 @@ func (s *Store) path(key string) string {
 
 // bundleOf is e's bundle in the requested form, nil when e cannot give it.
 func (e *entry) bundleOf(csvMetadata bool) (*Bundle, error) {
-	out := &Bundle{Description: e.Description, Icon: e.Icon, NoCSV: e.Plain == nil}
+	out := &Bundle{Description: e.Description, Icon: e.Icon, HeadKnown: e.HeadKnown}
 	switch {
 	case e.Plain != nil && csvMetadata:
 		b, err := bundle.ToCSVMetadata(e.Plain)
@@ -177,7 +177,7 @@ func (e *entry) bundleOf(csvMetadata bool) (*Bundle, error) {
 		out.Bundle = b
 	case e.Plain != nil:
 		out.Bundle = e.Plain
-	case csvMetadata && e.Migrated != nil && e.HeadKnown:
+	case csvMetadata && e.Migrated != nil:
 		out.Bundle = e.Migrated
 	default:
 		return nil, nil

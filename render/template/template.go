@@ -58,9 +58,9 @@ type Bundle struct {
 	// opm's semver template reads them (Icon nil when it has none or they do not decode).
 	Description string
 	Icon        *catalog.Icon
-	// NoCSV tells that the ClusterServiceVersion is unknown (a bundle known only in the olm.csv.metadata
-	// form): Description and Icon are then whatever the source could tell.
-	NoCSV bool
+	// HeadKnown tells that Description and Icon are known. They are not for a bundle known only in the
+	// olm.csv.metadata form (no ClusterServiceVersion), unless a committed semver render told them.
+	HeadKnown bool
 }
 
 // Error is a template that opm refuses: opm's message and where in the template it is about.

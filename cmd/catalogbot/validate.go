@@ -28,12 +28,23 @@ package, channel or bundle, a rule id and a hint.
 With --changed-since REF (or --staged, for a pre-commit hook) only the package directories whose files
 changed are validated; the whole catalog is validated when that cannot be done safely.
 
+When DIR holds a .catalogbot.yaml with catalogs: (a template-driven repository), every configured catalog
+is validated, with a progress line and a report stage per catalog.
+
 Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
+			}
+			if changedSince == "" && !staged {
+				if _, cats, err := multiCatalogConfig(dir); err != nil || cats != nil {
+					if err != nil {
+						return err
+					}
+					return runMultiValidate(cmd, dir, cats, &out)
+				}
 			}
 			ctx := cmd.Context()
 			start := time.Now()

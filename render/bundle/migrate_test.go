@@ -3,6 +3,8 @@ package bundle
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -63,4 +65,33 @@ func mustMarshal(t *testing.T, b *catalog.Bundle) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// TestRelatedImagesOrderMatchesOPM: with more than 12 related images and repeated images, the order of
+// the equal ones is whatever opm's unstable sort leaves; Render must leave the same.
+func TestRelatedImagesOrderMatchesOPM(t *testing.T) {
+	opm := opmTool(t)
+	dir := writeBundle(t, variant(map[string]string{
+		"manifests/demo.clusterserviceversion.yaml": csvWith("  - name: operand\n    image: quay.io/demo/operand:v1\n", manyRelatedImages())}))
+	m := modes[1]
+	want, ok := runOPM(t, opm, dir, m)
+	if !ok {
+		t.Fatalf("opm failed: %s", want)
+	}
+	got, err := renderMode(t, dir, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	related := func(data []byte) string {
+		var b struct {
+			RelatedImages []catalog.RelatedImage `json:"relatedImages"`
+		}
+		if err := json.Unmarshal(data, &b); err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(b.RelatedImages)
+	}
+	if a, b := related(want), related(got); a != b {
+		t.Errorf("related images in another order:\nopm:  %s\nours: %s", a, b)
+	}
 }

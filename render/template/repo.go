@@ -3,7 +3,9 @@ package template
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -169,9 +171,9 @@ func Plan(root string, catalogs []Catalog, pkg string) (jobs []Job, warnings []s
 	}
 	for _, p := range pkgs {
 		ci := path.Join(OperatorsDir, p, CIFile)
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(ci)))
+		data, err := readCapped(root, ci, MaxCISize)
 		if err != nil {
-			if os.IsNotExist(err) && pkg == "" {
+			if errors.Is(err, fs.ErrNotExist) && pkg == "" {
 				continue
 			}
 			return nil, nil, fmt.Errorf("reading %s: %w", ci, err)
@@ -202,7 +204,7 @@ func Plan(root string, catalogs []Catalog, pkg string) (jobs []Job, warnings []s
 // Render renders the job from root with src, as YAML (the layout's catalog.yaml). A rendered package that
 // is not the job's package is an error on the ci.yaml line: it would land in another package's directory.
 func (j Job) Render(ctx context.Context, root string, src Source) ([]byte, error) {
-	data, err := readCapped(filepath.Join(root, filepath.FromSlash(j.Template)), MaxTemplateSize)
+	data, err := readCapped(root, j.Template, MaxTemplateSize)
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d: template %s: %w", j.CI, j.CILine, j.Template, err)
 	}
@@ -250,8 +252,20 @@ func otherPackages(c *catalog.Catalog, pkg string) []string {
 	return out
 }
 
-func readCapped(file string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(file)
+// readCapped reads a repository file through an os.Root, so that no symlink in a pull request leads
+// outside the repository, refusing anything but a regular file of at most limit bytes.
+func readCapped(root, name string, limit int64) ([]byte, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.Open(filepath.FromSlash(name))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +275,7 @@ func readCapped(file string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("larger than %d bytes", limit)
 	}
-	return os.ReadFile(file)
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }
 
 // SeedFromCommitted seeds store with every committed catalog of catalogs under root, which must be a

@@ -97,6 +97,8 @@ type registry struct {
 	*registrytest.Registry
 	// tag and digest name each pushed bundle by its directory below bundles/ ("etcd/0.9.4").
 	tag, digest map[string]string
+	// observe, when set, sees every request path (countingRegistry only).
+	observe func(path string)
 }
 
 // newRegistry starts a registry and pushes the named bundles of the shared data ("etcd/0.9.4").

@@ -1,8 +1,10 @@
 package template
 
 import (
+	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -16,10 +18,14 @@ func countingRegistry(t *testing.T, bundles ...string) (*registry, *atomic.Int64
 	t.Helper()
 	src := newRegistry(t, bundles...)
 	var n atomic.Int64
+	out := &registry{tag: map[string]string{}, digest: map[string]string{}}
 	proxy := registrytest.New(t, func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.Contains(r.URL.Path, "/manifests/") || strings.Contains(r.URL.Path, "/blobs/") {
 				n.Add(1)
+			}
+			if out.observe != nil {
+				out.observe(r.URL.Path)
 			}
 			req, _ := http.NewRequestWithContext(r.Context(), r.Method, src.URL+r.URL.Path, nil)
 			req.Header = r.Header.Clone()
@@ -43,7 +49,7 @@ func countingRegistry(t *testing.T, bundles ...string) (*registry, *atomic.Int64
 			}
 		})
 	})
-	out := &registry{Registry: proxy, tag: map[string]string{}, digest: map[string]string{}}
+	out.Registry = proxy
 	for b := range src.tag {
 		out.tag[b] = strings.Replace(src.tag[b], src.Host, proxy.Host, 1)
 		out.digest[b] = strings.Replace(src.digest[b], src.Host, proxy.Host, 1)
@@ -117,5 +123,51 @@ func TestTagResolvedBeforeSeed(t *testing.T) {
 	}
 	if !strings.Contains(string(offline), "etcdoperator.v0.0.1-stale") {
 		t.Errorf("offline render did not use the committed render of the tag:\n%.400s", offline)
+	}
+}
+
+// TestSeededBundlesAreNotPulled renders, online, a template naming a bundle of the committed catalogs
+// (which the registry does not even have) and a new one: only the new one is asked for.
+func TestSeededBundlesAreNotPulled(t *testing.T) {
+	reg, requests := countingRegistry(t, "etcd/0.9.4")
+	pull, err := render.NewBundleImages(render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Render 0.9.2 once elsewhere, and commit it as the base branch would have.
+	other := newRegistry(t, "etcd/0.9.2")
+	committed, err := (&Images{Store: NewStore(""), Pull: pull}).Bundle(context.Background(), other.digest["etcd/0.9.2"], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Committed under a reference to the counting registry, which does not have it: pulling it would
+	// show there and fail.
+	digest := other.digest["etcd/0.9.2"][strings.LastIndex(other.digest["etcd/0.9.2"], "@")+1:]
+	seeded := reg.Host + "/bundles/etcd@" + digest
+	committed.Image = seeded
+	store := NewStore("")
+	if err := store.Seed(&catalog.Catalog{Bundles: []*catalog.Bundle{committed.Bundle}}, false); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	reg.observe = func(path string) { mu.Lock(); seen = append(seen, path); mu.Unlock() }
+	text := []byte("schema: olm.template.basic\nentries:\n- {schema: olm.bundle, image: " + seeded + "}\n- {schema: olm.bundle, image: " + reg.digest["etcd/0.9.4"] + "}\n")
+	out, err := ours(t, &Images{Store: store, Pull: pull}, text, Options{}, "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "etcdoperator.v0.9.2") || !strings.Contains(string(out), "etcdoperator.v0.9.4") {
+		t.Errorf("render lacks a bundle:\n%.300s", out)
+	}
+	if requests.Load() == 0 {
+		t.Error("the new bundle was not pulled")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range seen {
+		if strings.Contains(p, digest) {
+			t.Errorf("the committed bundle was asked for: %s", p)
+		}
 	}
 }

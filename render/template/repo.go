@@ -282,6 +282,12 @@ func readCapped(root, name string, limit int64) ([]byte, error) {
 // trusted tree (the base branch's), never a pull request's. Packages whose jobs use semver templates
 // also seed their default channel head's description and icon.
 func SeedFromCommitted(ctx context.Context, store *Store, root string, catalogs []Catalog, jobs []Job) error {
+	return SeedFromFS(ctx, store, os.DirFS(root), catalogs, jobs)
+}
+
+// SeedFromFS is SeedFromCommitted over any file system (such as a git tree of the base revision, read
+// without a checkout).
+func SeedFromFS(ctx context.Context, store *Store, fsys fs.FS, catalogs []Catalog, jobs []Job) error {
 	semver := map[string]bool{}
 	for _, j := range jobs {
 		if j.Type == "semver" {
@@ -289,14 +295,17 @@ func SeedFromCommitted(ctx context.Context, store *Store, root string, catalogs 
 		}
 	}
 	for _, c := range catalogs {
-		dir := filepath.Join(root, filepath.FromSlash(c.Dir))
-		if _, err := os.Stat(dir); err != nil {
-			if os.IsNotExist(err) {
+		sub, err := fs.Sub(fsys, path.Clean(c.Dir))
+		if err != nil {
+			return fmt.Errorf("seeding from catalog %s: %w", c.Name, err)
+		}
+		if _, err := fs.Stat(sub, "."); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
 			return fmt.Errorf("seeding from catalog %s: %w", c.Name, err)
 		}
-		res, err := catalog.LoadDir(ctx, dir, catalog.LoadOptions{})
+		res, err := catalog.LoadFS(ctx, sub, catalog.LoadOptions{})
 		if err != nil {
 			return fmt.Errorf("seeding from catalog %s: %w", c.Name, err)
 		}

@@ -33,6 +33,7 @@ func newRenderCmd() *cobra.Command {
 		dir     string
 		opts    render.Options
 		check   bool
+		repo    repoFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "render",
@@ -49,6 +50,12 @@ references are cached on disk by digest; tags are resolved once per run.
 what is committed under <output>/<name>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, cats, err := multiCatalogConfig(repo.repo); err != nil || cats != nil {
+				if err != nil {
+					return err
+				}
+				return runTemplateRender(cmd, &repo, cats, check, opts, &out)
+			}
 			start := time.Now()
 			cfg, ds, err := readRefsConfig(cfgPath)
 			if err != nil {
@@ -93,6 +100,7 @@ what is committed under <output>/<name>.`,
 	cmd.Flags().BoolVar(&check, "check", false, "do not write: fail with a diff when the committed catalog differs")
 	cmd.Flags().BoolVar(&opts.NoCache, "no-cache", false, "do not use the on-disk render cache")
 	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "references rendered at once (default 4)")
+	repo.addRender(cmd)
 	return cmd
 }
 

@@ -32,9 +32,20 @@ validated: every package named by a blob of a changed file, before or after the 
 blobs wherever they live. The verdict is that of validating the whole catalog (when it was valid before
 the change); the whole catalog is validated when that cannot be decided safely.
 
+When DIR holds a .catalogbot.yaml with catalogs: (a template-driven repository), every configured catalog
+is validated, with a progress line and a report stage per catalog.
+
 Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if root := append(args, ".")[0]; changedSince == "" && !staged {
+				if _, cats, err := multiCatalogConfig(root); err != nil || cats != nil {
+					if err != nil {
+						return err
+					}
+					return runMultiValidate(cmd, root, cats, &out)
+				}
+			}
 			ctx := cmd.Context()
 			dir, err := catalogDirArg(ctx, args)
 			if err != nil {

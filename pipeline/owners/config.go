@@ -45,6 +45,8 @@ type Config struct {
 	Smoke      SmokeConfig     `yaml:"smoke"`
 	Merge      MergeConfig     `yaml:"merge"`
 	Publish    PublishConfig   `yaml:"publish"`
+	// Catalogs, when set, makes the repository template-driven with several catalogs (catalogs.go).
+	Catalogs CatalogsConfig `yaml:"catalogs,omitempty"`
 }
 
 // CatalogConfig locates the FBC: Dir is relative to the repository root, Format is "json" or "yaml".

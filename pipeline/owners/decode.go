@@ -179,7 +179,7 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) bool {
 	fields := map[string]int{}
 	var names []string
 	for i := range v.NumField() {
-		name := v.Type().Field(i).Tag.Get("yaml")
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ",")
 		fields[name] = i
 		names = append(names, name)
 	}

@@ -58,6 +58,7 @@ func (d *decoder) validate(c *Config) {
 	d.image("publish.image", c.Publish.Image)
 	d.image("publish.base", c.Publish.Base)
 	d.each("publish.platforms", c.Publish.Platforms, platformRE, "os/arch[/variant], such as linux/amd64")
+	d.validateCatalogs(c)
 }
 
 // required checks a field that must be present with exactly want.

@@ -54,7 +54,16 @@ func (p *parsed) toCSVMetadata(props []catalog.Property) ([]catalog.Property, er
 	if err := json.Unmarshal(data, &csv); err != nil {
 		return nil, fmt.Errorf("%s: reading ClusterServiceVersion for olm.csv.metadata: %w", p.csv.file, err)
 	}
-	md, err := build(catalog.PropertyCSVMetadata, csvMetadataValue{
+	md, err := csvMetadataOf(&csv)
+	if err != nil {
+		return nil, err
+	}
+	return append(kept, md), nil
+}
+
+// csvMetadataOf builds the olm.csv.metadata property of a ClusterServiceVersion.
+func csvMetadataOf(csv *v1alpha1.ClusterServiceVersion) (catalog.Property, error) {
+	return build(catalog.PropertyCSVMetadata, csvMetadataValue{
 		Annotations:               csv.GetAnnotations(),
 		APIServiceDefinitions:     csv.Spec.APIServiceDefinitions,
 		CustomResourceDefinitions: csv.Spec.CustomResourceDefinitions,
@@ -70,8 +79,4 @@ func (p *parsed) toCSVMetadata(props []catalog.Property) ([]catalog.Property, er
 		NativeAPIs:                csv.Spec.NativeAPIs,
 		Provider:                  csv.Spec.Provider,
 	})
-	if err != nil {
-		return nil, err
-	}
-	return append(kept, md), nil
 }

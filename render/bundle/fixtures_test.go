@@ -1,6 +1,7 @@
 package bundle
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 )
@@ -261,6 +262,10 @@ spec:
 		"manifests/demo.clusterserviceversion.yaml": csvWith("    strategy: deployment\n", "    strategy: custom\n",
 			"  relatedImages:\n  - name: operand\n    image: quay.io/demo/operand:v1\n", "  relatedImages: []\n"),
 	})},
+	// More than 12 related images, some image listed under two names: opm's sort is unstable there, and
+	// only the same sort puts the equal images in opm's order.
+	{name: "many-related-images-with-duplicates", want: same, files: variant(map[string]string{
+		"manifests/demo.clusterserviceversion.yaml": csvWith("  - name: operand\n    image: quay.io/demo/operand:v1\n", manyRelatedImages())})},
 	{name: "skipped-files", want: same, files: variant(map[string]string{
 		"manifests/.hidden.yaml":       "not: [valid",
 		"manifests/README.md":          "# Demo\n\nThis is: not: yaml: at all\n",
@@ -347,4 +352,13 @@ spec:
 		"metadata/annotations.yaml": "annotations:\n  operators.operatorframework.io.bundle.channels.v1: stable\n"})},
 	{name: "strict-bad-yaml-dependencies", want: stricter, errHas: "metadata/dependencies.yaml: line 2: invalid YAML", files: variant(map[string]string{
 		"metadata/dependencies.yaml": "dependencies:\n- type: olm.package\n value: {packageName: etcd}\n"})},
+}
+
+// manyRelatedImages is a relatedImages list of 20 entries over 8 images, in an order no sort keeps.
+func manyRelatedImages() string {
+	var b strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&b, "  - name: image-%02d\n    image: quay.io/demo/img-%d:v1\n", i, (i*5)%8)
+	}
+	return b.String()
 }

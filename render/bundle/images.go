@@ -3,14 +3,14 @@ package bundle
 import (
 	"maps"
 	"slices"
-	"strings"
+	"sort"
 
 	"github.com/catalogbot/catalogbot/catalog"
 )
 
 // relatedImages lists, as opm does, the CSV's spec.relatedImages, then the bundle image unless it is
 // already among them, then every deployment container and init container image not yet listed; sorted by
-// image (stably: opm's sort is stable for the sizes seen in practice).
+// image with opm's (unstable) sort.
 func (p *parsed) relatedImages() ([]catalog.RelatedImage, error) {
 	var declared []relatedImage
 	if err := p.csv.decodeField("relatedImages", &declared); err != nil {
@@ -35,6 +35,8 @@ func (p *parsed) relatedImages() ([]catalog.RelatedImage, error) {
 		}
 		seen[img] = true
 	}
-	slices.SortStableFunc(out, func(a, b catalog.RelatedImage) int { return strings.Compare(a.Image, b.Image) })
+	// sort.Slice, as opm: it is not stable beyond 12 elements, and equal images (a CSV may list one image
+	// under two names) end up in the order its algorithm leaves them, which only the same sort reproduces.
+	sort.Slice(out, func(i, j int) bool { return out[i].Image < out[j].Image })
 	return out, nil
 }

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/checks/validate"
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/pipeline/owners"
+	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/render"
+	"github.com/catalogbot/catalogbot/render/template"
+)
+
+// repoFlags select a template-driven multi-catalog repository (its .catalogbot.yaml has catalogs:).
+type repoFlags struct {
+	repo     string
+	pkg      string
+	offline  bool
+	seedFrom string
+	cacheDir string
+}
+
+func (f *repoFlags) addRender(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.repo, "repo", ".", "repository root; when its "+owners.ConfigFile+" lists catalogs, render every template mapping of operators/*/ci.yaml")
+	cmd.Flags().StringVar(&f.pkg, "package", "", "with catalogs: render only this package's mappings")
+	cmd.Flags().BoolVar(&f.offline, "offline", false, "with catalogs: pull nothing; bundles come from the cache only")
+	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "with catalogs: a trusted checkout (the base branch) whose committed catalogs seed the bundle cache; never a pull request's files")
+	cmd.Flags().StringVar(&f.cacheDir, "template-cache-dir", "", "with catalogs: where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
+}
+
+// multiCatalogConfig returns the repository's configuration when it describes several catalogs, nil
+// when the repository has no configuration or a single catalog.
+func multiCatalogConfig(repo string) (*owners.Config, []owners.Catalog, error) {
+	data, err := os.ReadFile(filepath.Join(repo, owners.ConfigFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, diag.UsageError(fmt.Errorf("reading %s: %w", owners.ConfigFile, err))
+	}
+	cfg, _, err := owners.ParseConfig(owners.ConfigFile, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !cfg.MultiCatalog() {
+		return nil, nil, nil
+	}
+	cats, err := cfg.ResolveCatalogs(repo)
+	if err != nil {
+		return nil, nil, diag.UsageError(err)
+	}
+	return cfg, cats, nil
+}
+
+func templateCatalogs(cats []owners.Catalog) []template.Catalog {
+	out := make([]template.Catalog, 0, len(cats))
+	for _, c := range cats {
+		out = append(out, template.Catalog{Name: c.Name, Dir: c.Dir, MigrateLevel: c.MigrateLevel})
+	}
+	return out
+}
+
+// runTemplateRender renders every mapping (or --package's) into every catalog, writing the files, or,
+// with check, failing with a diff per catalog file that differs from the render.
+func runTemplateRender(cmd *cobra.Command, f *repoFlags, cats []owners.Catalog, check bool, opts render.Options, out *outputFlags) error {
+	ctx := cmd.Context()
+	start := time.Now()
+	tcats := templateCatalogs(cats)
+	jobs, warnings, err := template.Plan(f.repo, tcats, f.pkg)
+	if err != nil {
+		return diag.UsageError(err)
+	}
+	cacheDir := f.cacheDir
+	if cacheDir == "" && !opts.NoCache {
+		if base, err := os.UserCacheDir(); err == nil {
+			cacheDir = filepath.Join(base, "catalogbot", "templates")
+		}
+	}
+	store := template.NewStore(cacheDir)
+	if f.seedFrom != "" {
+		if err := template.SeedFromCommitted(ctx, store, f.seedFrom, tcats, jobs); err != nil {
+			return err
+		}
+	}
+	src := &template.Images{Store: store, Offline: f.offline}
+	if !f.offline {
+		opts.Bundle.CSVMetadata = false
+		if src.Pull, err = render.NewBundleImages(opts); err != nil {
+			return err
+		}
+	}
+	results := template.RenderJobs(ctx, f.repo, jobs, src, opts.Concurrency, cmd.ErrOrStderr())
+	ds := template.Diagnostics(f.repo, results, check)
+	for _, w := range warnings {
+		ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: template.Check, Rule: "template-unknown-catalog", Message: w})
+	}
+	st := report.Stage{Name: template.Check, Diagnostics: diag.Sort(ds), Duration: time.Since(start), Status: report.Pass}
+	verb := "rendered"
+	if check {
+		verb = "rendered and compared with the committed catalogs"
+	} else if err := template.WriteResults(f.repo, results); err != nil {
+		st.Status, st.Err = report.Error, err.Error()
+	}
+	st.Summary = fmt.Sprintf("%d template mappings into %d catalogs %s", len(jobs), len(cats), verb)
+	if st.Status == report.Pass && diag.HasErrors(st.Diagnostics) {
+		st.Status = report.Fail
+	}
+	return out.emit(cmd, &report.Report{Title: "render " + f.repo, Stages: []report.Stage{st}})
+}
+
+// runMultiValidate validates every configured catalog (in parallel), one stage and one progress line
+// per catalog.
+func runMultiValidate(cmd *cobra.Command, repo string, cats []owners.Catalog, out *outputFlags) error {
+	ctx := cmd.Context()
+	stages := make([]report.Stage, len(cats))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	done := 0
+	for i, c := range cats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			start := time.Now()
+			st := report.Stage{Name: validate.Check + " " + c.Name, Status: report.Pass}
+			res, err := validate.Dir(ctx, filepath.Join(repo, filepath.FromSlash(c.Dir)), validate.Options{})
+			switch {
+			case err != nil:
+				st.Status, st.Err = report.Error, err.Error()
+			default:
+				for k := range res.Diagnostics {
+					if res.Diagnostics[k].File != "" {
+						res.Diagnostics[k].File = filepath.ToSlash(filepath.Join(c.Dir, res.Diagnostics[k].File))
+					}
+				}
+				st.Diagnostics, st.Summary = res.Diagnostics, c.Name+": "+res.Summary()
+				if diag.HasErrors(res.Diagnostics) {
+					st.Status = report.Fail
+				}
+			}
+			st.Duration = time.Since(start)
+			stages[i] = st
+			mu.Lock()
+			done++
+			fmt.Fprintf(cmd.ErrOrStderr(), "validate [%d/%d] %s: %s (%s)\n", done, len(cats), c.Name, st.Status, st.Duration.Round(time.Millisecond))
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out.emit(cmd, &report.Report{Title: fmt.Sprintf("%d catalogs of %s", len(cats), repo), Stages: stages})
+}

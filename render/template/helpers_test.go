@@ -1,0 +1,195 @@
+package template
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/catalogbot/catalogbot/internal/registrytest"
+	"github.com/catalogbot/catalogbot/internal/shareddata"
+	"github.com/catalogbot/catalogbot/render"
+)
+
+// bundleImage builds a registry+v1 bundle image from a bundle directory of the shared data: manifests/
+// and metadata/ in one layer, the annotations as labels.
+func bundleImage(t testing.TB, dir string) v1.Image {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, sub := range []string{"manifests", "metadata"} {
+		err := filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			rel = filepath.ToSlash(rel)
+			if d.IsDir() {
+				return tw.WriteHeader(&tar.Header{Name: rel + "/", Typeflag: tar.TypeDir, Mode: 0o755})
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := tw.WriteHeader(&tar.Header{Name: rel, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data))}); err != nil {
+				return err
+			}
+			_, err = tw.Write(data)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	layerData := buf.Bytes()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layerData)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "metadata", "annotations.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ann struct {
+		Annotations map[string]string `yaml:"annotations"`
+	}
+	if err := yaml.Unmarshal(data, &ann); err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf = cf.DeepCopy()
+	cf.Config.Labels = ann.Annotations
+	cf.OS, cf.Architecture = "linux", "amd64"
+	img, err = mutate.ConfigFile(img, cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// registry is a local registry holding real bundles of the shared data.
+type registry struct {
+	*registrytest.Registry
+	// tag and digest name each pushed bundle by its directory below bundles/ ("etcd/0.9.4").
+	tag, digest map[string]string
+	// observe, when set, sees every request path (countingRegistry only).
+	observe func(path string)
+}
+
+// newRegistry starts a registry and pushes the named bundles of the shared data ("etcd/0.9.4").
+func newRegistry(t testing.TB, bundles ...string) *registry {
+	t.Helper()
+	r := &registry{Registry: registrytest.New(t, nil), tag: map[string]string{}, digest: map[string]string{}}
+	for _, b := range bundles {
+		img := bundleImage(t, shareddata.Dir(t, "bundles", filepath.FromSlash(b)))
+		pkg, version, _ := strings.Cut(b, "/")
+		ref := r.Host + "/bundles/" + pkg + ":v" + version
+		tag, err := name.ParseReference(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(tag, img); err != nil {
+			t.Fatal(err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.tag[b] = ref
+		r.digest[b] = r.Host + "/bundles/" + pkg + "@" + d.String()
+	}
+	return r
+}
+
+// source is an online Images source on a fresh store.
+func source(t testing.TB) *Images {
+	t.Helper()
+	pull, err := render.NewBundleImages(render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Images{Store: NewStore(""), Pull: pull}
+}
+
+// ours renders a template and prints it in format ("json" or "yaml").
+func ours(t testing.TB, src Source, data []byte, opts Options, format string) ([]byte, error) {
+	t.Helper()
+	c, err := Render(context.Background(), data, "template.yaml", src, opts)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, c, format); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), nil
+}
+
+// opmTemplate runs `opm alpha render-template` on data; ok false with opm's error message (the text
+// after "Error: ") when opm fails.
+func opmTemplate(t testing.TB, opm string, data []byte, opts Options, format string) (out []byte, msg string, ok bool) {
+	t.Helper()
+	home := t.TempDir()
+	policy := filepath.Join(home, ".config", "containers", "policy.json")
+	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(home, "template.yaml")
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"alpha", "render-template", "--use-http", "-o", format}
+	if opts.MigrateLevel != "" {
+		args = append(args, "--migrate-level", opts.MigrateLevel)
+	}
+	if opts.Type != "" {
+		args = append(args, opts.Type)
+	}
+	args = append(args, file)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, opm, args...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+home, "TMPDIR="+home)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			t.Fatalf("opm timed out: %s", stderr.Bytes())
+		}
+		s := stderr.String()
+		if i := strings.Index(s, "Error: "); i >= 0 {
+			s = s[i+len("Error: "):]
+		}
+		s, _, _ = strings.Cut(s, "\nUsage:\n")
+		return nil, strings.TrimSuffix(s, "\n"), false
+	}
+	return stdout.Bytes(), "", true
+}

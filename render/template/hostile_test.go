@@ -1,0 +1,111 @@
+package template
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeRepo writes files (slash paths) into a new repository directory.
+func writeRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+const ciFor = "fbc:\n  enabled: true\n  catalog_mapping:\n  - template_name: %s\n    type: olm.template.basic\n    catalog_names: [v4.18]\n"
+
+var oneCatalog = []Catalog{{Name: "v4.18", Dir: "catalogs/v4.18"}}
+
+// TestTemplateNameCannotLeaveTemplatesDir: a ci.yaml naming ../../secret as its template is refused on
+// its line.
+func TestTemplateNameCannotLeaveTemplatesDir(t *testing.T) {
+	for _, name := range []string{"../../../etc/passwd", "../ci.yaml", "sub/t.yaml", `..\x.yaml`, ".."} {
+		root := writeRepo(t, map[string]string{"operators/a/ci.yaml": strings.Replace(ciFor, "%s", `"`+strings.ReplaceAll(name, `\`, `\\`)+`"`, 1)})
+		if _, _, err := Plan(root, oneCatalog, ""); err == nil || !strings.Contains(err.Error(), "operators/a/ci.yaml:4") {
+			t.Errorf("template_name %q: want an error on ci.yaml line 4, got %v", name, err)
+		}
+	}
+}
+
+// TestTemplateSymlinkCannotLeaveRepository: a template that is a symlink to a file outside the
+// repository is not read.
+func TestTemplateSymlinkCannotLeaveRepository(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.yaml")
+	if err := os.WriteFile(outside, []byte("schema: olm.template.basic\nentries: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := writeRepo(t, map[string]string{"operators/a/ci.yaml": strings.Replace(ciFor, "%s", "t.yaml", 1)})
+	if err := os.Symlink(outside, filepath.Join(root, "operators", "a", "catalog-templates", "t.yaml")); err != nil {
+		if err := os.MkdirAll(filepath.Join(root, "operators", "a", "catalog-templates"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(root, "operators", "a", "catalog-templates", "t.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	jobs, _, err := Plan(root, oneCatalog, "")
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("plan: %v %v", jobs, err)
+	}
+	if _, err := jobs[0].Render(context.Background(), root, &Images{Store: NewStore(""), Offline: true}); err == nil {
+		t.Fatal("a template outside the repository was read")
+	}
+}
+
+// TestTemplateCannotWriteAnotherPackage: package a's template that renders package b's blobs would
+// land in catalogs/<v>/a; it is refused.
+func TestTemplateCannotWriteAnotherPackage(t *testing.T) {
+	root := writeRepo(t, map[string]string{
+		"operators/a/ci.yaml": strings.Replace(ciFor, "%s", "t.yaml", 1),
+		"operators/a/catalog-templates/t.yaml": "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: b, defaultChannel: x}\n" +
+			"- {schema: olm.channel, package: b, name: x, entries: []}\n",
+	})
+	jobs, _, err := Plan(root, oneCatalog, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = jobs[0].Render(context.Background(), root, &Images{Store: NewStore(""), Offline: true})
+	if err == nil || !strings.Contains(err.Error(), `"b"`) {
+		t.Fatalf("want a refusal naming package b, got %v", err)
+	}
+}
+
+// TestHostileTemplatesFailFast: an alias bomb, deep nesting and an oversized template are refused
+// quickly, with an error on the template.
+func TestHostileTemplatesFailFast(t *testing.T) {
+	bomb := "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" +
+		"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n" +
+		"g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]\nschema: olm.semver\n"
+	cases := map[string]string{
+		"alias bomb": bomb,
+		"deep":       "schema: olm.template.basic\nentries: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n",
+		"oversized":  "schema: olm.template.basic\nentries: []\n#" + strings.Repeat("x", MaxTemplateSize),
+	}
+	for name, text := range cases {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			_, err := Render(context.Background(), []byte(text), "t.yaml", &Images{Store: NewStore(""), Offline: true}, Options{})
+			var te *Error
+			if !errors.As(err, &te) {
+				t.Fatalf("want a template error, got %v", err)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %s", d)
+			}
+		})
+	}
+}

@@ -1,0 +1,166 @@
+package template
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/render"
+)
+
+// Check names the template render in diagnostics.
+const Check = "render"
+
+// Result is one job's render.
+type Result struct {
+	Job  Job
+	Data []byte
+	Err  error
+}
+
+// RenderJobs renders jobs from root, concurrency at once (4 when 0), in job order. progress, when set,
+// gets one line per catalog once all its jobs are done.
+func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concurrency int, progress io.Writer) []Result {
+	if concurrency <= 0 {
+		concurrency = 4
+	}
+	results := make([]Result, len(jobs))
+	left := map[string]int{}
+	var order []string
+	for _, j := range jobs {
+		if left[j.Catalog.Name] == 0 {
+			order = append(order, j.Catalog.Name)
+		}
+		left[j.Catalog.Name]++
+	}
+	total := map[string]int{}
+	for k, v := range left {
+		total[k] = v
+	}
+	failed := map[string]int{}
+	var mu sync.Mutex
+	done := 0
+	start := time.Now()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(concurrency, max(len(jobs), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				data, err := jobs[i].Render(ctx, root, src)
+				results[i] = Result{Job: jobs[i], Data: data, Err: err}
+				mu.Lock()
+				c := jobs[i].Catalog.Name
+				left[c]--
+				if err != nil {
+					failed[c]++
+				}
+				if left[c] == 0 {
+					done++
+					if progress != nil {
+						status := "ok"
+						if failed[c] > 0 {
+							status = fmt.Sprintf("%d FAILED", failed[c])
+						}
+						fmt.Fprintf(progress, "render [%d/%d] %s: %d packages, %s (%s)\n", done, len(order), c, total[c], status, time.Since(start).Round(time.Millisecond))
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range jobs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	for i := range results {
+		if results[i].Err == nil && results[i].Data == nil {
+			results[i] = Result{Job: jobs[i], Err: ctx.Err()}
+		}
+	}
+	return results
+}
+
+// Diagnostics turns failed renders into diagnostics on the template (or ci.yaml) line, and, when check
+// is set, every render that differs from the committed file under root into a drift diagnostic with its
+// diff (one per catalog file).
+func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
+	var ds []diag.Diagnostic
+	for _, r := range results {
+		if r.Err != nil {
+			d := diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "template-render", File: r.Job.CI, Line: r.Job.CILine,
+				Package: r.Job.Package, Message: fmt.Sprintf("catalog %s: %v", r.Job.Catalog.Name, r.Err)}
+			var te *Error
+			if errors.As(r.Err, &te) {
+				d.File, d.Line = te.File, te.Line
+				d.Message = fmt.Sprintf("catalog %s: %s", r.Job.Catalog.Name, te.Msg)
+				if errors.Is(r.Err, ErrNotCached) {
+					d.Rule, d.Hint = "template-not-cached", "render without --offline to pull it"
+				}
+			}
+			ds = append(ds, d)
+			continue
+		}
+		if !check {
+			continue
+		}
+		out := r.Job.Output()
+		committed, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(out)))
+		if err != nil && !os.IsNotExist(err) {
+			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: out, Package: r.Job.Package, Message: err.Error()})
+			continue
+		}
+		if err == nil && string(committed) == string(r.Data) {
+			continue
+		}
+		d := diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: out, Package: r.Job.Package,
+			Hint: "run catalogbot render and commit the result"}
+		diff, line := render.UnifiedDiff("committed/"+out, "rendered/"+out, committed, r.Data, 40)
+		if os.IsNotExist(err) {
+			d.Message = fmt.Sprintf("%s is missing: %s renders it for catalog %s:\n%s", out, r.Job.Template, r.Job.Catalog.Name, diff)
+		} else {
+			d.Line = max(line, 1)
+			d.Message = fmt.Sprintf("%s differs from the render of %s for catalog %s:\n%s", out, r.Job.Template, r.Job.Catalog.Name, diff)
+		}
+		ds = append(ds, d)
+	}
+	return diag.Sort(ds)
+}
+
+// WriteResults writes every successful render to its catalog file under root (atomically, each file
+// replaced by rename), leaving failed ones as committed.
+func WriteResults(root string, results []Result) error {
+	for _, r := range results {
+		if r.Err != nil {
+			continue
+		}
+		file := filepath.Join(root, filepath.FromSlash(r.Job.Output()))
+		if old, err := os.ReadFile(file); err == nil && string(old) == string(r.Data) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			return fmt.Errorf("writing %s: %w", r.Job.Output(), err)
+		}
+		tmp := file + ".catalogbot-tmp"
+		if err := os.WriteFile(tmp, r.Data, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", r.Job.Output(), err)
+		}
+		if err := os.Rename(tmp, file); err != nil {
+			return fmt.Errorf("writing %s: %w", r.Job.Output(), err)
+		}
+	}
+	return nil
+}

@@ -58,6 +58,8 @@ type Bot struct {
 	started time.Time
 	// announcer creates check runs at enqueue time.
 	announcer *announcer
+	// inflight bounds the webhook body bytes held at once.
+	inflight *byteBudget
 }
 
 // NewMetrics creates the metrics for a bot on q (to hand to ghclient.Config.Observer before New).
@@ -81,7 +83,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		return nil, err
 	}
 	b := &Bot{cfg: o.Config, secrets: o.Secrets, gh: o.GitHub, queue: o.Queue, store: st, git: o.Git, log: o.Logger,
-		metrics: o.Metrics, remote: o.RemoteOptions, started: time.Now()}
+		metrics: o.Metrics, remote: o.RemoteOptions, started: time.Now(), inflight: newByteBudget(o.Config.Webhook.MaxBytesInFlight)}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}

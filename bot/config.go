@@ -36,6 +36,10 @@ type WebhookConfig struct {
 	SecretFiles []string `yaml:"secretFiles"`
 	// MaxBodyBytes caps a delivery (default 25 MiB, GitHub's own cap).
 	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// MaxBytesInFlight bounds the delivery bytes read and held at once, signed or not (default 64 MiB, at
+	// least maxBodyBytes). A delivery that does not fit waits up to InFlightWait (default 10s), then gets 503.
+	MaxBytesInFlight int64         `yaml:"maxBytesInFlight"`
+	InFlightWait     time.Duration `yaml:"inFlightWait"`
 }
 
 // GitHubConfig selects App mode (appID + privateKeyFile) or token mode (tokenEnv or tokenFile, one
@@ -91,9 +95,10 @@ type ChecksConfig struct {
 // DefaultConfig is the configuration an empty bot.yaml gets.
 func DefaultConfig() *Config {
 	return &Config{
-		Listen:  ":8080",
-		Webhook: WebhookConfig{SecretEnv: []string{"CATALOGBOT_WEBHOOK_SECRET"}, MaxBodyBytes: 25 << 20},
-		Git:     GitConfig{CacheDir: "/var/lib/catalogbot/git", URLTemplate: "https://github.com/{owner}/{repo}.git"},
+		Listen: ":8080",
+		Webhook: WebhookConfig{SecretEnv: []string{"CATALOGBOT_WEBHOOK_SECRET"}, MaxBodyBytes: 25 << 20, MaxBytesInFlight: 64 << 20,
+			InFlightWait: 10 * time.Second},
+		Git: GitConfig{CacheDir: "/var/lib/catalogbot/git", URLTemplate: "https://github.com/{owner}/{repo}.git"},
 		Queue: QueueConfig{Path: "/var/lib/catalogbot/queue.db", Workers: 4, Lease: 2 * time.Minute, MaxAttempts: 5,
 			ShutdownGrace: 20 * time.Second, Retention: 7 * 24 * time.Hour},
 		Checks: ChecksConfig{Name: "catalogbot", MaxAnnotations: 500, ProgressInterval: 5 * time.Second, HoldLabel: "do-not-merge/hold"},
@@ -138,6 +143,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Webhook.MaxBodyBytes <= 0 {
 		problems = append(problems, "webhook.maxBodyBytes must be positive")
+	}
+	if c.Webhook.MaxBytesInFlight < c.Webhook.MaxBodyBytes || c.Webhook.InFlightWait <= 0 {
+		problems = append(problems, "webhook: maxBytesInFlight must be at least maxBodyBytes and inFlightWait positive")
 	}
 	if c.Queue.Workers <= 0 || c.Queue.MaxAttempts <= 0 || c.Queue.Lease < time.Second {
 		problems = append(problems, "queue: workers and maxAttempts must be positive and lease at least 1s")

@@ -32,7 +32,7 @@ func newMetrics(q *queue.Queue) *Metrics {
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "catalogbot_webhook_deliveries_total",
-			Help: "Webhook deliveries by event and result (queued, duplicate, ignored, bad_signature, too_large, bad_request, error)."},
+			Help: "Webhook deliveries by event (the events handled, ping, other) and result (queued, duplicate, ignored, bad_signature, too_large, bad_request, busy, error)."},
 			[]string{"event", "result"}),
 		webhookSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "catalogbot_webhook_duration_seconds",
 			Help: "Time to answer a webhook delivery.", Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}}),

@@ -2,9 +2,12 @@ package bot
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
 
@@ -49,4 +52,77 @@ func TestAttackRetriedPostDuplicates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rateLimitFault is GitHub's primary rate limit answer (status 403 or 429, no requests remaining) whose
+// reset is at reset.
+func rateLimitFault(status int, reset time.Time) githubtest.Fault {
+	f := githubtest.DefaultFault(http.StatusTooManyRequests)
+	f.Status = status
+	f.Header.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	f.Header.Set("Retry-After", strconv.Itoa(int(time.Until(reset).Seconds())+1))
+	return f
+}
+
+// A primary rate limit whose reset is beyond the wait bound (github.maxRateLimitWait) does not fail the
+// job: it is queued again to run after the reset, without counting the attempt. A check (429, reset 3s
+// ahead, bound 1s) then runs to its end: one check run, success, one attempt. A publish (403, reset an
+// hour ahead) waits in the queue for the reset, not failed.
+func TestAttackLongRateLimit(t *testing.T) {
+	t.Run("check", func(t *testing.T) {
+		h := newHarness(t, func(h *harness) { h.cfg.GitHub.MaxRateLimitWait = time.Second })
+		main := h.seedMain(repoConfig)
+		head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")
+		h.openPR(1, "alice", head, main)
+		reset := time.Now().Add(3 * time.Second)
+		h.gh.InjectFault("GET", "/repos/octo/catalog/pulls/1", 1, rateLimitFault(http.StatusTooManyRequests, reset))
+		h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(1, "alice", head, main, nil))
+		h.waitIdle()
+		runs := h.gh.CheckRuns(repoFull)
+		if len(runs) != 1 || runs[0].Conclusion != "success" {
+			t.Errorf("check runs: %+v", runs)
+		}
+		jobs, err := h.q.List(t.Context(), 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			if j.Kind == kindCheck && (j.Attempts != 1 || j.Finished.Before(reset)) {
+				t.Errorf("check job %d: %d attempts, finished %s, want 1 attempt after the reset %s", j.ID, j.Attempts, j.Finished, reset)
+			}
+		}
+		if m := h.get("/metrics"); !strings.Contains(m, `catalogbot_jobs_total{kind="check",outcome="deferred"} 1`) {
+			t.Errorf("no deferred check job in the metrics:\n%s", m)
+		}
+	})
+	t.Run("publish", func(t *testing.T) {
+		h := newHarness(t)
+		base := pushBase(t, h.reg.Host)
+		main := h.seedMain(repoConfig + "publish:\n  image: " + h.reg.Host + "/ops/catalog:latest\n  base: " + base + "\n")
+		after := h.releaseFoo("main", main, "catalog-admin")
+		reset := time.Now().Add(time.Hour)
+		h.gh.InjectFault("POST", "/repos/octo/catalog/statuses/", 1, rateLimitFault(http.StatusForbidden, reset))
+		h.deliver("push", "push/payload.json", repoEdits(map[string]any{"ref": "refs/heads/main", "before": main, "after": after,
+			"deleted": false, "created": false, "base_ref": nil, "repository.master_branch": "main"}))
+		var job *queue.Job
+		h.waitFor("the publish job to be queued after the reset", func() bool {
+			jobs, err := h.q.List(t.Context(), 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range jobs {
+				if j.Kind == kindPublish && j.State == queue.Queued && j.Error != "" {
+					job = j
+					return true
+				}
+				if j.Kind == kindPublish && j.State == queue.Failed {
+					t.Fatalf("publish job failed: %s", j.Error)
+				}
+			}
+			return false
+		})
+		if job.RunAfter.Before(reset) || job.RunAfter.After(reset.Add(5*time.Second)) || job.Attempts != 0 {
+			t.Errorf("publish job queued to run at %s with %d attempts counted, want just after the reset %s and 0", job.RunAfter, job.Attempts, reset)
+		}
+	})
 }

@@ -189,13 +189,32 @@ func (b *Bot) handleJob(ctx context.Context, j *queue.Job) error {
 }
 
 // classify marks errors retrying cannot fix: GitHub answering that the object does not exist or the
-// request is invalid or forbidden (rate limits are waited out below this layer).
+// request is invalid or forbidden. A rate limit longer than the client waits (github.maxRateLimitWait) is
+// neither: the job is queued again to run after the reset, without counting the attempt.
 func classify(err error) error {
+	if reset, ok := ghclient.RateLimitedUntil(err); ok {
+		return queue.RetryAt(deferUntil(reset, time.Now()), err)
+	}
 	switch ghclient.StatusOf(err) {
 	case http.StatusForbidden, http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity:
 		return queue.Permanent(err)
 	}
 	return err
+}
+
+// maxDeferral bounds how far ahead a rate-limited job is put (GitHub's windows last an hour).
+const maxDeferral = 2 * time.Hour
+
+// deferUntil is when a job rate limited until reset runs again: a second after the reset, at least a
+// second from now and at most maxDeferral ahead.
+func deferUntil(reset, now time.Time) time.Time {
+	if reset.Before(now) {
+		reset = now
+	}
+	if limit := now.Add(maxDeferral); reset.After(limit) {
+		reset = limit
+	}
+	return reset.Add(time.Second)
 }
 
 // jobCtx is what one job's handler works with.

@@ -67,8 +67,8 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 		return ctx.Err()
 	}
 	if err != nil {
-		if diag.CategoryOf(err) == diag.Infra && jc.job.Attempts < b.cfg.Queue.MaxAttempts {
-			return err // retried; the check run stays in progress
+		if _, limited := ghclient.RateLimitedUntil(err); limited || diag.CategoryOf(err) == diag.Infra && jc.job.Attempts < b.cfg.Queue.MaxAttempts {
+			return err // retried (after a rate limit's reset); the check run stays in progress
 		}
 		rep = errorReport(err)
 	}

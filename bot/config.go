@@ -52,6 +52,9 @@ type GitHubConfig struct {
 	TokenFile      string `yaml:"tokenFile"`
 	// Repository is the one repository served in token mode ("owner/name"); events of others are ignored.
 	Repository string `yaml:"repository"`
+	// MaxRateLimitWait is the longest a request waits for GitHub's rate limit to reset (default 15m); a job
+	// meeting a longer one is queued again to run after the reset.
+	MaxRateLimitWait time.Duration `yaml:"maxRateLimitWait"`
 }
 
 // GitConfig: CacheDir holds the bare clones; URLTemplate is the remote, with {owner} and {repo}

@@ -37,7 +37,7 @@ func newMetrics(q *queue.Queue) *Metrics {
 		webhookSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "catalogbot_webhook_duration_seconds",
 			Help: "Time to answer a webhook delivery.", Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}}),
 		jobs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "catalogbot_jobs_total",
-			Help: "Job executions by kind and outcome (done, retry, failed, superseded, released, lease_lost)."}, []string{"kind", "outcome"}),
+			Help: "Job executions by kind and outcome (done, retry, deferred, failed, superseded, released, lease_lost)."}, []string{"kind", "outcome"}),
 		jobSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "catalogbot_job_duration_seconds",
 			Help: "Job execution time by kind.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 10)}, []string{"kind"}),
 		stageSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "catalogbot_stage_duration_seconds",

@@ -50,7 +50,7 @@ func Serve(ctx context.Context, cfg *Config, logOut io.Writer, level slog.Level,
 	defer q.Close()
 	metrics := NewMetrics(q)
 	clients, err := ghclient.New(ghclient.Config{APIURL: cfg.GitHub.APIURL, AppID: cfg.GitHub.AppID, PrivateKey: key, Token: token,
-		Observer: metrics})
+		Observer: metrics, MaxRateLimitWait: cfg.GitHub.MaxRateLimitWait})
 	if err != nil {
 		return diag.UsageError(err)
 	}

@@ -34,6 +34,32 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
+type deferred struct {
+	err   error
+	until time.Time
+}
+
+func (d deferred) Error() string { return d.err.Error() }
+func (d deferred) Unwrap() error { return d.err }
+
+// RetryAt marks an error that goes away at a known time (a rate limit's reset): the job is queued again
+// to run then, and the attempt is not counted.
+func RetryAt(until time.Time, err error) error {
+	if err == nil {
+		return nil
+	}
+	return deferred{err: err, until: until}
+}
+
+// RetryTime reports the time an error marked with RetryAt goes away.
+func RetryTime(err error) (time.Time, bool) {
+	var d deferred
+	if errors.As(err, &d) {
+		return d.until, true
+	}
+	return time.Time{}, false
+}
+
 // Causes of a job context's cancellation.
 var (
 	ErrSuperseded = errors.New("superseded by a newer job")
@@ -44,6 +70,7 @@ var (
 const (
 	OutcomeDone       = "done"
 	OutcomeRetry      = "retry"
+	OutcomeDeferred   = "deferred"
 	OutcomeFailed     = "failed"
 	OutcomeSuperseded = "superseded"
 	OutcomeReleased   = "released"
@@ -306,6 +333,10 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	case errors.Is(cause, ErrShutdown):
 		outcome = OutcomeReleased
 		ferr = p.Queue.Release(rec, j)
+	case isDeferred(err):
+		outcome = OutcomeDeferred
+		until, _ := RetryTime(err)
+		ferr = p.Queue.Defer(rec, j, err, until)
 	case IsPermanent(err) || j.Attempts >= p.MaxAttempts:
 		outcome = OutcomeFailed
 		ferr = p.Queue.Fail(rec, j, err, false, 0)
@@ -323,7 +354,7 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	} else {
 		log.Info("job done", "duration", time.Since(start).Round(time.Millisecond))
 	}
-	if outcome == OutcomeRetry {
+	if outcome == OutcomeRetry || outcome == OutcomeDeferred {
 		p.Wake()
 	}
 	if p.Observe != nil {
@@ -373,4 +404,9 @@ func (p *Pool) heartbeat(ctx context.Context, j *Job, cancel context.CancelCause
 		}
 	})
 	return func() { close(stop); wg.Wait() }
+}
+
+func isDeferred(err error) bool {
+	_, ok := RetryTime(err)
+	return ok
 }

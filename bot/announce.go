@@ -251,6 +251,8 @@ func (jc *jobCtx) settleCheckJob(ctx context.Context, cause, err error) {
 		return
 	case errors.Is(cause, queue.ErrSuperseded):
 		jc.settleRuns(ctx, []string{runQueued}, "cancelled", "Cancelled", cancelReason(cause))
+	case errors.Is(cause, queue.ErrDeadline):
+		jc.settleRuns(ctx, []string{runQueued, runRunning}, "failure", deadlineTitle, cancelReason(cause))
 	case err == nil:
 		jc.settleRuns(ctx, []string{runQueued}, "skipped", "Not checked",
 			"The pull request was closed, merged, turned into a draft or pushed again before the check started.")

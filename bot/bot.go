@@ -19,6 +19,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/internal/netdeadline"
 )
 
 // Clients hands out a GitHub client for an installation (ghclient.Clients implements it).
@@ -39,7 +40,8 @@ type Options struct {
 	// Metrics, when nil, are created (on their own registry). Pass them when the GitHub clients report to
 	// them too.
 	Metrics *Metrics
-	// RemoteOptions are used for every registry request of the pipeline and of publishing.
+	// RemoteOptions are used for every registry request of the pipeline and of publishing, after the
+	// bot's own transport with Config.Timeouts.RegistryRequest as each request's deadline.
 	RemoteOptions []remote.Option
 }
 
@@ -83,7 +85,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		return nil, err
 	}
 	b := &Bot{cfg: o.Config, secrets: o.Secrets, gh: o.GitHub, queue: o.Queue, store: st, git: o.Git, log: o.Logger,
-		metrics: o.Metrics, remote: o.RemoteOptions, started: time.Now(), inflight: newByteBudget(o.Config.Webhook.MaxBytesInFlight)}
+		metrics: o.Metrics, started: time.Now(), inflight: newByteBudget(o.Config.Webhook.MaxBytesInFlight)}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
@@ -93,9 +95,13 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	if b.git == nil {
 		b.git = &gitcache.Cache{Dir: o.Config.Git.CacheDir, URL: o.Config.GitURL}
 	}
+	// Every registry request has a deadline (RemoteOptions that set their own transport replace it).
+	b.remote = append([]remote.Option{remote.WithTransport(netdeadline.Transport(remote.DefaultTransport, o.Config.Timeouts.RegistryRequest))},
+		o.RemoteOptions...)
 	b.announcer = newAnnouncer(b)
 	b.pool = &queue.Pool{Queue: o.Queue, Handler: b.handleJob, Workers: o.Config.Queue.Workers, Lease: o.Config.Queue.Lease,
-		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob}
+		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob,
+		Deadline: o.Config.Timeouts.Job}
 	return b, nil
 }
 

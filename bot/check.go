@@ -137,7 +137,7 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	}
 	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: base, Head: head, Author: pr.Author, Approvers: approvers,
 		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.b.remote,
-		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr})
+		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr, StageTimeout: jc.b.cfg.Timeouts.Stage})
 	return rep, sets, err
 }
 
@@ -270,6 +270,8 @@ func cancelReason(cause error) string {
 		return "Superseded by a newer push or re-run."
 	case errors.Is(cause, queue.ErrShutdown):
 		return "The bot restarted; the check will run again."
+	case errors.Is(cause, queue.ErrDeadline):
+		return "The check ran past its deadline (timeouts.job in the bot's configuration): a registry or another service it needs did not answer in time. This is not a problem of the pull request; comment /retest to run it again."
 	}
 	return "Stopped: " + fmt.Sprint(cause)
 }

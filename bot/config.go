@@ -22,12 +22,27 @@ type Config struct {
 	// Listen is the HTTP address (default ":8080").
 	Listen string `yaml:"listen"`
 	// PublicURL is where the bot's pages are reachable from GitHub users (check run details links).
-	PublicURL string        `yaml:"publicURL"`
-	Webhook   WebhookConfig `yaml:"webhook"`
-	GitHub    GitHubConfig  `yaml:"github"`
-	Git       GitConfig     `yaml:"git"`
-	Queue     QueueConfig   `yaml:"queue"`
-	Checks    ChecksConfig  `yaml:"checks"`
+	PublicURL string         `yaml:"publicURL"`
+	Webhook   WebhookConfig  `yaml:"webhook"`
+	GitHub    GitHubConfig   `yaml:"github"`
+	Git       GitConfig      `yaml:"git"`
+	Queue     QueueConfig    `yaml:"queue"`
+	Checks    ChecksConfig   `yaml:"checks"`
+	Timeouts  TimeoutsConfig `yaml:"timeouts"`
+}
+
+// TimeoutsConfig gives every network call a deadline: a registry a pull request names that accepts
+// connections and never answers holds a worker for Stage at most, and no job outlives Job.
+type TimeoutsConfig struct {
+	// RegistryRequest bounds one registry request, its body included (default 2m); GitHubRequest one
+	// GitHub API request (default 1m).
+	RegistryRequest time.Duration `yaml:"registryRequest"`
+	GitHubRequest   time.Duration `yaml:"githubRequest"`
+	// Stage bounds one pipeline stage (default 10m): one that runs out fails as an infrastructure failure.
+	Stage time.Duration `yaml:"stage"`
+	// Job bounds one job execution (default 30m): at the deadline it is stopped, its lease is no longer
+	// renewed, its check run fails as an infrastructure failure and the job fails.
+	Job time.Duration `yaml:"job"`
 }
 
 // WebhookConfig: every secret listed is accepted (rotation: add the new one, change GitHub, remove the old).
@@ -104,7 +119,8 @@ func DefaultConfig() *Config {
 		Git: GitConfig{CacheDir: "/var/lib/catalogbot/git", URLTemplate: "https://github.com/{owner}/{repo}.git"},
 		Queue: QueueConfig{Path: "/var/lib/catalogbot/queue.db", Workers: 4, Lease: 2 * time.Minute, MaxAttempts: 5,
 			ShutdownGrace: 20 * time.Second, Retention: 7 * 24 * time.Hour},
-		Checks: ChecksConfig{Name: "catalogbot", MaxAnnotations: 500, ProgressInterval: 5 * time.Second, HoldLabel: "do-not-merge/hold"},
+		Timeouts: TimeoutsConfig{RegistryRequest: 2 * time.Minute, GitHubRequest: time.Minute, Stage: 10 * time.Minute, Job: 30 * time.Minute},
+		Checks:   ChecksConfig{Name: "catalogbot", MaxAnnotations: 500, ProgressInterval: 5 * time.Second, HoldLabel: "do-not-merge/hold"},
 	}
 }
 
@@ -159,6 +175,9 @@ func (c *Config) Validate() error {
 	case env != "" && !envName.MatchString(env):
 		// Not quoted: it may be the URL itself, password included.
 		problems = append(problems, "queue.databaseURLEnv must be the name of an environment variable holding the PostgreSQL URL, never the URL")
+	}
+	if t := c.Timeouts; t.RegistryRequest <= 0 || t.GitHubRequest <= 0 || t.Stage <= 0 || t.Job <= 0 {
+		problems = append(problems, "timeouts: registryRequest, githubRequest, stage and job must be positive durations")
 	}
 	if !strings.Contains(c.Git.URLTemplate, "{owner}") || !strings.Contains(c.Git.URLTemplate, "{repo}") {
 		problems = append(problems, "git.urlTemplate must contain {owner} and {repo}")

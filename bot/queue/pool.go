@@ -64,6 +64,7 @@ func RetryTime(err error) (time.Time, bool) {
 var (
 	ErrSuperseded = errors.New("superseded by a newer job")
 	ErrShutdown   = errors.New("the bot is shutting down")
+	ErrDeadline   = errors.New("the job ran past its deadline")
 )
 
 // Outcome of one job execution, as reported to Pool.Observe.
@@ -97,6 +98,11 @@ type Pool struct {
 	Logger *slog.Logger
 	// Observe, when set, is called after every execution with its outcome and duration.
 	Observe func(j *Job, outcome string, d time.Duration)
+	// Deadline bounds one execution (0: none). At the deadline the job's context is cancelled with
+	// ErrDeadline and its heartbeat stops renewing the lease; a handler that has not returned Abandon
+	// later (default 30s) is left behind, the job fails for good and its worker takes the next job.
+	Deadline time.Duration
+	Abandon  time.Duration
 
 	once    sync.Once
 	wake    chan struct{}
@@ -124,6 +130,9 @@ func (p *Pool) init() {
 		}
 		if p.Poll <= 0 {
 			p.Poll = time.Second
+		}
+		if p.Abandon <= 0 {
+			p.Abandon = 30 * time.Second
 		}
 		if p.Logger == nil {
 			p.Logger = slog.New(slog.DiscardHandler)
@@ -300,6 +309,10 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	start := time.Now()
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
+	if p.Deadline > 0 {
+		t := time.AfterFunc(p.Deadline, func() { cancel(ErrDeadline) })
+		defer t.Stop()
+	}
 	poke := make(chan struct{}, 1)
 	p.mu.Lock()
 	p.running[j.ID] = cancel
@@ -313,7 +326,7 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	}()
 	log := p.Logger.With("job", j.ID, "kind", j.Kind, "repo", j.Repo, "attempt", j.Attempts)
 	stopBeat := p.heartbeat(ctx, j, cancel, poke, log)
-	err := p.call(ctx, j)
+	err := p.callBounded(ctx, j, log)
 	stopBeat()
 
 	// Record the outcome even though ctx may be cancelled.
@@ -327,6 +340,9 @@ func (p *Pool) execute(base context.Context, j *Job) {
 		ferr = p.Queue.Complete(rec, j)
 	case errors.Is(cause, ErrLeaseLost):
 		outcome = OutcomeLost
+	case errors.Is(cause, ErrDeadline):
+		outcome = OutcomeFailed
+		ferr = p.Queue.Fail(rec, j, fmt.Errorf("%w (%s): %v", ErrDeadline, p.Deadline, err), false, 0)
 	case errors.Is(cause, ErrSuperseded):
 		outcome = OutcomeSuperseded
 		ferr = p.Queue.Supersede(rec, j, ErrSuperseded.Error())
@@ -362,6 +378,27 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	}
 }
 
+// callBounded runs the handler; once ctx is cancelled it waits at most Abandon for it to return, then
+// leaves it behind (a handler stuck where no context reaches must not hold a worker for ever).
+func (p *Pool) callBounded(ctx context.Context, j *Job, log *slog.Logger) error {
+	done := make(chan error, 1)
+	go func() { done <- p.call(ctx, j) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(p.Abandon)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		log.Error("the job did not stop when asked: abandoned", "cause", context.Cause(ctx), "waited", p.Abandon)
+		return fmt.Errorf("job %d did not stop within %s of being asked (%v): abandoned", j.ID, p.Abandon, context.Cause(ctx))
+	}
+}
+
 // call runs the handler, turning a panic into an error.
 func (p *Pool) call(ctx context.Context, j *Job) (err error) {
 	defer func() {
@@ -385,7 +422,7 @@ func (p *Pool) heartbeat(ctx context.Context, j *Job, cancel context.CancelCause
 			case <-stop:
 				return
 			case <-ctx.Done():
-				return
+				return // past its deadline (or stopped): the lease is no longer renewed
 			case <-t.C:
 			case <-poke:
 			}

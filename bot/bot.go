@@ -20,6 +20,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/netdeadline"
+	"github.com/catalogbot/catalogbot/internal/regnet"
 )
 
 // Clients hands out a GitHub client for an installation (ghclient.Clients implements it).
@@ -95,9 +96,10 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	if b.git == nil {
 		b.git = &gitcache.Cache{Dir: o.Config.Git.CacheDir, URL: o.Config.GitURL}
 	}
-	// Every registry request has a deadline (RemoteOptions that set their own transport replace it).
-	b.remote = append([]remote.Option{remote.WithTransport(netdeadline.Transport(remote.DefaultTransport, o.Config.Timeouts.RegistryRequest))},
-		o.RemoteOptions...)
+	// Every registry request has a deadline, and plain HTTP only to loopback as the checks' own transports
+	// (RemoteOptions that set their own transport replace it).
+	b.remote = append([]remote.Option{remote.WithTransport(regnet.LoopbackOnlyHTTP{
+		Next: netdeadline.Transport(remote.DefaultTransport, o.Config.Timeouts.RegistryRequest)})}, o.RemoteOptions...)
 	b.announcer = newAnnouncer(b)
 	b.pool = &queue.Pool{Queue: o.Queue, Handler: b.handleJob, Workers: o.Config.Queue.Workers, Lease: o.Config.Queue.Lease,
 		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob,

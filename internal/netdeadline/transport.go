@@ -47,27 +47,28 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithTimeoutCause(parent, t.timeout, terr)
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
 	if err != nil {
+		expired := context.Cause(ctx) == error(terr)
 		cancel()
-		if ctx.Err() != nil && parent.Err() == nil {
+		if expired {
 			return nil, terr
 		}
 		return nil, err
 	}
-	resp.Body = &body{ReadCloser: resp.Body, ctx: ctx, parent: parent, cancel: cancel, terr: terr}
+	resp.Body = &body{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, terr: terr}
 	return resp, nil
 }
 
 // body ends the request's deadline when closed, and reports a read cut by it as a TimeoutError.
 type body struct {
 	io.ReadCloser
-	ctx, parent context.Context
-	cancel      context.CancelFunc
-	terr        *TimeoutError
+	ctx    context.Context
+	cancel context.CancelFunc
+	terr   *TimeoutError
 }
 
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF && b.ctx.Err() != nil && b.parent.Err() == nil {
+	if err != nil && err != io.EOF && context.Cause(b.ctx) == error(b.terr) {
 		return n, b.terr
 	}
 	return n, err

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -88,6 +89,17 @@ func TestTransport(t *testing.T) {
 	time.AfterFunc(20*time.Millisecond, cancel)
 	if _, err := client.Do(req); errors.As(err, &te) || !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled by the caller: %v", err)
+	}
+
+	// Other failures stay what they are.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	if _, err := client.Get("http://" + dead + "/"); err == nil || errors.As(err, &te) || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("nothing listening: %v, want connection refused", err)
 	}
 
 	// A quick server is not affected.

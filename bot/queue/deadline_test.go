@@ -15,7 +15,9 @@ func TestJobPastItsDeadlineIsNotKeptAlive(t *testing.T) {
 	q := open(t, t.TempDir()+"/queue.db")
 	stuck := make(chan struct{})
 	t.Cleanup(func() { close(stuck) })
-	p := &Pool{Queue: q, Workers: 1, Lease: 150 * time.Millisecond, Poll: 10 * time.Millisecond,
+	// Abandon is shorter than what is left of the lease at the deadline (at least 2/3 of it), so the
+	// worker records the failure before the lease expires.
+	p := &Pool{Queue: q, Workers: 1, Lease: time.Second, Poll: 10 * time.Millisecond,
 		Deadline: 300 * time.Millisecond, Abandon: 200 * time.Millisecond,
 		Handler: func(ctx context.Context, j *Job) error {
 			if j.Delivery == "tarpit" {

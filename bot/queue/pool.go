@@ -100,7 +100,9 @@ type Pool struct {
 	Observe func(j *Job, outcome string, d time.Duration)
 	// Deadline bounds one execution (0: none). At the deadline the job's context is cancelled with
 	// ErrDeadline and its heartbeat stops renewing the lease; a handler that has not returned Abandon
-	// later (default 30s) is left behind, the job fails for good and its worker takes the next job.
+	// after its context was cancelled (default 30s; only with a Deadline) is left behind, the job fails
+	// for good and its worker takes the next job. Abandon should be shorter than 2/3 of Lease: the lease
+	// then outlives the wait (otherwise the reaper requeues the job first, as a job whose worker died).
 	Deadline time.Duration
 	Abandon  time.Duration
 
@@ -378,9 +380,12 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	}
 }
 
-// callBounded runs the handler; once ctx is cancelled it waits at most Abandon for it to return, then
-// leaves it behind (a handler stuck where no context reaches must not hold a worker for ever).
+// callBounded runs the handler; with a Deadline, once ctx is cancelled it waits at most Abandon for it to
+// return, then leaves it behind (a handler stuck where no context reaches must not hold a worker for ever).
 func (p *Pool) callBounded(ctx context.Context, j *Job, log *slog.Logger) error {
+	if p.Deadline <= 0 {
+		return p.call(ctx, j)
+	}
 	done := make(chan error, 1)
 	go func() { done <- p.call(ctx, j) }()
 	select {

@@ -243,13 +243,16 @@ func (b *Bot) settleRun(ctx context.Context, gh ghclient.GitHub, repo ghclient.R
 // A job that will run again (retry, shutdown, lost lease) keeps its runs for the next attempt.
 func (jc *jobCtx) settleCheckJob(ctx context.Context, cause, err error) {
 	b := jc.b
-	final := queue.IsPermanent(err) || jc.job.Attempts >= b.cfg.Queue.MaxAttempts
+	_, deferred := queue.RetryTime(err) // rate limited: it runs again after the reset, attempt not counted
+	final := !deferred && (queue.IsPermanent(err) || jc.job.Attempts >= b.cfg.Queue.MaxAttempts)
 	ctx = context.WithoutCancel(ctx)
 	switch {
 	case errors.Is(cause, queue.ErrShutdown) || errors.Is(cause, queue.ErrLeaseLost):
 		return
 	case errors.Is(cause, queue.ErrSuperseded):
 		jc.settleRuns(ctx, []string{runQueued}, "cancelled", "Cancelled", cancelReason(cause))
+	case errors.Is(cause, queue.ErrDeadline):
+		jc.settleRuns(ctx, []string{runQueued, runRunning}, "failure", deadlineTitle, cancelReason(cause))
 	case err == nil:
 		jc.settleRuns(ctx, []string{runQueued}, "skipped", "Not checked",
 			"The pull request was closed, merged, turned into a draft or pushed again before the check started.")

@@ -19,6 +19,8 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/internal/netdeadline"
+	"github.com/catalogbot/catalogbot/internal/regnet"
 )
 
 // Clients hands out a GitHub client for an installation (ghclient.Clients implements it).
@@ -39,7 +41,8 @@ type Options struct {
 	// Metrics, when nil, are created (on their own registry). Pass them when the GitHub clients report to
 	// them too.
 	Metrics *Metrics
-	// RemoteOptions are used for every registry request of the pipeline and of publishing, before the
+	// RemoteOptions are used for every registry request of the pipeline and of publishing, after the
+	// bot's own transport with Config.Timeouts.RegistryRequest as each request's deadline, and before the
 	// job's repository's credentials (Config.Registries; never the host's docker config).
 	RemoteOptions []remote.Option
 	// StatusToken opens the status pages and /metrics (default: read as Config.Status says).
@@ -65,6 +68,8 @@ type Bot struct {
 	started    time.Time
 	// announcer creates check runs at enqueue time.
 	announcer *announcer
+	// inflight bounds the webhook body bytes held at once.
+	inflight *byteBudget
 }
 
 // NewMetrics creates the metrics for a bot on q (to hand to ghclient.Config.Observer before New).
@@ -88,7 +93,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		return nil, err
 	}
 	b := &Bot{cfg: o.Config, secrets: o.Secrets, gh: o.GitHub, queue: o.Queue, store: st, git: o.Git, log: o.Logger,
-		metrics: o.Metrics, remote: o.RemoteOptions, started: time.Now()}
+		metrics: o.Metrics, started: time.Now(), inflight: newByteBudget(o.Config.Webhook.MaxBytesInFlight)}
 	if b.registries, err = loadRegistryLogins(o.Config.Registries); err != nil {
 		return nil, err
 	}
@@ -114,9 +119,14 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	if b.git == nil {
 		b.git = &gitcache.Cache{Dir: o.Config.Git.CacheDir, URL: o.Config.GitURL}
 	}
+	// Every registry request has a deadline, and plain HTTP only to loopback as the checks' own transports
+	// (RemoteOptions that set their own transport replace it).
+	b.remote = append([]remote.Option{remote.WithTransport(regnet.LoopbackOnlyHTTP{
+		Next: netdeadline.Transport(remote.DefaultTransport, o.Config.Timeouts.RegistryRequest)})}, o.RemoteOptions...)
 	b.announcer = newAnnouncer(b)
 	b.pool = &queue.Pool{Queue: o.Queue, Handler: b.handleJob, Workers: o.Config.Queue.Workers, Lease: o.Config.Queue.Lease,
-		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob}
+		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob,
+		Deadline: o.Config.Timeouts.Job, Abandon: min(30*time.Second, o.Config.Queue.Lease/2)}
 	return b, nil
 }
 
@@ -210,13 +220,32 @@ func (b *Bot) handleJob(ctx context.Context, j *queue.Job) error {
 }
 
 // classify marks errors retrying cannot fix: GitHub answering that the object does not exist or the
-// request is invalid or forbidden (rate limits are waited out below this layer).
+// request is invalid or forbidden. A rate limit longer than the client waits (github.maxRateLimitWait) is
+// neither: the job is queued again to run after the reset, without counting the attempt.
 func classify(err error) error {
+	if reset, ok := ghclient.RateLimitedUntil(err); ok {
+		return queue.RetryAt(deferUntil(reset, time.Now()), err)
+	}
 	switch ghclient.StatusOf(err) {
 	case http.StatusForbidden, http.StatusNotFound, http.StatusGone, http.StatusUnprocessableEntity:
 		return queue.Permanent(err)
 	}
 	return err
+}
+
+// maxDeferral bounds how far ahead a rate-limited job is put (GitHub's windows last an hour).
+const maxDeferral = 2 * time.Hour
+
+// deferUntil is when a job rate limited until reset runs again: a second after the reset, at least a
+// second from now and at most maxDeferral ahead.
+func deferUntil(reset, now time.Time) time.Time {
+	if reset.Before(now) {
+		reset = now
+	}
+	if limit := now.Add(maxDeferral); reset.After(limit) {
+		reset = limit
+	}
+	return reset.Add(time.Second)
 }
 
 // jobCtx is what one job's handler works with.

@@ -64,8 +64,8 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 		return ctx.Err()
 	}
 	if err != nil {
-		if diag.CategoryOf(err) == diag.Infra && jc.job.Attempts < b.cfg.Queue.MaxAttempts {
-			return err // retried; the check run stays in progress
+		if _, limited := ghclient.RateLimitedUntil(err); limited || diag.CategoryOf(err) == diag.Infra && jc.job.Attempts < b.cfg.Queue.MaxAttempts {
+			return err // retried (after a rate limit's reset); the check run stays in progress
 		}
 		rep = errorReport(err)
 	}
@@ -139,7 +139,7 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	r.Approvers = res.Current
 	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: br.repo, Base: base, Head: head, Rules: br.rules, Author: pr.Author,
 		Approvers: res.Current, Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(),
-		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr})
+		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr, StageTimeout: jc.b.cfg.Timeouts.Stage})
 	return rep, sets, err
 }
 
@@ -190,6 +190,8 @@ func cancelReason(cause error) string {
 		return "Superseded by a newer push or re-run."
 	case errors.Is(cause, queue.ErrShutdown):
 		return "The bot restarted; the check will run again."
+	case errors.Is(cause, queue.ErrDeadline):
+		return "The check ran past its deadline (timeouts.job in the bot's configuration): a registry or another service it needs did not answer in time. This is not a problem of the pull request; comment /retest to run it again."
 	}
 	return "Stopped: " + fmt.Sprint(cause)
 }

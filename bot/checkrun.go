@@ -233,7 +233,10 @@ func (c *checkReporter) complete(ctx context.Context, rep *report.Report) error 
 	return jc.b.store.finishRun(ctx, c.run)
 }
 
-// cancelled closes the check run of a superseded job as cancelled. At shutdown it stays in progress: the
+// deadlineTitle is the title of a check run whose job ran past queue.jobTimeout.
+const deadlineTitle = "Infrastructure failure: the check ran past its deadline: not your change; comment /retest"
+
+// cancelled closes the check run of a superseded job as cancelled (one past its deadline as failed). At shutdown it stays in progress: the
 // job is requeued and the next attempt reuses it.
 func (c *checkReporter) cancelled(cause error) {
 	ctx, done := context.WithTimeout(context.Background(), 15*time.Second)
@@ -249,12 +252,17 @@ func (c *checkReporter) cancelled(cause error) {
 	if errors.Is(cause, queue.ErrSuperseded) {
 		jc.b.announcer.waitAll(ctx)
 	}
-	err := jc.gh.UpdateCheckRun(ctx, jc.repo, c.run.CheckRunID, ghclient.CheckRun{Name: c.name(), Conclusion: "cancelled",
-		Title: "Cancelled", Summary: cancelReason(cause)})
+	conclusion, title, status := "cancelled", "Cancelled", runCancelled
+	if errors.Is(cause, queue.ErrDeadline) {
+		// Not the author's doing, but nothing may pass: a failure, as infrastructure failures are.
+		conclusion, title, status = "failure", deadlineTitle, runCompleted
+	}
+	err := jc.gh.UpdateCheckRun(ctx, jc.repo, c.run.CheckRunID, ghclient.CheckRun{Name: c.name(), Conclusion: conclusion,
+		Title: title, Summary: cancelReason(cause)})
 	if err != nil {
 		jc.log.Warn("closing the cancelled check run failed", "err", err)
 	}
-	c.run.Status, c.run.Conclusion = runCancelled, "cancelled"
+	c.run.Status, c.run.Conclusion = status, conclusion
 	if err := jc.b.store.finishRun(ctx, c.run); err != nil {
 		jc.log.Warn("recording the cancelled run failed", "err", err)
 	}

@@ -22,16 +22,31 @@ type Config struct {
 	// Listen is the HTTP address (default ":8080").
 	Listen string `yaml:"listen"`
 	// PublicURL is where the bot's pages are reachable from GitHub users (check run details links).
-	PublicURL string        `yaml:"publicURL"`
-	Webhook   WebhookConfig `yaml:"webhook"`
-	GitHub    GitHubConfig  `yaml:"github"`
-	Git       GitConfig     `yaml:"git"`
-	Queue     QueueConfig   `yaml:"queue"`
-	Checks    ChecksConfig  `yaml:"checks"`
+	PublicURL string         `yaml:"publicURL"`
+	Webhook   WebhookConfig  `yaml:"webhook"`
+	GitHub    GitHubConfig   `yaml:"github"`
+	Git       GitConfig      `yaml:"git"`
+	Queue     QueueConfig    `yaml:"queue"`
+	Checks    ChecksConfig   `yaml:"checks"`
+	Timeouts  TimeoutsConfig `yaml:"timeouts"`
 	// Status protects the status pages and /metrics (see StatusConfig).
 	Status StatusConfig `yaml:"status"`
 	// Registries are the registry logins, each for named repositories or installations only.
 	Registries []RegistryCredential `yaml:"registries"`
+}
+
+// TimeoutsConfig gives every network call a deadline: a registry a pull request names that accepts
+// connections and never answers holds a worker for Stage at most, and no job outlives Job.
+type TimeoutsConfig struct {
+	// RegistryRequest bounds one registry request, its body included (default 2m); GitHubRequest one
+	// GitHub API request (default 1m).
+	RegistryRequest time.Duration `yaml:"registryRequest"`
+	GitHubRequest   time.Duration `yaml:"githubRequest"`
+	// Stage bounds one pipeline stage (default 10m): one that runs out fails as an infrastructure failure.
+	Stage time.Duration `yaml:"stage"`
+	// Job bounds one job execution (default 30m): at the deadline it is stopped, its lease is no longer
+	// renewed, its check run fails as an infrastructure failure and the job fails.
+	Job time.Duration `yaml:"job"`
 }
 
 // WebhookConfig: every secret listed is accepted (rotation: add the new one, change GitHub, remove the old).
@@ -40,6 +55,10 @@ type WebhookConfig struct {
 	SecretFiles []string `yaml:"secretFiles"`
 	// MaxBodyBytes caps a delivery (default 25 MiB, GitHub's own cap).
 	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// MaxBytesInFlight bounds the delivery bytes read and held at once, signed or not (default 64 MiB, at
+	// least maxBodyBytes). A delivery that does not fit waits up to InFlightWait (default 10s), then gets 503.
+	MaxBytesInFlight int64         `yaml:"maxBytesInFlight"`
+	InFlightWait     time.Duration `yaml:"inFlightWait"`
 }
 
 // GitHubConfig selects App mode (appID + privateKeyFile) or token mode (tokenEnv or tokenFile, one
@@ -52,6 +71,9 @@ type GitHubConfig struct {
 	TokenFile      string `yaml:"tokenFile"`
 	// Repository is the one repository served in token mode ("owner/name"); events of others are ignored.
 	Repository string `yaml:"repository"`
+	// MaxRateLimitWait is the longest a request waits for GitHub's rate limit to reset (default 15m); a job
+	// meeting a longer one is queued again to run after the reset.
+	MaxRateLimitWait time.Duration `yaml:"maxRateLimitWait"`
 }
 
 // GitConfig: CacheDir holds the bare clones; URLTemplate is the remote, with {owner} and {repo}
@@ -95,12 +117,14 @@ type ChecksConfig struct {
 // DefaultConfig is the configuration an empty bot.yaml gets.
 func DefaultConfig() *Config {
 	return &Config{
-		Listen:  ":8080",
-		Webhook: WebhookConfig{SecretEnv: []string{"CATALOGBOT_WEBHOOK_SECRET"}, MaxBodyBytes: 25 << 20},
-		Git:     GitConfig{CacheDir: "/var/lib/catalogbot/git", URLTemplate: "https://github.com/{owner}/{repo}.git"},
+		Listen: ":8080",
+		Webhook: WebhookConfig{SecretEnv: []string{"CATALOGBOT_WEBHOOK_SECRET"}, MaxBodyBytes: 25 << 20, MaxBytesInFlight: 64 << 20,
+			InFlightWait: 10 * time.Second},
+		Git: GitConfig{CacheDir: "/var/lib/catalogbot/git", URLTemplate: "https://github.com/{owner}/{repo}.git"},
 		Queue: QueueConfig{Path: "/var/lib/catalogbot/queue.db", Workers: 4, Lease: 2 * time.Minute, MaxAttempts: 5,
 			ShutdownGrace: 20 * time.Second, Retention: 7 * 24 * time.Hour},
-		Checks: ChecksConfig{Name: "catalogbot", MaxAnnotations: 500, ProgressInterval: 5 * time.Second, HoldLabel: "do-not-merge/hold"},
+		Timeouts: TimeoutsConfig{RegistryRequest: 2 * time.Minute, GitHubRequest: time.Minute, Stage: 10 * time.Minute, Job: 30 * time.Minute},
+		Checks:   ChecksConfig{Name: "catalogbot", MaxAnnotations: 500, ProgressInterval: 5 * time.Second, HoldLabel: "do-not-merge/hold"},
 	}
 }
 
@@ -143,6 +167,9 @@ func (c *Config) Validate() error {
 	if c.Webhook.MaxBodyBytes <= 0 {
 		problems = append(problems, "webhook.maxBodyBytes must be positive")
 	}
+	if c.Webhook.MaxBytesInFlight < c.Webhook.MaxBodyBytes || c.Webhook.InFlightWait <= 0 {
+		problems = append(problems, "webhook: maxBytesInFlight must be at least maxBodyBytes and inFlightWait positive")
+	}
 	if c.Queue.Workers <= 0 || c.Queue.MaxAttempts <= 0 || c.Queue.Lease < time.Second {
 		problems = append(problems, "queue: workers and maxAttempts must be positive and lease at least 1s")
 	}
@@ -152,6 +179,9 @@ func (c *Config) Validate() error {
 	case env != "" && !envName.MatchString(env):
 		// Not quoted: it may be the URL itself, password included.
 		problems = append(problems, "queue.databaseURLEnv must be the name of an environment variable holding the PostgreSQL URL, never the URL")
+	}
+	if t := c.Timeouts; t.RegistryRequest <= 0 || t.GitHubRequest <= 0 || t.Stage <= 0 || t.Job <= 0 {
+		problems = append(problems, "timeouts: registryRequest, githubRequest, stage and job must be positive durations")
 	}
 	if !strings.Contains(c.Git.URLTemplate, "{owner}") || !strings.Contains(c.Git.URLTemplate, "{repo}") {
 		problems = append(problems, "git.urlTemplate must contain {owner} and {repo}")

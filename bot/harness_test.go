@@ -206,7 +206,7 @@ func buildBot(cfg *Config, dbPath, ghURL, gitDir string, logs io.Writer) (*Bot, 
 	}
 	metrics := NewMetrics(q)
 	clients, err := ghclient.New(ghclient.Config{APIURL: ghURL, AppID: appID, PrivateKey: appKey(), Observer: metrics,
-		Backoff: 5 * time.Millisecond})
+		Backoff: 5 * time.Millisecond, MaxRateLimitWait: cfg.GitHub.MaxRateLimitWait})
 	if err != nil {
 		return nil, nil, err
 	}

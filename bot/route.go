@@ -45,6 +45,11 @@ type Task struct {
 	HeadRef string `json:"head_ref,omitempty"`
 }
 
+// handledEvents are the events routeEvent acts on (besides ping). The webhook answers others without
+// reading their body, and they are counted as event "other".
+var handledEvents = map[string]bool{"pull_request": true, "check_suite": true, "check_run": true, "issue_comment": true,
+	"pull_request_review": true, "push": true, "merge_group": true, "installation": true, "installation_repositories": true}
+
 // route is what the webhook handler does with a delivery.
 type route struct {
 	job *queue.Job // nil: nothing to enqueue
@@ -78,10 +83,7 @@ func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
 	if event == "ping" {
 		return route{note: "pong"}, nil
 	}
-	switch event {
-	case "pull_request", "check_suite", "check_run", "issue_comment", "pull_request_review", "push", "merge_group",
-		"installation", "installation_repositories":
-	default:
+	if !handledEvents[event] {
 		return route{note: "event " + event + " is not handled"}, nil
 	}
 	var e envelope
@@ -131,7 +133,7 @@ func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
 			BaseSHA: mg.BaseSHA, HeadRef: mg.HeadRef, Sender: e.Sender.Login}
 		r.job, err = newJob(event, kindMergeGroup, t, "", false, false)
 	case "installation", "installation_repositories":
-		b.metrics.installations.WithLabelValues(event, e.Action).Inc()
+		b.metrics.installations.WithLabelValues(event, installationAction(e.Action)).Inc()
 		b.log.Info("installation event", "event", event, "action", e.Action, "installation", e.Installation.ID,
 			"account", e.Installation.Account.Login, "repositories", len(e.Repositories),
 			"added", len(e.RepositoriesAdded), "removed", len(e.RepositoriesRemoved))
@@ -245,3 +247,12 @@ func (b *Bot) routePush(event string, e *envelope) (route, error) {
 
 // isBot reports whether a sender is an app rather than a person.
 func isBot(u payloadUser) bool { return u.Type == "Bot" || strings.HasSuffix(u.Login, "[bot]") }
+
+// installationAction is the action label of installation events: GitHub's actions, or "other".
+func installationAction(a string) string {
+	switch a {
+	case "created", "deleted", "suspend", "unsuspend", "new_permissions_accepted", "added", "removed":
+		return a
+	}
+	return "other"
+}

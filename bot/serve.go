@@ -15,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/internal/netdeadline"
 )
 
 // Serve runs the bot as `catalogbot serve` does until ctx is done: it reads the secrets and credentials
@@ -50,7 +51,7 @@ func Serve(ctx context.Context, cfg *Config, logOut io.Writer, level slog.Level,
 	defer q.Close()
 	metrics := NewMetrics(q)
 	clients, err := ghclient.New(ghclient.Config{APIURL: cfg.GitHub.APIURL, AppID: cfg.GitHub.AppID, PrivateKey: key, Token: token,
-		Observer: metrics})
+		Observer: metrics, MaxRateLimitWait: cfg.GitHub.MaxRateLimitWait, Transport: netdeadline.Transport(http.DefaultTransport, cfg.Timeouts.GitHubRequest)})
 	if err != nil {
 		return diag.UsageError(err)
 	}

@@ -39,6 +39,8 @@ type Input struct {
 	// Smoke says where smoke installs run when .catalogbot.yaml enables them; nil means this front-end
 	// has no cluster, and an enabled smoke stage reports that as an error.
 	Smoke *SmokeInput
+	// StageTimeout bounds each stage (0: no bound). A stage that runs out is an infrastructure error.
+	StageTimeout time.Duration
 }
 
 // Run runs the pull-request stages and returns the report. The error is only for failures to run at all
@@ -86,13 +88,32 @@ func Run(ctx context.Context, in Input) (*report.Report, error) {
 			fmt.Fprintf(in.Progress, "catalogbot: %s...\n", stage.name)
 		}
 		start := time.Now()
-		s := stage.run(ctx)
+		s := runStage(ctx, stage.name, in.StageTimeout, stage.run)
 		s.Name = stage.name
 		s.Duration = time.Since(start)
 		s.Diagnostics = diag.Sort(s.Diagnostics)
 		r.Stages = append(r.Stages, s)
 	}
 	return r, nil
+}
+
+// runStage runs one stage within timeout (when positive). A stage that runs out is an error of the
+// infrastructure (a registry or cluster that does not answer), whatever it reported on its way out.
+func runStage(ctx context.Context, name string, timeout time.Duration, run func(context.Context) report.Stage) report.Stage {
+	if timeout <= 0 {
+		return run(ctx)
+	}
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	s := run(sctx)
+	if sctx.Err() != nil && ctx.Err() == nil {
+		msg := fmt.Sprintf("the %s stage did not finish within its %s deadline: an infrastructure failure, not this change's", name, timeout)
+		if s.Err != "" {
+			msg += ": " + s.Err
+		}
+		s.Status, s.Err = report.Error, msg
+	}
+	return s
 }
 
 func short(sha string) string {

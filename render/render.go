@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -146,6 +147,16 @@ feed:
 	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
+		// Say what was cut short (the registry that did not answer is named in its reference's error).
+		var cut []string
+		for i, e := range errs {
+			if e != nil {
+				cut = append(cut, fmt.Sprintf("%s: %v", cfg.References[i].Name, e))
+			}
+		}
+		if len(cut) > 0 {
+			return nil, nil, fmt.Errorf("render %s: %w (%s)", cfg.File, err, strings.Join(cut, "; "))
+		}
 		return nil, nil, fmt.Errorf("render %s: %w", cfg.File, err)
 	}
 	var ds []diag.Diagnostic

@@ -141,5 +141,5 @@ func (c *Clients) newClient(tr http.RoundTripper, token func(context.Context) (s
 	if err != nil {
 		return nil, fmt.Errorf("github client for %s: %w", api, err)
 	}
-	return &client{gh: cl, token: token}, nil
+	return &client{gh: cl, token: token, retries: c.cfg.Retries, backoff: c.cfg.Backoff}, nil
 }

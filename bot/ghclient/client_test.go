@@ -232,16 +232,30 @@ func TestTransientFailuresAreRetried(t *testing.T) {
 			t.Errorf("after two %d answers: %v", status, err)
 		}
 	}
-	// A POST is retried with its body intact (the fake validates the body of every attempt).
+	// A create is not sent again blindly: after a 502, the check run is looked up by its external ID, and
+	// created again (its body intact: the fake validates the body of every attempt) only when missing.
 	s.FailNext("POST", "/repos/octo/catalog/check-runs", 502, 1)
-	if _, err := gh.CreateCheckRun(ctx, repo, CheckRun{Name: "c", HeadSHA: strings.Repeat("a", 40), Status: "in_progress"}); err != nil {
+	sha := strings.Repeat("a", 40)
+	if _, err := gh.CreateCheckRun(ctx, repo, CheckRun{Name: "c", HeadSHA: sha, Status: "in_progress", ExternalID: "run-1"}); err != nil {
 		t.Errorf("check run after a 502: %v", err)
+	}
+	s.InjectFault("POST", "/repos/octo/catalog/check-runs", 1, githubtest.Fault{Applied: true, Status: 502})
+	if _, err := gh.CreateCheckRun(ctx, repo, CheckRun{Name: "c", HeadSHA: sha, Status: "in_progress", ExternalID: "run-2"}); err != nil {
+		t.Errorf("check run applied, then 502: %v", err)
+	}
+	if n := len(s.CheckRuns(repoName)); n != 2 {
+		t.Errorf("%d check runs, want 2", n)
+	}
+	// Without an external ID nothing identifies it: the error is the caller's.
+	s.FailNext("POST", "/repos/octo/catalog/check-runs", 502, 1)
+	if _, err := gh.CreateCheckRun(ctx, repo, CheckRun{Name: "c", HeadSHA: sha, Status: "in_progress"}); StatusOf(err) != 502 {
+		t.Errorf("check run without external ID after a 502: %v", err)
 	}
 	s.FailNext("", "/repos/octo/catalog/git/ref", 500, 4)
 	if _, err := gh.BranchSHA(ctx, repo, "main"); StatusOf(err) != 500 {
 		t.Errorf("after four 500 answers (3 retries): status %d, %v", StatusOf(err), err)
 	}
-	if obs.calls["GET 500"] != 2+4 || obs.calls["POST 502"] != 1 {
+	if obs.calls["GET 500"] != 2+4 || obs.calls["POST 502"] != 3 {
 		t.Errorf("observed %v", obs.calls)
 	}
 }

@@ -12,6 +12,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/google/go-github/v92/github"
 )
 
 // Repo names a repository.
@@ -161,3 +164,17 @@ type httpStatusError struct {
 
 func (e *httpStatusError) Error() string { return e.err.Error() }
 func (e *httpStatusError) Unwrap() error { return e.err }
+
+// RateLimitedUntil reports whether err is GitHub's rate limit (primary, or secondary with a Retry-After)
+// that outlasted the wait bound, and when it resets.
+func RateLimitedUntil(err error) (time.Time, bool) {
+	var rl *github.RateLimitError
+	if errors.As(err, &rl) && !rl.Rate.Reset.Time.IsZero() {
+		return rl.Rate.Reset.Time, true
+	}
+	var ab *github.AbuseRateLimitError
+	if errors.As(err, &ab) && ab.RetryAfter != nil {
+		return time.Now().Add(*ab.RetryAfter), true
+	}
+	return time.Time{}, false
+}

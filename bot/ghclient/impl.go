@@ -14,6 +14,9 @@ import (
 type client struct {
 	gh    *github.Client
 	token func(context.Context) (string, error)
+	// retries and backoff bound the look-ups and re-creates after an unsure create (creates.go).
+	retries int
+	backoff time.Duration
 }
 
 // wrap names the call and keeps the HTTP status reachable through StatusOf.
@@ -106,7 +109,7 @@ func optional(s string) *string {
 	return &s
 }
 
-func (c *client) CreateCheckRun(ctx context.Context, repo Repo, cr CheckRun) (int64, error) {
+func (c *client) createCheckRun(ctx context.Context, repo Repo, cr CheckRun) (int64, error) {
 	opts := github.CreateCheckRunOptions{Name: cr.Name, HeadSHA: cr.HeadSHA, DetailsURL: optional(cr.DetailsURL),
 		ExternalID: optional(cr.ExternalID), Status: optional(cr.Status), Conclusion: optional(cr.Conclusion), Output: output(cr)}
 	if cr.Status == "in_progress" {
@@ -169,7 +172,7 @@ func (c *client) Comments(ctx context.Context, repo Repo, number int) ([]Comment
 	}
 }
 
-func (c *client) CreateComment(ctx context.Context, repo Repo, number int, body string) (int64, error) {
+func (c *client) createComment(ctx context.Context, repo Repo, number int, body string) (int64, error) {
 	cm, resp, err := c.gh.Issues.CreateComment(ctx, repo.Owner, repo.Name, number, github.IssueCommentRequest{Body: body})
 	if err != nil {
 		return 0, wrap(resp, err, "comment on %s#%d", repo, number)

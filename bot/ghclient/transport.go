@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,7 +17,7 @@ type Observer interface {
 	RateLimit(resource string, remaining int)
 }
 
-// retryTransport retries 5xx answers and transport errors with backoff, waits for a primary rate limit
+// retryTransport retries 5xx answers and transport errors with backoff (only of replayable requests), waits for a primary rate limit
 // to reset (bounded by maxWait, interrupted by the request's context), and reports every exchange. It
 // re-creates the request body from GetBody on every attempt, so the layers above may retry too.
 type retryTransport struct {
@@ -45,7 +46,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp, err := t.next.RoundTrip(r)
 		if err != nil {
 			t.observe.APICall(req.Method, 0)
-			if ctx.Err() != nil || retries >= t.retries {
+			if ctx.Err() != nil || retries >= t.retries || !replayable(req) {
 				return nil, err
 			}
 			retries++
@@ -64,7 +65,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			t.observe.RateLimit(res, rem)
 		}
 		switch {
-		case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented && retries < t.retries:
+		case resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented && retries < t.retries && replayable(req):
 			retries++
 			discard(resp)
 			if err := sleep(ctx, delay); err != nil {
@@ -86,6 +87,19 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return resp, nil
 	}
+}
+
+// replayable reports whether a request may be sent again after an answer that does not say whether GitHub
+// applied it (a 5xx, a dropped connection). A POST creates something: sent twice, it may create it twice
+// (two check runs, two comments). It is never repeated here; the client looks up what it created instead
+// (CreateCheckRun, CreateComment). The POSTs whose repetition changes nothing are the exceptions: an
+// installation token, a label (added once), a reaction (GitHub answers the existing one).
+func replayable(req *http.Request) bool {
+	if req.Method != http.MethodPost {
+		return true
+	}
+	p := req.URL.Path
+	return strings.HasSuffix(p, "/access_tokens") || strings.HasSuffix(p, "/labels") || strings.HasSuffix(p, "/reactions")
 }
 
 // primaryLimited reports a primary rate limit: 403 or 429 with no requests remaining.

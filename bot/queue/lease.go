@@ -138,6 +138,12 @@ func (q *Queue) Fail(ctx context.Context, j *Job, cause error, retry bool, backo
 	return q.finish(ctx, j, "state = ?, finished_at = ?, token = '', error = ?", Failed, ms(q.now()), msg)
 }
 
+// Defer queues a running job again to run at until, without counting the attempt (see RetryAt).
+func (q *Queue) Defer(ctx context.Context, j *Job, cause error, until time.Time) error {
+	return q.finish(ctx, j, "state = ?, run_after = ?, token = '', attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, error = ?",
+		Queued, ms(until), cause.Error())
+}
+
 // Supersede marks a running job superseded (it stopped because a newer job asked it to).
 func (q *Queue) Supersede(ctx context.Context, j *Job, reason string) error {
 	return q.finish(ctx, j, "state = ?, finished_at = ?, token = '', error = ?", Superseded, ms(q.now()), reason)

@@ -34,16 +34,44 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
+type deferred struct {
+	err   error
+	until time.Time
+}
+
+func (d deferred) Error() string { return d.err.Error() }
+func (d deferred) Unwrap() error { return d.err }
+
+// RetryAt marks an error that goes away at a known time (a rate limit's reset): the job is queued again
+// to run then, and the attempt is not counted.
+func RetryAt(until time.Time, err error) error {
+	if err == nil {
+		return nil
+	}
+	return deferred{err: err, until: until}
+}
+
+// RetryTime reports the time an error marked with RetryAt goes away.
+func RetryTime(err error) (time.Time, bool) {
+	var d deferred
+	if errors.As(err, &d) {
+		return d.until, true
+	}
+	return time.Time{}, false
+}
+
 // Causes of a job context's cancellation.
 var (
 	ErrSuperseded = errors.New("superseded by a newer job")
 	ErrShutdown   = errors.New("the bot is shutting down")
+	ErrDeadline   = errors.New("the job ran past its deadline")
 )
 
 // Outcome of one job execution, as reported to Pool.Observe.
 const (
 	OutcomeDone       = "done"
 	OutcomeRetry      = "retry"
+	OutcomeDeferred   = "deferred"
 	OutcomeFailed     = "failed"
 	OutcomeSuperseded = "superseded"
 	OutcomeReleased   = "released"
@@ -70,6 +98,13 @@ type Pool struct {
 	Logger *slog.Logger
 	// Observe, when set, is called after every execution with its outcome and duration.
 	Observe func(j *Job, outcome string, d time.Duration)
+	// Deadline bounds one execution (0: none). At the deadline the job's context is cancelled with
+	// ErrDeadline and its heartbeat stops renewing the lease; a handler that has not returned Abandon
+	// after its context was cancelled (default 30s; only with a Deadline) is left behind, the job fails
+	// for good and its worker takes the next job. Abandon should be shorter than 2/3 of Lease: the lease
+	// then outlives the wait (otherwise the reaper requeues the job first, as a job whose worker died).
+	Deadline time.Duration
+	Abandon  time.Duration
 
 	once    sync.Once
 	wake    chan struct{}
@@ -97,6 +132,9 @@ func (p *Pool) init() {
 		}
 		if p.Poll <= 0 {
 			p.Poll = time.Second
+		}
+		if p.Abandon <= 0 {
+			p.Abandon = 30 * time.Second
 		}
 		if p.Logger == nil {
 			p.Logger = slog.New(slog.DiscardHandler)
@@ -273,6 +311,10 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	start := time.Now()
 	ctx, cancel := context.WithCancelCause(base)
 	defer cancel(nil)
+	if p.Deadline > 0 {
+		t := time.AfterFunc(p.Deadline, func() { cancel(ErrDeadline) })
+		defer t.Stop()
+	}
 	poke := make(chan struct{}, 1)
 	p.mu.Lock()
 	p.running[j.ID] = cancel
@@ -286,7 +328,7 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	}()
 	log := p.Logger.With("job", j.ID, "kind", j.Kind, "repo", j.Repo, "attempt", j.Attempts)
 	stopBeat := p.heartbeat(ctx, j, cancel, poke, log)
-	err := p.call(ctx, j)
+	err := p.callBounded(ctx, j, log)
 	stopBeat()
 
 	// Record the outcome even though ctx may be cancelled.
@@ -300,12 +342,19 @@ func (p *Pool) execute(base context.Context, j *Job) {
 		ferr = p.Queue.Complete(rec, j)
 	case errors.Is(cause, ErrLeaseLost):
 		outcome = OutcomeLost
+	case errors.Is(cause, ErrDeadline):
+		outcome = OutcomeFailed
+		ferr = p.Queue.Fail(rec, j, fmt.Errorf("%w (%s): %v", ErrDeadline, p.Deadline, err), false, 0)
 	case errors.Is(cause, ErrSuperseded):
 		outcome = OutcomeSuperseded
 		ferr = p.Queue.Supersede(rec, j, ErrSuperseded.Error())
 	case errors.Is(cause, ErrShutdown):
 		outcome = OutcomeReleased
 		ferr = p.Queue.Release(rec, j)
+	case isDeferred(err):
+		outcome = OutcomeDeferred
+		until, _ := RetryTime(err)
+		ferr = p.Queue.Defer(rec, j, err, until)
 	case IsPermanent(err) || j.Attempts >= p.MaxAttempts:
 		outcome = OutcomeFailed
 		ferr = p.Queue.Fail(rec, j, err, false, 0)
@@ -323,11 +372,35 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	} else {
 		log.Info("job done", "duration", time.Since(start).Round(time.Millisecond))
 	}
-	if outcome == OutcomeRetry {
+	if outcome == OutcomeRetry || outcome == OutcomeDeferred {
 		p.Wake()
 	}
 	if p.Observe != nil {
 		p.Observe(j, outcome, time.Since(start))
+	}
+}
+
+// callBounded runs the handler; with a Deadline, once ctx is cancelled it waits at most Abandon for it to
+// return, then leaves it behind (a handler stuck where no context reaches must not hold a worker for ever).
+func (p *Pool) callBounded(ctx context.Context, j *Job, log *slog.Logger) error {
+	if p.Deadline <= 0 {
+		return p.call(ctx, j)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.call(ctx, j) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(p.Abandon)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		log.Error("the job did not stop when asked: abandoned", "cause", context.Cause(ctx), "waited", p.Abandon)
+		return fmt.Errorf("job %d did not stop within %s of being asked (%v): abandoned", j.ID, p.Abandon, context.Cause(ctx))
 	}
 }
 
@@ -354,7 +427,7 @@ func (p *Pool) heartbeat(ctx context.Context, j *Job, cancel context.CancelCause
 			case <-stop:
 				return
 			case <-ctx.Done():
-				return
+				return // past its deadline (or stopped): the lease is no longer renewed
 			case <-t.C:
 			case <-poke:
 			}
@@ -373,4 +446,9 @@ func (p *Pool) heartbeat(ctx context.Context, j *Job, cancel context.CancelCause
 		}
 	})
 	return func() { close(stop); wg.Wait() }
+}
+
+func isDeferred(err error) bool {
+	_, ok := RetryTime(err)
+	return ok
 }

@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/internal/netdeadline"
+	"github.com/catalogbot/catalogbot/internal/regnet"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
@@ -21,6 +25,8 @@ func newPRCmd() *cobra.Command {
 		skipImages bool
 		summary    string
 		smokeIn    pipeline.SmokeInput
+
+		registryTimeout time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "pr --base REF --head REF [--author LOGIN]",
@@ -39,6 +45,8 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 			}
 			in.Repo = repo
 			in.SkipImages = skipImages
+			in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(regnet.LoopbackOnlyHTTP{
+				Next: netdeadline.Transport(remote.DefaultTransport, registryTimeout)}))
 			if smokeIn.KubeconfigPath != "" || smokeIn.NodeImage != "" || len(smokeIn.NodeImages) > 0 || smokeIn.OLMManifestsDir != "" {
 				in.Smoke = &smokeIn
 			}
@@ -72,6 +80,8 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 	cmd.Flags().StringVar(&smokeIn.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
 	cmd.Flags().StringSliceVar(&smokeIn.ImageArchives, "smoke-image-archive", nil, "image archives to load into kind nodes (repeatable)")
 	cmd.Flags().BoolVar(&smokeIn.Keep, "smoke-keep", false, "keep the smoke cluster")
+	cmd.Flags().DurationVar(&registryTimeout, "registry-timeout", 2*time.Minute, "deadline of each registry request (0: none)")
+	cmd.Flags().DurationVar(&in.StageTimeout, "stage-timeout", 30*time.Minute, "deadline of each stage; one that runs out is an infrastructure failure (0: none)")
 	_ = cmd.MarkFlagRequired("base")
 	return cmd
 }

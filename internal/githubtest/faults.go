@@ -13,6 +13,11 @@ type Fault struct {
 	Status int
 	Header http.Header
 	Body   string
+	// Applied makes the fake handle the request first (creating what it creates) and answer the fault
+	// instead of its result: GitHub applying a POST and a proxy answering 502.
+	Applied bool
+	// Drop closes the connection without an answer (with Applied: after handling the request).
+	Drop bool
 }
 
 type fault struct {

@@ -106,6 +106,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	seq := len(s.recorded)
 	s.mu.Unlock()
 
+	if status == dropStatus {
+		// A connection drop: no answer at all.
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
 	h := w.Header()
 	for k, vs := range header {
 		h[k] = vs
@@ -138,8 +148,9 @@ func (s *Server) answer(r *http.Request, path string, query url.Values, body []b
 			r.Method, path, r.Method, rt.template, strings.Join(violations, "\n\t"))
 		return errorReply(http.StatusBadRequest, "Invalid request.\n\n"+strings.Join(violations, "\n"))
 	}
-	if f := s.takeFault(r.Method, path); f != nil {
-		return f.Status, f.Header.Clone(), []byte(f.Body)
+	f := s.takeFault(r.Method, path)
+	if f != nil && !f.Applied {
+		return s.faultReply(f)
 	}
 	h := routes[r.Method+" "+rt.template]
 	if h == nil {
@@ -160,7 +171,20 @@ func (s *Server) answer(r *http.Request, path string, query url.Values, body []b
 		}
 		s.checkResponse(r.Method, path, rt, rep.status, payload)
 	}
+	if f != nil {
+		return s.faultReply(f) // applied, then failed
+	}
 	return rep.status, c.header, payload
+}
+
+// dropStatus is the recorded status of a request whose connection the fake closed without answering.
+const dropStatus = 0
+
+func (s *Server) faultReply(f *Fault) (int, http.Header, []byte) {
+	if f.Drop {
+		return dropStatus, nil, nil
+	}
+	return f.Status, f.Header.Clone(), []byte(f.Body)
 }
 
 // checkResponse fails the test when the fake's own answer does not fit GitHub's documented response.

@@ -1,0 +1,128 @@
+package bot
+
+import (
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/catalogbot/catalogbot/bot/queue"
+)
+
+// tarpit is a registry address that accepts TCP connections and never answers.
+func tarpit(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// A pull request whose references config names a registry that accepts connections and never answers
+// holds a worker no longer than the deadlines of bot.yaml's timeouts: each registry request's, the
+// render stage's, or the job's. The check run fails as an infrastructure failure naming the host, the
+// job ends (its heartbeat does not keep it alive), and the single worker goes on to the next pull request.
+func TestAttackTarpitRegistry(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		timeouts TimeoutsConfig
+		title    string
+		summary  []string
+	}{
+		{"registry request", TimeoutsConfig{RegistryRequest: 300 * time.Millisecond, GitHubRequest: time.Minute, Stage: time.Hour, Job: time.Hour},
+			"Infrastructure failure in render", []string{"did not answer within 300ms"}},
+		{"stage", TimeoutsConfig{RegistryRequest: time.Hour, GitHubRequest: time.Minute, Stage: 2 * time.Second, Job: time.Hour},
+			"Infrastructure failure in render", []string{"the render stage did not finish within its 2s deadline"}},
+		{"job", TimeoutsConfig{RegistryRequest: time.Hour, GitHubRequest: time.Minute, Stage: time.Hour, Job: 3 * time.Second},
+			deadlineTitle, []string{"ran past its deadline"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(h *harness) { h.cfg.Timeouts = tc.timeouts; h.cfg.Queue.Workers = 1 })
+			pit := tarpit(t)
+			main := h.seedMain(repoConfig + "references:\n  file: catalog.yaml\n")
+			refs := "name: catalog\nrepo: " + h.reg.Host + "/ops/catalog\ntag: latest\nreferences:\n" +
+				"- name: foo-operator\n  image: " + pit + "/ops/foo-operator-bundle:v0.2.0\n"
+			head := h.label(h.git.Commit("admin/tarpit", main, "catalog-admin", "render foo from a registry", map[string]string{"catalog.yaml": refs}), "HEAD")
+			h.openPR(1, "catalog-admin", head, main)
+			start := time.Now()
+			h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(1, "catalog-admin", head, main, nil))
+			// The next pull request is checked by the same (only) worker once the tarpit lets go of it.
+			other := h.label(h.releaseFoo("alice/foo", main, "alice"), "OTHER")
+			h.openPR(2, "alice", other, main)
+			h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(2, "alice", other, main, nil))
+
+			var pitRun, otherRun string
+			deadline := time.Now().Add(40 * time.Second)
+			for pitRun == "" || otherRun == "" {
+				if time.Now().After(deadline) {
+					t.Fatalf("check runs after 40s: %+v\nlogs:\n%s", h.gh.CheckRuns(repoFull), h.logs.String())
+				}
+				time.Sleep(20 * time.Millisecond)
+				for _, cr := range h.gh.CheckRuns(repoFull) {
+					if cr.Status != "completed" {
+						continue
+					}
+					switch cr.HeadSHA {
+					case head:
+						pitRun = cr.Conclusion + " | " + cr.Output.Title + " | " + cr.Output.Summary
+					case other:
+						otherRun = cr.Conclusion
+					}
+				}
+			}
+			t.Logf("the tarpit's check completed in %s", time.Since(start).Round(time.Millisecond))
+			if !strings.HasPrefix(pitRun, "failure | "+tc.title) {
+				t.Errorf("the tarpit's check run: %.600s\nwant a failure titled %q", pitRun, tc.title)
+			}
+			for _, want := range append(tc.summary, pit) {
+				if tc.name == "job" && want == pit {
+					continue // stopped from outside the pipeline: the host is in the job's log, not the report
+				}
+				if !strings.Contains(pitRun, want) {
+					t.Errorf("the tarpit's check run does not say %q:\n%.3000s", want, pitRun)
+				}
+			}
+			if otherRun != "success" {
+				t.Errorf("the next pull request's check: %s", otherRun)
+			}
+			h.waitFor("the jobs to settle", func() bool {
+				depth, err := h.q.Depth(t.Context())
+				return err == nil && depth[queue.Queued]+depth[queue.Running] == 0
+			})
+			first, err := h.q.Get(t.Context(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := queue.Done
+			if tc.name == "job" {
+				want = queue.Failed
+			}
+			if first.Kind != kindCheck || first.State != want || first.Attempts != 1 {
+				t.Errorf("the tarpit's check job: %s %s after %d attempts (%s), want %s after 1", first.Kind, first.State, first.Attempts, first.Error, want)
+			}
+		})
+	}
+}

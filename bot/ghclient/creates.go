@@ -1,0 +1,68 @@
+package ghclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+)
+
+// Creates are never blindly retried. A POST GitHub may have applied (it answered 5xx, or the connection
+// dropped before the answer) is not sent again by the transport; the client looks for what it would have
+// created first (a check run by its external ID on its commit, a comment by its body), and creates it again
+// only when it is not there.
+
+// unsure reports whether a failed create may have been applied: a 5xx or no answer at all.
+func unsure(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	st := StatusOf(err)
+	return st == 0 || st >= http.StatusInternalServerError && st != http.StatusNotImplemented
+}
+
+// createOnce runs create; after an unsure failure it runs find (0: not there), then create again, up to
+// c.retries times with backoff.
+func (c *client) createOnce(ctx context.Context, create func() (int64, error), find func() (int64, error)) (int64, error) {
+	id, err := create()
+	delay := c.backoff
+	for i := 0; i < c.retries && unsure(ctx, err); i++ {
+		if serr := sleep(ctx, delay); serr != nil {
+			return 0, errors.Join(err, serr)
+		}
+		delay *= 2
+		found, ferr := find()
+		if ferr != nil {
+			err = errors.Join(err, ferr)
+			continue
+		}
+		if found != 0 {
+			return found, nil
+		}
+		id, err = create()
+	}
+	return id, err
+}
+
+func (c *client) CreateCheckRun(ctx context.Context, repo Repo, cr CheckRun) (int64, error) {
+	create := func() (int64, error) { return c.createCheckRun(ctx, repo, cr) }
+	if cr.ExternalID == "" {
+		id, err := create()
+		return id, err // nothing identifies it: the caller decides
+	}
+	return c.createOnce(ctx, create, func() (int64, error) { return c.FindCheckRun(ctx, repo, cr.HeadSHA, cr.Name, cr.ExternalID) })
+}
+
+func (c *client) CreateComment(ctx context.Context, repo Repo, number int, body string) (int64, error) {
+	return c.createOnce(ctx, func() (int64, error) { return c.createComment(ctx, repo, number, body) }, func() (int64, error) {
+		cs, err := c.Comments(ctx, repo, number)
+		if err != nil {
+			return 0, err
+		}
+		for i := len(cs) - 1; i >= 0; i-- {
+			if cs[i].Body == body {
+				return cs[i].ID, nil
+			}
+		}
+		return 0, nil
+	})
+}

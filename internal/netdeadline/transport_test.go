@@ -1,0 +1,117 @@
+package netdeadline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// tarpit accepts connections and never answers.
+func tarpit(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+func TestTransport(t *testing.T) {
+	const d = 200 * time.Millisecond
+	client := &http.Client{Transport: Transport(nil, d)}
+	var ne net.Error
+
+	// A server that accepts and never answers.
+	host := tarpit(t)
+	start := time.Now()
+	_, err := client.Get("http://" + host + "/v2/")
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Host != host || !errors.As(err, &ne) || !ne.Timeout() {
+		t.Errorf("tarpit: %v, want a TimeoutError naming %s", err, host)
+	}
+	if el := time.Since(start); el > 5*d {
+		t.Errorf("tarpit answered the client after %s", el)
+	}
+
+	// A server that sends headers, then drips the body.
+	drip := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		for {
+			if _, err := w.Write([]byte("x")); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}))
+	defer drip.Close()
+	resp, err := client.Get(drip.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !errors.As(err, &te) {
+		t.Errorf("dripping body: %v, want a TimeoutError", err)
+	}
+
+	// The caller's own cancellation stays the caller's.
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+tarpit(t)+"/", nil)
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if _, err := client.Do(req); errors.As(err, &te) || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled by the caller: %v", err)
+	}
+
+	// Other failures stay what they are.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	if _, err := client.Get("http://" + dead + "/"); err == nil || errors.As(err, &te) || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("nothing listening: %v, want connection refused", err)
+	}
+
+	// A quick server is not affected.
+	ok := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer ok.Close()
+	resp, err = client.Get(ok.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(data) != "ok" {
+		t.Errorf("quick server: %q, %v", data, err)
+	}
+}

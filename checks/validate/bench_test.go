@@ -21,7 +21,7 @@ func BenchmarkValidateComposed(b *testing.B) {
 func BenchmarkValidateOnePackage(b *testing.B) {
 	dir := sharedData(b, "catalogs", "composed-279")
 	for b.Loop() {
-		res, fellBack, err := Changed(context.Background(), dir, []string{"etcd/catalog.json"})
+		res, fellBack, err := Changed(context.Background(), dir, []string{"etcd/catalog.json"}, Limits{})
 		if err != nil || fellBack || !res.Valid() || len(res.Catalog.Packages) != 1 {
 			b.Fatalf("%v %v %v", err, fellBack, res)
 		}

@@ -12,12 +12,12 @@ import (
 // layout) holding the changed files. It falls back to the whole catalog when a changed file is at the
 // catalog root, or when the touched packages turn out to have blobs elsewhere (an unknown package in the
 // subset), so a partial load can never invent or hide an error. It reports whether it fell back.
-func Changed(ctx context.Context, dir string, changed []string) (*Result, bool, error) {
+func Changed(ctx context.Context, dir string, changed []string, lim Limits) (*Result, bool, error) {
 	dirs := map[string]bool{}
 	for _, f := range changed {
 		top, _, nested := strings.Cut(f, "/")
 		if !nested {
-			res, err := Dir(ctx, dir, Options{})
+			res, err := Dir(ctx, dir, Options{Limits: lim})
 			return res, true, err
 		}
 		dirs[top] = true
@@ -29,13 +29,13 @@ func Changed(ctx context.Context, dir string, changed []string) (*Result, bool, 
 	if len(dirs) == 0 {
 		return &Result{}, false, nil
 	}
-	res, err := Dir(ctx, dir, Options{Include: include})
+	res, err := Dir(ctx, dir, Options{Include: include, Limits: lim})
 	if err != nil {
 		return nil, false, err
 	}
 	for _, d := range res.Diagnostics {
 		if d.Rule == "channel-unknown-package" || d.Rule == "bundle-unknown-package" || d.Rule == "deprecation-unknown-package" {
-			full, err := Dir(ctx, dir, Options{})
+			full, err := Dir(ctx, dir, Options{Limits: lim})
 			return full, true, err
 		}
 	}
@@ -48,7 +48,7 @@ func (r *Result) Summary() string {
 		return "nothing to validate"
 	}
 	c := r.Catalog
-	errs := 0
+	errs := diag.TruncatedCount(r.Truncated, diag.Error)
 	for _, d := range r.Diagnostics {
 		if d.Severity == diag.Error {
 			errs++

@@ -21,6 +21,7 @@ func newPRCmd() *cobra.Command {
 		skipImages bool
 		summary    string
 		smokeIn    pipeline.SmokeInput
+		limits     limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "pr --base REF --head REF [--author LOGIN]",
@@ -38,6 +39,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 				return err
 			}
 			in.Repo = repo
+			in.Limits = limits.override()
 			in.SkipImages = skipImages
 			if smokeIn.KubeconfigPath != "" || smokeIn.NodeImage != "" || len(smokeIn.NodeImages) > 0 || smokeIn.OLMManifestsDir != "" {
 				in.Smoke = &smokeIn
@@ -59,6 +61,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 		},
 	}
 	out.add(cmd)
+	limits.add(cmd)
 	cmd.Flags().StringVar(&repoDir, "repo", ".", "the catalog repository (work tree or bare)")
 	cmd.Flags().StringVar(&in.Base, "base", "", "base revision (config and owners are read from it)")
 	cmd.Flags().StringVar(&in.Head, "head", "HEAD", "head revision (the change)")

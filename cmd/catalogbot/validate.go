@@ -17,6 +17,7 @@ func newValidateCmd() *cobra.Command {
 		out          outputFlags
 		changedSince string
 		staged       bool
+		limits       limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "validate [DIR]",
@@ -36,10 +37,15 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 				dir = args[0]
 			}
 			ctx := cmd.Context()
+			cfg, err := repoConfig(dir)
+			if err != nil {
+				return err
+			}
+			lim := limits.limits(cfg)
+			boundMemory(dir)
 			start := time.Now()
 			var (
 				res      *validate.Result
-				err      error
 				scope    string
 				fellBack bool
 			)
@@ -48,20 +54,20 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 				if cerr != nil {
 					return cerr
 				}
-				res, fellBack, err = validate.Changed(ctx, dir, files)
+				res, fellBack, err = validate.Changed(ctx, dir, files, lim)
 				scope = fmt.Sprintf(" (%d changed files", len(files))
 				if fellBack {
 					scope += "; whole catalog validated"
 				}
 				scope += ")"
 			} else {
-				res, err = validate.Dir(ctx, dir, validate.Options{})
+				res, err = validate.Dir(ctx, dir, validate.Options{Limits: lim})
 			}
 			if err != nil {
 				return err
 			}
 			st := report.Stage{Name: validate.Check, Status: report.Pass, Duration: time.Since(start),
-				Diagnostics: res.Diagnostics, Summary: res.Summary() + scope}
+				Diagnostics: res.Diagnostics, Truncated: res.Truncated, Summary: res.Summary() + scope}
 			if diag.HasErrors(res.Diagnostics) {
 				st.Status = report.Fail
 			}
@@ -69,6 +75,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 		},
 	}
 	out.add(cmd)
+	limits.add(cmd)
 	cmd.Flags().StringVar(&changedSince, "changed-since", "", "validate only packages changed since this git revision")
 	cmd.Flags().BoolVar(&staged, "staged", false, "validate only packages with staged changes (pre-commit)")
 	cmd.MarkFlagsMutuallyExclusive("changed-since", "staged")

@@ -45,6 +45,7 @@ type Config struct {
 	Smoke      SmokeConfig     `yaml:"smoke"`
 	Merge      MergeConfig     `yaml:"merge"`
 	Publish    PublishConfig   `yaml:"publish"`
+	Limits     LimitsConfig    `yaml:"limits"`
 }
 
 // CatalogConfig locates the FBC: Dir is relative to the repository root, Format is "json" or "yaml".

@@ -38,6 +38,7 @@ const (
 	RulePropertyInvalid = "property-invalid"
 	RuleBundleObject    = "property-bundle-object-invalid"
 	RuleTooLarge        = "file-too-large"
+	RuleCatalogTooLarge = "catalog-too-large"
 	RuleFile            = "file-unreadable"
 )
 
@@ -55,6 +56,39 @@ func foldKey(k string) string {
 // metaKeys is the first pass over a top-level object: it validates the whole value and finds the
 // identifying keys, rejecting case-insensitive duplicates and non-string identifiers as opm does.
 func metaKeys(data []byte, i int) (m Meta, end int, err error) {
+	return (&keyScratch{}).metaKeys(data, i)
+}
+
+// keyScratch is metaKeys' memory, reused from blob to blob by one loader: the top-level keys by
+// case-folded spelling. Blobs have a handful of keys, so a slice searched linearly beats a map; an index
+// map is built past 16 keys so a hostile blob with a million keys stays linear.
+type keyScratch struct {
+	list  []seenKey
+	index map[string]int
+}
+
+type seenKey struct {
+	fold, key string
+	others    []string // other spellings of the same folded key (a duplicate)
+	val       int
+}
+
+func (sc *keyScratch) find(f string) int {
+	if sc.index != nil {
+		if j, ok := sc.index[f]; ok {
+			return j
+		}
+		return -1
+	}
+	for j := range sc.list {
+		if sc.list[j].fold == f {
+			return j
+		}
+	}
+	return -1
+}
+
+func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) {
 	if data[i] != '{' {
 		// not an object: a syntax error (e.g. YAML after a JSON blob) is the better message
 		end, err = skipValue(data, i, 0)
@@ -64,37 +98,36 @@ func metaKeys(data []byte, i int) (m Meta, end int, err error) {
 		return m, end, &blobError{off: i, rule: RuleNotObject,
 			msg: fmt.Sprintf("expected a JSON object (a blob with a \"schema\" key), got %s", kindAt(data, i))}
 	}
-	type seen struct {
-		keys []string
-		val  int
-	}
-	var folded map[string]*seen
-	var order []string
+	clear(sc.list) // drop the previous blob's strings
+	sc.list, sc.index = sc.list[:0], nil
 	end, err = iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
 		key := stringValue(data, ks, ke, esc)
-		if folded == nil {
-			folded = make(map[string]*seen, 8)
-		}
 		f := foldKey(key)
-		s := folded[f]
-		if s == nil {
-			s = &seen{}
-			folded[f] = s
-			order = append(order, f)
+		j := sc.find(f)
+		if j < 0 {
+			sc.list = append(sc.list, seenKey{fold: f, key: key})
+			j = len(sc.list) - 1
+			if sc.index != nil {
+				sc.index[f] = j
+			} else if len(sc.list) > 16 {
+				sc.index = make(map[string]int, 2*len(sc.list))
+				for n, e := range sc.list {
+					sc.index[e.fold] = n
+				}
+			}
+		} else if e := &sc.list[j]; e.key != key && !slices.Contains(e.others, key) {
+			e.others = append(e.others, key)
 		}
-		if !slices.Contains(s.keys, key) {
-			s.keys = append(s.keys, key)
-		}
-		s.val = at
+		sc.list[j].val = at
 		return fastSkip(data, at)
 	})
 	if err != nil {
 		return m, end, err
 	}
 	var dups []string
-	for _, f := range order {
-		if keys := folded[f].keys; len(keys) > 1 {
-			dups = append(dups, fmt.Sprintf("%q (%s)", f, strings.Join(quoteAll(keys), ", ")))
+	for _, e := range sc.list {
+		if len(e.others) > 0 {
+			dups = append(dups, fmt.Sprintf("%q (%s)", e.fold, strings.Join(quoteAll(append([]string{e.key}, e.others...)), ", ")))
 		}
 	}
 	if len(dups) > 0 {
@@ -106,14 +139,19 @@ func metaKeys(data []byte, i int) (m Meta, end int, err error) {
 		name string
 		dst  *string
 	}{{"schema", &m.Schema}, {"package", &m.Package}, {"name", &m.Name}} {
-		s := folded[k.name]
-		if s == nil {
+		j := sc.find(k.name)
+		if j < 0 {
 			continue
+		}
+		s := sc.list[j]
+		last := s.key
+		if len(s.others) > 0 {
+			last = s.others[len(s.others)-1]
 		}
 		if data[s.val] != '"' {
 			vend, _ := fastSkip(data, s.val)
 			return m, end, &blobError{off: s.val, rule: RuleMetaNotString,
-				msg:  fmt.Sprintf("value of key %q must be a string, got %s", s.keys[len(s.keys)-1], strings.TrimSpace(string(data[s.val:vend]))),
+				msg:  fmt.Sprintf("value of key %q must be a string, got %s", last, strings.TrimSpace(string(data[s.val:vend]))),
 				hint: "quote the value"}
 		}
 		// values were only skipped so far, not validated: a bad string is a syntax error, as in opm
@@ -134,29 +172,31 @@ func quoteAll(list []string) []string {
 	return out
 }
 
+// wrapBlobError makes an error decoding the blob at i (identified by m) a blobError with its rule.
+func wrapBlobError(err error, m *Meta, i int) error {
+	if err == nil {
+		return nil
+	}
+	be := &blobError{rule: RuleWrongType, schema: m.Schema, pkg: m.Package, name: m.Name}
+	switch e := err.(type) {
+	case *typeError:
+		be.off, be.msg = e.off, e.Error()
+	case *PropertyError:
+		be.off, be.msg, be.rule = e.Off, e.Error(), RulePropertyInvalid
+		if e.Type == PropertyBundleObject {
+			be.rule = RuleBundleObject
+		}
+	case *blobError:
+		return e
+	default:
+		be.off, be.msg = i, err.Error()
+	}
+	return be
+}
+
 // decodeBlob decodes the top-level value data[i:end], whose identifying keys are m, into the catalog.
 func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 	pos := l.pos(i)
-	wrap := func(err error) error {
-		if err == nil {
-			return nil
-		}
-		be := &blobError{rule: RuleWrongType, schema: m.Schema, pkg: m.Package, name: m.Name}
-		switch e := err.(type) {
-		case *typeError:
-			be.off, be.msg = e.off, e.Error()
-		case *PropertyError:
-			be.off, be.msg, be.rule = e.Off, e.Error(), RulePropertyInvalid
-			if e.Type == PropertyBundleObject {
-				be.rule = RuleBundleObject
-			}
-		case *blobError:
-			return e
-		default:
-			be.off, be.msg = i, err.Error()
-		}
-		return be
-	}
 	switch m.Schema {
 	case "":
 		return &blobError{off: i, rule: RuleMissingSchema, pkg: m.Package, name: m.Name,
@@ -165,28 +205,31 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 	case SchemaPackage:
 		p := &Package{Pos: pos}
 		if _, err := decodeInto(data, i, p); err != nil {
-			return wrap(err)
+			return wrapBlobError(err, &m, i)
 		}
 		p.Properties = cloneProperties(p.Properties)
+		p.Schema, p.DefaultChannel = SchemaPackage, l.intern(p.DefaultChannel)
 		l.cat.Packages = append(l.cat.Packages, p)
 	case SchemaChannel:
 		c := &Channel{Pos: pos}
 		if _, err := decodeInto(data, i, c); err != nil {
-			return wrap(err)
+			return wrapBlobError(err, &m, i)
 		}
 		l.entryPositions(data, i, c)
 		c.Properties = cloneProperties(c.Properties)
+		c.Schema, c.Package = SchemaChannel, l.intern(c.Package)
 		l.cat.Channels = append(l.cat.Channels, c)
 	case SchemaBundle:
 		b := &Bundle{Pos: pos}
 		if _, err := decodeInto(data, i, b); err != nil {
-			return wrap(err)
+			return wrapBlobError(err, &m, i)
 		}
 		parsed, err := parseProperties(data, b.Properties, l.lean)
 		if err != nil {
-			return wrap(err)
+			return wrapBlobError(err, &m, i)
 		}
 		b.Parsed = parsed
+		b.Schema, b.Package = SchemaBundle, l.intern(b.Package)
 		if l.lean {
 			b.Properties = leanProperties(b.Properties)
 		} else {
@@ -199,18 +242,19 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 	case SchemaDeprecations:
 		d := &Deprecation{Pos: pos}
 		if _, err := decodeInto(data, i, d); err != nil {
-			return wrap(err)
+			return wrapBlobError(err, &m, i)
 		}
 		l.cat.Deprecations = append(l.cat.Deprecations, d)
 	default:
 		if _, err := skipValue(data, i, 0); err != nil {
 			return err
 		}
-		m.Pos = pos
+		o := m // a copy, so that m itself stays on the stack for the common schemas
+		o.Pos = pos
 		if !l.lean {
-			m.Blob = bytes.Clone(data[i:end])
+			o.Blob = bytes.Clone(data[i:end])
 		}
-		l.cat.Others = append(l.cat.Others, &m)
+		l.cat.Others = append(l.cat.Others, &o)
 	}
 	return nil
 }

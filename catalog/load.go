@@ -24,8 +24,13 @@ import (
 // IndexIgnore is the name of the files whose gitignore-style patterns exclude paths from a catalog.
 const IndexIgnore = ".indexignore"
 
-// DefaultMaxFileSize bounds any one catalog file; larger files are reported, not read.
-const DefaultMaxFileSize = 512 << 20
+// Default limits on what a load reads. A catalog larger than this is refused with a diagnostic naming the
+// file and the limit; both can be raised (flags, .catalogbot.yaml limits). The largest public catalogs
+// are about 100 MB in total, their largest file a few tens of MB.
+const (
+	DefaultMaxFileSize  = 256 << 20
+	DefaultMaxTotalSize = 1 << 30
+)
 
 // LoadOptions tune a load. The zero value is a full load with default limits.
 type LoadOptions struct {
@@ -36,6 +41,12 @@ type LoadOptions struct {
 	Concurrency int
 	// MaxFileSize overrides DefaultMaxFileSize.
 	MaxFileSize int64
+	// MaxTotalSize overrides DefaultMaxTotalSize: the files of the load together. A catalog over it is not
+	// read at all (Result.Refused), and the file where the total passes the limit gets a diagnostic.
+	MaxTotalSize int64
+	// Diagnostics, when set, receives every load diagnostic (the caller adds its own and reads the
+	// result from it); when nil, a limiter with diag.DefaultMaxPerRule is used.
+	Diagnostics *diag.Limiter
 	// Include, when set, limits the load to the files it accepts (slash paths relative to the root).
 	Include func(path string) bool
 	// VisitBundle, when set, is called for each decoded bundle on the worker that parsed it (concurrently),
@@ -48,8 +59,12 @@ type LoadOptions struct {
 type Result struct {
 	Catalog     *Catalog
 	Diagnostics []diag.Diagnostic
+	// Truncated counts, per rule, the diagnostics beyond the limit that were dropped.
+	Truncated []diag.Truncation
 	// Files lists the catalog files read (after .indexignore), in order.
 	Files []string
+	// Refused is set when the catalog was over a size limit and was not read (a diagnostic says why).
+	Refused bool
 }
 
 // LoadDir loads the catalog under dir. Symlinks are followed only when they stay inside dir.
@@ -140,6 +155,18 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 	if maxSize <= 0 {
 		maxSize = DefaultMaxFileSize
 	}
+	sink := opts.Diagnostics
+	if sink == nil {
+		sink = diag.NewLimiter(diag.DefaultMaxPerRule)
+	}
+	finish := func(res *Result) *Result {
+		res.Diagnostics, res.Truncated = sink.Diagnostics(), sink.Truncated()
+		return res
+	}
+	if d, over := overTotal(fsys, files, opts.MaxTotalSize); over {
+		sink.Add(d)
+		return finish(&Result{Catalog: &Catalog{}, Files: files, Refused: true}), nil
+	}
 	parts := make([]*fileLoader, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -149,7 +176,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 			defer wg.Done()
 			var buf []byte // reused across this worker's files
 			for i := range next {
-				l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle}
+				l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink}
 				buf = l.load(fsys, maxSize, buf)
 				parts[i] = l
 			}
@@ -176,10 +203,8 @@ feed:
 		c.Bundles = append(c.Bundles, p.cat.Bundles...)
 		c.Deprecations = append(c.Deprecations, p.cat.Deprecations...)
 		c.Others = append(c.Others, p.cat.Others...)
-		res.Diagnostics = append(res.Diagnostics, p.diags...)
 	}
-	res.Diagnostics = diag.Sort(res.Diagnostics)
-	return res, nil
+	return finish(res), nil
 }
 
 // catalogFiles lists every regular (or symlinked) file of fsys in lexical order, minus the .indexignore
@@ -246,7 +271,9 @@ type fileLoader struct {
 	lean  bool
 	visit func(*Bundle)
 	cat   *Catalog
-	diags []diag.Diagnostic
+	sink  *diag.Limiter
+	keys  keyScratch
+	strs  map[string]string // see intern
 	lines lineIndex
 	// yamlDoc, when set, is the position every offset maps to (the blob came from a YAML document).
 	yamlDoc *Pos
@@ -261,7 +288,7 @@ func (l *fileLoader) pos(off int) Pos {
 }
 
 func (l *fileLoader) report(p Pos, rule, msg, hint string) {
-	l.diags = append(l.diags, diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: rule,
+	l.sink.Add(diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: rule,
 		File: p.File, Line: p.Line, Column: p.Column, Message: msg, Hint: hint})
 }
 
@@ -287,7 +314,7 @@ func (l *fileLoader) reportErr(err error) {
 			d.Package = be.pkg
 			d.Message = fmt.Sprintf("deprecations of package %q: %s", be.pkg, be.msg)
 		}
-		l.diags = append(l.diags, d)
+		l.sink.Add(d)
 	case errors.As(err, &se):
 		l.report(l.pos(se.off), RuleSyntax, "JSON syntax error: "+se.msg, "fix the JSON syntax at this position")
 	default:
@@ -377,7 +404,7 @@ func (l *fileLoader) loadJSON(data []byte) {
 		if i >= len(data) {
 			return
 		}
-		m, end, err := metaKeys(data, i)
+		m, end, err := l.keys.metaKeys(data, i)
 		if err == nil {
 			if derr := l.decodeBlob(data, i, end, m); derr != nil {
 				// a syntax error anywhere in the blob is found before any other problem, as in opm

@@ -102,7 +102,7 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 		}
 		l.yamlDoc = &pos
 		i := skipSpace(js, 0)
-		m, end, err := metaKeys(js, i)
+		m, end, err := l.keys.metaKeys(js, i)
 		if err != nil {
 			l.reportErr(err)
 			return

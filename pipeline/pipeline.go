@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline/report"
 )
@@ -32,6 +33,8 @@ type Input struct {
 	Membership Membership
 	// RemoteOptions are used for every registry request (auth, transport).
 	RemoteOptions []remote.Option
+	// Limits override the configuration's limits field by field (zero fields keep the configuration's).
+	Limits validate.Limits
 	// SkipImages skips the images stage (offline use).
 	SkipImages bool
 	// Progress receives one line per stage start (stderr in the CLI); nil for none.

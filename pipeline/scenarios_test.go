@@ -242,6 +242,9 @@ func scenarios() []scenario {
 				demo := w.pkg(demoPkg, "0.1.0", "0.2.0")
 				demo.Channels[0].Entries[1].Replaces = ""
 				demo.Bundles[0].Image = w.bundle(demoPkg, "0.2.0").Image
+				// the same image in relatedImages too: two diagnostics on one line sort by message, and
+				// different (random) digests would make their order change from run to run
+				demo.Bundles[0].RelatedImages[0].Image = demo.Bundles[0].Image
 				t.catalog = merge(demo, w.pkg(otherPkg, "0.1.0"))
 				return t
 			}},

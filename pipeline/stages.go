@@ -294,12 +294,14 @@ func (s *state) owners(ctx context.Context) report.Stage {
 }
 
 func (s *state) validate(ctx context.Context) report.Stage {
-	res, err := validate.Dir(ctx, path.Join(s.headDir, s.catalogDir()), validate.Options{})
+	res, err := validate.Dir(ctx, path.Join(s.headDir, s.catalogDir()), validate.Options{Limits: s.limits()})
 	if err != nil {
 		return stageFromErr(err)
 	}
 	ds := s.repoPaths(res.Diagnostics)
-	return stageFromDiags(res.Summary(), ds)
+	st := stageFromDiags(res.Summary(), ds)
+	st.Truncated = res.Truncated // each dropped rule kept its first diagnostics: the status stands
+	return st
 }
 
 // repoPaths makes catalog-relative diagnostic paths repository-relative.

@@ -29,6 +29,9 @@ func (v *validator) bundles() {
 			continue
 		}
 		bs := &bundleState{b: b}
+		if ps.bundles == nil {
+			ps.bundles = map[string]*bundleState{}
+		}
 		ps.bundles[b.Name] = bs
 		v.bundle(ps, bs)
 		if len(ps.inChannels[b.Name]) == 0 {

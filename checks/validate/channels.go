@@ -30,6 +30,9 @@ func (v *validator) channels() {
 				"merge the two olm.channel blobs")
 			continue
 		}
+		if ps.channels == nil {
+			ps.channels, ps.inChannels = map[string]*catalog.Channel{}, map[string][]*catalog.Channel{}
+		}
 		ps.channels[c.Name] = c
 		ps.chOrder = append(ps.chOrder, c)
 		seen := map[string]bool{}

@@ -1,26 +1,35 @@
 package validate
 
-import "github.com/catalogbot/catalogbot/internal/diag"
+import (
+	"sync"
 
-// withoutEchoes drops the model diagnostics that only echo a load error: a bundle the loader rejected
-// (an olm.bundle.object that is not base64, say) is not in the model, so each channel entry naming it
-// would also read as an entry without a bundle. The load error says what is wrong; opm reports it alone.
-func withoutEchoes(loadDiags, modelDiags []diag.Diagnostic) []diag.Diagnostic {
-	rejected := map[[2]string]bool{}
-	for _, d := range loadDiags {
-		if d.Severity == diag.Error && d.Bundle != "" {
-			rejected[[2]string{d.Package, d.Bundle}] = true
-		}
+	"github.com/catalogbot/catalogbot/internal/diag"
+)
+
+// rejectedBundles are the bundles the loader rejected (an olm.bundle.object that is not base64, say). Such a
+// bundle is not in the model, so each channel entry naming it would also read as an entry without a
+// bundle: that diagnostic only echoes the load error, which says what is wrong; opm reports it alone.
+type rejectedBundles struct {
+	mu  sync.Mutex
+	set map[[2]string]bool
+}
+
+// observe records d's bundle when d is a load error about a bundle (the loader calls it concurrently).
+func (r *rejectedBundles) observe(d diag.Diagnostic) {
+	if d.Severity != diag.Error || d.Bundle == "" {
+		return
 	}
-	if len(rejected) == 0 {
-		return modelDiags
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.set == nil {
+		r.set = map[[2]string]bool{}
 	}
-	kept := make([]diag.Diagnostic, 0, len(modelDiags))
-	for _, d := range modelDiags {
-		if d.Rule == "channel-entry-without-bundle" && rejected[[2]string{d.Package, d.Bundle}] {
-			continue
-		}
-		kept = append(kept, d)
-	}
-	return kept
+	r.set[[2]string{d.Package, d.Bundle}] = true
+}
+
+// echo reports whether a model diagnostic only echoes the rejection of its bundle.
+func (r *rejectedBundles) echo(d diag.Diagnostic) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return d.Rule == "channel-entry-without-bundle" && r.set[[2]string{d.Package, d.Bundle}]
 }

@@ -18,6 +18,8 @@ type Change struct {
 	Files []string
 	// Before returns a touched file's content before the change; ok is false when it did not exist.
 	Before func(path string) (data []byte, ok bool, err error)
+	// Limits bound the validation as in Options.
+	Limits Limits
 }
 
 // Changed validates only the packages a change touched, by package identity, not by directory: every
@@ -54,7 +56,7 @@ func (d dirSource) open(p string) (fs.File, error) {
 
 func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) {
 	full := func() (*Result, bool, error) {
-		res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return src.load(ctx, lo) }, Options{})
+		res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return src.load(ctx, lo) }, Options{Limits: ch.Limits})
 		return res, true, err
 	}
 	if len(ch.Files) == 0 {
@@ -115,7 +117,7 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 		return nil, false, err
 	}
 	res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return src.load(ctx, lo) },
-		Options{Include: func(p string) bool { return include[p] }, Packages: pkgs})
+		Options{Include: func(p string) bool { return include[p] }, Packages: pkgs, Limits: ch.Limits})
 	return res, false, err
 }
 
@@ -125,7 +127,7 @@ func (r *Result) Summary() string {
 		return "nothing to validate"
 	}
 	c := r.Catalog
-	errs := 0
+	errs := diag.TruncatedCount(r.Truncated, diag.Error)
 	for _, d := range r.Diagnostics {
 		if d.Severity == diag.Error {
 			errs++

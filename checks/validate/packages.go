@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
-
-	"github.com/catalogbot/catalogbot/catalog"
 )
 
 var dns1123Label = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 func (v *validator) packages() {
-	v.pkgs = map[string]*pkgState{}
+	v.pkgs = make(map[string]*pkgState, len(v.c.Packages))
 	for _, p := range v.c.Packages {
 		switch {
 		case p.Name == "":
@@ -28,8 +26,9 @@ func (v *validator) packages() {
 				fmt.Sprintf("package name %q is not a DNS-1123 label: at most 63 characters, lower-case letters, digits and '-', starting and ending with a letter or digit", p.Name),
 				"rename the package (e.g. "+suggestLabel(p.Name)+")")
 		}
-		v.pkgs[p.Name] = &pkgState{p: p, channels: map[string]*catalog.Channel{},
-			bundles: map[string]*bundleState{}, inChannels: map[string][]*catalog.Channel{}}
+		// the maps are made on first use: a catalog of many empty packages (hostile or not) costs no more
+		// than its packages
+		v.pkgs[p.Name] = &pkgState{p: p}
 		v.pkgOrder = append(v.pkgOrder, v.pkgs[p.Name])
 	}
 }

@@ -24,6 +24,29 @@ type Options struct {
 	Include func(path string) bool
 	// Packages, when set, limits the reported diagnostics to these packages (and file-level problems).
 	Packages map[string]bool
+	// Limits bound what is read and what is kept; the zero value means the defaults.
+	Limits Limits
+}
+
+// Limits bound the work and memory a hostile catalog can cost. Zero fields mean the defaults.
+type Limits struct {
+	// MaxFileBytes bounds each file (catalog.DefaultMaxFileSize).
+	MaxFileBytes int64
+	// MaxTotalBytes bounds the catalog's files together (catalog.DefaultMaxTotalSize).
+	MaxTotalBytes int64
+	// MaxPerRule bounds the diagnostics kept per rule (diag.DefaultMaxPerRule); the rest are counted in
+	// Result.Truncated. Negative keeps everything.
+	MaxPerRule int
+}
+
+func (l Limits) limiter() *diag.Limiter {
+	switch {
+	case l.MaxPerRule < 0:
+		return diag.NewLimiter(0)
+	case l.MaxPerRule == 0:
+		return diag.NewLimiter(diag.DefaultMaxPerRule)
+	}
+	return diag.NewLimiter(l.MaxPerRule)
 }
 
 // Result is the outcome of validating a directory.
@@ -31,6 +54,8 @@ type Result struct {
 	Catalog     *catalog.Catalog
 	Files       []string
 	Diagnostics []diag.Diagnostic
+	// Truncated counts, per rule, the diagnostics found beyond Limits.MaxPerRule (not in Diagnostics).
+	Truncated []diag.Truncation
 }
 
 // Valid reports whether no error was found.
@@ -44,37 +69,39 @@ func Dir(ctx context.Context, dir string, opts Options) (*Result, error) {
 // load validates what loadWith loads (catalog.LoadDir or catalog.LoadFS with the options given).
 func load(loadWith func(catalog.LoadOptions) (*catalog.Result, error), opts Options) (*Result, error) {
 	refs := &refCache{}
-	res, err := loadWith(catalog.LoadOptions{Lean: true, Include: opts.Include, VisitBundle: refs.visit})
+	sink := opts.Limits.limiter()
+	keep := func(d diag.Diagnostic) bool {
+		return opts.Packages == nil || d.Package == "" || opts.Packages[d.Package]
+	}
+	rejected := &rejectedBundles{}
+	sink.Observe(rejected.observe)
+	sink.Filter(keep)
+	res, err := loadWith(catalog.LoadOptions{Lean: true, Include: opts.Include, VisitBundle: refs.visit,
+		MaxFileSize: opts.Limits.MaxFileBytes, MaxTotalSize: opts.Limits.MaxTotalBytes, Diagnostics: sink})
 	if err != nil {
 		return nil, err
 	}
-	v := &validator{c: res.Catalog, refs: refs}
-	v.run()
-	ds := append(res.Diagnostics, withoutEchoes(res.Diagnostics, v.diags)...)
-	if opts.Packages != nil {
-		kept := ds[:0]
-		for _, d := range ds {
-			if d.Package == "" || opts.Packages[d.Package] {
-				kept = append(kept, d)
-			}
-		}
-		ds = kept
+	if !res.Refused {
+		sink.Observe(nil)
+		sink.Filter(func(d diag.Diagnostic) bool { return keep(d) && !rejected.echo(d) })
+		(&validator{c: res.Catalog, refs: refs, sink: sink}).run()
 	}
-	return &Result{Catalog: res.Catalog, Files: res.Files, Diagnostics: diag.Sort(ds)}, nil
+	return &Result{Catalog: res.Catalog, Files: res.Files, Diagnostics: sink.Diagnostics(), Truncated: sink.Truncated()}, nil
 }
 
-// Catalog runs the model rules on a loaded catalog (load-time problems are the loader's diagnostics).
+// Catalog runs the model rules on a loaded catalog (load-time problems are the loader's diagnostics) and
+// returns every diagnostic they find.
 func Catalog(c *catalog.Catalog) []diag.Diagnostic {
-	v := &validator{c: c, refs: &refCache{}}
-	v.run()
-	return diag.Sort(v.diags)
+	sink := diag.NewLimiter(0)
+	(&validator{c: c, refs: &refCache{}, sink: sink}).run()
+	return sink.Diagnostics()
 }
 
 // validator holds the indexes the rules share.
 type validator struct {
-	c     *catalog.Catalog
-	diags []diag.Diagnostic
-	refs  *refCache
+	c    *catalog.Catalog
+	sink *diag.Limiter
+	refs *refCache
 
 	pkgs     map[string]*pkgState
 	pkgOrder []*pkgState
@@ -108,7 +135,7 @@ func (v *validator) run() {
 }
 
 func (v *validator) add(pos catalog.Pos, rule, pkg, ch, bundle, msg, hint string) {
-	v.diags = append(v.diags, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: rule,
+	v.sink.Add(diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: rule,
 		File: pos.File, Line: pos.Line, Column: pos.Column, Package: pkg, Channel: ch, Bundle: bundle,
 		Message: msg, Hint: hint})
 }

@@ -27,6 +27,7 @@ func newPRCmd() *cobra.Command {
 		smokeIn    pipeline.SmokeInput
 
 		registryTimeout time.Duration
+		limits          limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "pr --base REF --head REF [--author LOGIN]",
@@ -44,6 +45,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 				return err
 			}
 			in.Repo = repo
+			in.Limits = limits.override()
 			in.SkipImages = skipImages
 			in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(regnet.LoopbackOnlyHTTP{
 				Next: netdeadline.Transport(remote.DefaultTransport, registryTimeout)}))
@@ -67,6 +69,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 		},
 	}
 	out.add(cmd)
+	limits.add(cmd)
 	cmd.Flags().StringVar(&repoDir, "repo", ".", "the catalog repository (work tree or bare)")
 	cmd.Flags().StringVar(&in.Base, "base", "", "base revision (config and owners are read from it)")
 	cmd.Flags().StringVar(&in.Head, "head", "HEAD", "head revision (the change)")

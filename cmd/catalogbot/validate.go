@@ -16,6 +16,7 @@ func newValidateCmd() *cobra.Command {
 		out          outputFlags
 		changedSince string
 		staged       bool
+		limits       limitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "validate [DIR]",
@@ -51,6 +52,12 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 			if err != nil {
 				return err
 			}
+			cfg, err := repoConfig(dir)
+			if err != nil {
+				return err
+			}
+			lim := limits.limits(cfg)
+			boundMemory(dir)
 			start := time.Now()
 			var (
 				res      *validate.Result
@@ -62,26 +69,27 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 				if cerr != nil {
 					return cerr
 				}
-				res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: files, Before: gitx.Before(ctx, dir, changedSince, staged)})
+				res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: files, Before: gitx.Before(ctx, dir, changedSince, staged), Limits: lim})
 				scope = fmt.Sprintf(" (%d changed files", len(files))
 				if fellBack {
 					scope += "; whole catalog validated"
 				}
 				scope += ")"
 			} else {
-				res, err = validate.Dir(ctx, dir, validate.Options{})
+				res, err = validate.Dir(ctx, dir, validate.Options{Limits: lim})
 			}
 			if err != nil {
 				return err
 			}
 			st := report.Stage{Name: validate.Check, Status: report.StatusOf(res.Diagnostics, nil), Duration: time.Since(start),
-				Diagnostics: res.Diagnostics, Summary: res.Summary() + scope}
+				Diagnostics: res.Diagnostics, Truncated: res.Truncated, Summary: res.Summary() + scope}
 			r := &report.Report{Title: "catalog " + dir, Stages: []report.Stage{st}}
 			out.relocate(ctx, r, dir)
 			return out.emit(cmd, r)
 		},
 	}
 	out.add(cmd)
+	limits.add(cmd)
 	cmd.Flags().StringVar(&changedSince, "changed-since", "", "validate only packages changed since this git revision")
 	cmd.Flags().BoolVar(&staged, "staged", false, "validate only packages with staged changes (pre-commit)")
 	cmd.MarkFlagsMutuallyExclusive("changed-since", "staged")

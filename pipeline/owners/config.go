@@ -45,6 +45,7 @@ type Config struct {
 	Smoke      SmokeConfig     `yaml:"smoke"`
 	Merge      MergeConfig     `yaml:"merge"`
 	Publish    PublishConfig   `yaml:"publish"`
+	Limits     LimitsConfig    `yaml:"limits"`
 	// Catalogs, when set, makes the repository template-driven with several catalogs (catalogs.go).
 	Catalogs CatalogsConfig `yaml:"catalogs,omitempty"`
 }

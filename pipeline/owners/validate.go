@@ -55,6 +55,7 @@ func (d *decoder) validate(c *Config) {
 	if c.Merge.RequiredApprovals < 0 {
 		d.errorAt("merge.requiredApprovals", "config-bad-value", "", "merge.requiredApprovals: %d is negative", c.Merge.RequiredApprovals)
 	}
+	d.limits(c.Limits)
 	d.image("publish.image", c.Publish.Image)
 	d.image("publish.base", c.Publish.Base)
 	d.each("publish.platforms", c.Publish.Platforms, platformRE, "os/arch[/variant], such as linux/amd64")

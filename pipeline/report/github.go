@@ -41,6 +41,9 @@ func WriteGitHub(w io.Writer, r *Report, root string) error {
 		props = append(props, "title="+escapeProperty(ruleID(d)))
 		fmt.Fprintf(&b, "::%s %s::%s\n", level, strings.Join(props, ","), escapeData(messageWithHint(d)))
 	}
+	for _, s := range r.Stages {
+		dropped += diag.TruncatedCount(s.Truncated, "")
+	}
 	if dropped > 0 {
 		fmt.Fprintf(&b, "::notice title=catalogbot::%s\n", escapeData(fmt.Sprintf("%d more diagnostics are not annotated; see the step log or the JSON/SARIF output", dropped)))
 	}

@@ -37,7 +37,7 @@ func Markdown(r *Report, limit int) string {
 	}
 	var tail []string
 	for _, s := range r.Stages {
-		if len(s.Diagnostics) == 0 && s.Details == "" {
+		if len(s.Diagnostics) == 0 && len(s.Truncated) == 0 && s.Details == "" {
 			continue
 		}
 		tail = append(tail, fmt.Sprintf("\n### %s\n", s.Name))
@@ -63,6 +63,9 @@ func Markdown(r *Report, limit int) string {
 				line += "\n\n  ```" + lang + "\n" + indentBlock(strings.ReplaceAll(more, "```", "` ` `")) + "\n  ```\n"
 			}
 			tail = append(tail, line+"\n")
+		}
+		for _, t := range s.Truncated {
+			tail = append(tail, fmt.Sprintf("- … and %s more (`%s`): only the first of each rule are kept\n", Count(t.Count), t.Rule))
 		}
 		if s.Details != "" {
 			tail = append(tail, "\n"+s.Details+"\n")

@@ -30,6 +30,8 @@ type Stage struct {
 	Status      Status            `json:"status"`
 	Duration    time.Duration     `json:"duration_ns"`
 	Diagnostics []diag.Diagnostic `json:"diagnostics,omitempty"`
+	// Truncated counts, per rule, the diagnostics the stage found beyond its limit (not in Diagnostics).
+	Truncated []diag.Truncation `json:"truncated,omitempty"`
 	// Summary is a short human line ("validated 279 packages, 5374 bundles"); Details is optional markdown
 	// (graph diffs with mermaid diagrams, smoke results) for the markdown renderers.
 	Summary string `json:"summary,omitempty"`

@@ -22,6 +22,12 @@ type sarifLog struct {
 type sarifRun struct {
 	Tool    sarifTool     `json:"tool"`
 	Results []sarifResult `json:"results"`
+	// Properties carry "truncated": the results beyond the per-rule limit, counted by rule id.
+	Properties *sarifRunProperties `json:"properties,omitempty"`
+}
+
+type sarifRunProperties struct {
+	Truncated map[string]int `json:"truncated"`
 }
 
 type sarifTool struct {
@@ -108,6 +114,16 @@ func WriteSARIF(w io.Writer, r *Report, version, root string) error {
 			Tool:    sarifTool{Driver: sarifDriver{Name: "catalogbot", InformationURI: "https://github.com/catalogbot/catalogbot", Version: version, Rules: rules}},
 			Results: results,
 		}},
+	}
+	for _, st := range r.Stages {
+		for _, t := range st.Truncated {
+			p := log.Runs[0].Properties
+			if p == nil {
+				p = &sarifRunProperties{Truncated: map[string]int{}}
+				log.Runs[0].Properties = p
+			}
+			p.Truncated[ruleID(diag.Diagnostic{Check: t.Check, Rule: t.Rule})] += t.Count
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

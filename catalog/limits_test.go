@@ -1,0 +1,64 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"unsafe"
+)
+
+// A pull request can add as many files as it likes: a catalog whose files together pass the total limit
+// is refused before anything is parsed, with a diagnostic on the file where the limit is passed.
+func TestLoadRefusesCatalogOverTotalLimit(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for i := range 10 {
+		fsys[fmt.Sprintf("p%d/catalog.json", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(`{"schema":"olm.package","name":"p%d"}`, i) + strings.Repeat(" ", 100))}
+	}
+	res, err := LoadFS(context.Background(), fsys, LoadOptions{MaxTotalSize: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Refused || len(res.Catalog.Packages) != 0 {
+		t.Fatalf("want the catalog refused unread, got refused=%v with %d packages", res.Refused, len(res.Catalog.Packages))
+	}
+	if len(res.Diagnostics) != 1 {
+		t.Fatalf("want one diagnostic, got %v", res.Diagnostics)
+	}
+	d := res.Diagnostics[0]
+	// each file is 133 bytes: the fourth one passes 500
+	if d.Rule != RuleCatalogTooLarge || d.File != "p3/catalog.json" || !strings.Contains(d.Message, "limit of 500 bytes") {
+		t.Fatalf("want %s on p3/catalog.json naming the limit, got %s", RuleCatalogTooLarge, d)
+	}
+	res, err = LoadFS(context.Background(), fsys, LoadOptions{MaxTotalSize: 5000})
+	if err != nil || res.Refused || len(res.Catalog.Packages) != 10 {
+		t.Fatalf("under the limit the catalog loads: err %v, refused %v, %d packages", err, res.Refused, len(res.Catalog.Packages))
+	}
+}
+
+// Interned strings are equal to what was read, and the catalog's schema fields are the constants.
+func TestLoadSharesRepeatedStrings(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"schema":"olm.package","name":"etcd","defaultChannel":"alpha"}`)
+	b.WriteString(`{"schema":"olm.channel","package":"etcd","name":"alpha","entries":[{"name":"etcd.v1"}]}`)
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"schema":"olm.bundle","package":"etcd","name":"etcd.v%d","image":"x/y@sha256:%064d","properties":[{"type":"olm.package","value":{"packageName":"etcd","version":"%d.0.0"}}]}`, i, i, i)
+	}
+	res, err := LoadFS(context.Background(), fstest.MapFS{"c.json": {Data: []byte(b.String())}}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Catalog
+	if len(res.Diagnostics) != 0 || len(c.Bundles) != 3 || c.Packages[0].Schema != SchemaPackage || c.Channels[0].Schema != SchemaChannel {
+		t.Fatalf("unexpected load: %v %+v", res.Diagnostics, c)
+	}
+	for _, bd := range c.Bundles {
+		if bd.Package != "etcd" || bd.Schema != SchemaBundle {
+			t.Fatalf("bundle %s: package %q schema %q", bd.Name, bd.Package, bd.Schema)
+		}
+		if unsafe.StringData(bd.Package) != unsafe.StringData(c.Channels[0].Package) {
+			t.Fatalf("bundle %s keeps its own copy of the package name", bd.Name)
+		}
+	}
+}

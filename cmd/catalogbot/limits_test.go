@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestByteSizeFlag(t *testing.T) {
+	for in, want := range map[string]int64{"1048576": 1 << 20, "64MiB": 64 << 20, "2 GiB": 2 << 30, "10KB": 10000, "5B": 5} {
+		var b byteSize
+		if err := b.Set(in); err != nil || int64(b) != want {
+			t.Errorf("Set(%q) = %d, %v; want %d", in, b, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-5", "1.5GiB", "lots", "9999999999GiB"} {
+		var b byteSize
+		if err := b.Set(in); err == nil {
+			t.Errorf("Set(%q) accepted %d", in, b)
+		}
+	}
+}
+
+// The nearest .catalogbot.yaml up to the repository's top decides the limits; flags override it; a broken
+// one is an error, never silently the defaults.
+func TestLimitsFromConfigAndFlags(t *testing.T) {
+	repo := t.TempDir()
+	cat := filepath.Join(repo, "catalog", "etcd")
+	if err := os.MkdirAll(cat, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(s string) {
+		if err := os.WriteFile(filepath.Join(repo, ".catalogbot.yaml"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nlimits:\n  maxFileBytes: 1000\n  maxDiagnosticsPerRule: 5\n")
+	cfg, err := repoConfig(cat)
+	if err != nil || cfg == nil {
+		t.Fatalf("repoConfig: %v, %v", cfg, err)
+	}
+	f := limitFlags{perRule: 7}
+	l := f.limits(cfg)
+	if l.MaxFileBytes != 1000 || l.MaxPerRule != 7 || l.MaxTotalBytes != 0 {
+		t.Fatalf("limits %+v: want the file's maxFileBytes and the flag's per-rule limit", l)
+	}
+	write("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nlimits:\n  maxFileBytes: -1\n")
+	if _, err := repoConfig(cat); err == nil {
+		t.Fatal("a negative limit must be an error")
+	}
+	if err := os.Remove(filepath.Join(repo, ".catalogbot.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err := repoConfig(cat); cfg != nil || err != nil {
+		t.Fatalf("no config up to the repository's top: got %v, %v", cfg, err)
+	}
+}

@@ -23,6 +23,8 @@ type PublishInput struct {
 	Target string
 	// Build are the image build options (base, platforms, epoch, registry options).
 	Build build.Options
+	// Revision is the commit the catalog is built from (the pushed commit), "" when unknown.
+	Revision string
 }
 
 // Publish validates the catalog again, builds its image and pushes it by digest, then moves the tag. It
@@ -62,8 +64,12 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 	if err != nil {
 		return finish(stageFromErr(err), start), ""
 	}
+	from := ""
+	if in.Revision != "" {
+		from = " from " + short(in.Revision)
+	}
 	st = report.Stage{Name: "publish", Status: report.Pass,
-		Summary: fmt.Sprintf("pushed %s (%s), then tagged %s", dig.String(), plural(len(img.Platforms), "platform"), target.String())}
+		Summary: fmt.Sprintf("pushed %s%s (%s), then tagged %s", dig.String(), from, plural(len(img.Platforms), "platform"), target.String())}
 	return finish(st, start), dig.String()
 }
 

@@ -23,8 +23,11 @@ const publishContext = "catalogbot/publish"
 // by digest first and moves the tag last, so a failed publish never moves the tag.
 func (jc *jobCtx) publish(ctx context.Context) error {
 	b := jc.b
-	after := jc.task.After
-	dir, err := jc.fetch(ctx, []string{after})
+	// Always fetched, even when the pushed commit is already here: only the branch's current tip is
+	// published. A push processed after a newer one (a retry, a backlog, another replica) publishes that
+	// newer tip, so the newest catalog is published whatever order the pushes are handled in, and the
+	// newer push's own job finds nothing left to publish or publishes the same commit again.
+	dir, err := jc.fetch(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -32,9 +35,18 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := repo.Resolve(after); err != nil {
-		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(after), err))
+	if _, err := repo.Resolve(jc.task.After); err != nil {
+		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(jc.task.After), err))
 	}
+	tip, err := gitcache.Resolve(dir, gitcache.BranchRef(jc.task.DefaultBranch))
+	if err != nil {
+		return diag.InfraError(fmt.Errorf("the tip of %s: %w", jc.task.DefaultBranch, err))
+	}
+	if tip != jc.task.After {
+		jc.log.Info("the branch moved on since this push: publishing its tip", "branch", jc.task.DefaultBranch, "pushed", jc.task.After, "tip", tip)
+		jc.task.After = tip
+	}
+	after := jc.task.After
 	plan, skip, err := pipeline.PlanPublish(ctx, repo, jc.task.Before, after)
 	if err != nil {
 		return err

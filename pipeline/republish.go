@@ -149,7 +149,7 @@ func PublishCommit(ctx context.Context, repo *Repo, plan *PublishPlan, remoteOpt
 		}
 	}
 	st, digest := Publish(ctx, PublishInput{CatalogDir: filepath.Join(tree, filepath.FromSlash(cfg.Catalog.Dir)),
-		Target: cfg.Publish.Image, Revision: plan.Commit.Hash.String(),
+		Target: cfg.Publish.Image, Repo: repo, Commit: plan.Commit,
 		Build: build.Options{Base: cfg.Publish.Base, Platforms: plan.Platforms, RemoteOptions: remoteOpts}})
 	if err := ctx.Err(); err != nil {
 		out.Cleanup()

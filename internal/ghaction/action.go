@@ -37,7 +37,7 @@ type event struct {
 			Ref string `json:"ref"`
 		} `json:"base"`
 		Title string `json:"title"`
-		Head struct {
+		Head  struct {
 			SHA string `json:"sha"`
 			Ref string `json:"ref"`
 		} `json:"head"`

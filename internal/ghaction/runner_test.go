@@ -3,14 +3,19 @@ package ghaction
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -213,20 +218,72 @@ func readOutputs(t *testing.T, path string) map[string]string {
 	return out
 }
 
-// newRunner is a job: runs of one test share runnerTemp, so catalogbot is built once.
-func newRunner(t *testing.T, runnerTemp, workspace, event, eventPath, apiURL string) *runner {
+// newRunner is one job running the action at release tag testRef, whose release is served at releaseURL.
+func newRunner(t *testing.T, releaseURL, workspace, event, eventPath, apiURL string) *runner {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	summary := filepath.Join(t.TempDir(), "step_summary.md")
 	return &runner{t: t, actionPath: root, inputs: map[string]string{"skip-images": "true"},
-		github: map[string]string{"action_path": root, "action_ref": "main", "token": "ghs_workflowtoken"},
+		github: map[string]string{"action_path": root, "action_ref": testRef, "token": "ghs_workflowtoken"},
 		env: map[string]string{
 			"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath, "GITHUB_WORKSPACE": workspace,
 			"GITHUB_API_URL": apiURL, "GITHUB_SERVER_URL": "http://127.0.0.1:1", "GITHUB_STEP_SUMMARY": summary,
-			"GITHUB_ACTIONS": "true", "RUNNER_TEMP": runnerTemp, "RUNNER_OS": "Linux", "RUNNER_ARCH": "X64",
+			"GITHUB_ACTIONS": "true", "RUNNER_TEMP": t.TempDir(), "RUNNER_OS": "Linux", "RUNNER_ARCH": "X64",
+			"CATALOGBOT_RELEASE_URL": releaseURL,
 		}}
+}
+
+const testRef = "v0.0.1"
+
+// built is catalogbot built once per test binary for the release server.
+var built struct {
+	sync.Once
+	data []byte
+	err  error
+}
+
+// releaseServer serves a release of testRef as GitHub's release downloads do: the linux/amd64 binary
+// (catalogbot built from this tree) and SHA256SUMS; tamper makes the checksum file disagree.
+func releaseServer(t *testing.T, tamper bool) string {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the test runner claims a linux/amd64 runner")
+	}
+	built.Do(func() {
+		dir, err := os.MkdirTemp("", "catalogbot-action-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		bin := filepath.Join(dir, "catalogbot")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/catalogbot")
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build catalogbot: %w\n%s", err, out)
+			return
+		}
+		built.data, built.err = os.ReadFile(bin)
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	data := built.data
+	file := "catalogbot_" + strings.TrimPrefix(testRef, "v") + "_linux_amd64"
+	sum := sha256.Sum256(data)
+	if tamper {
+		sum[0] ^= 1
+	}
+	sums := fmt.Sprintf("%x  %s\n%x  catalogbot_0.0.1_darwin_arm64\n", sum, file, sha256.Sum256(nil))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/"+testRef+"/"+file, func(w http.ResponseWriter, _ *http.Request) { w.Write(data) })
+	mux.HandleFunc("/"+testRef+"/SHA256SUMS", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, sums) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func editPayload(t *testing.T, file string, edit func(map[string]any)) string {
@@ -256,7 +313,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		t.Skip("builds catalogbot")
 	}
 	ctx := context.Background()
-	runnerTemp := t.TempDir()
+	release := releaseServer(t, false)
 	const full = "Codertocat/Hello-World"
 
 	t.Run("pull_request", func(t *testing.T) {
@@ -278,7 +335,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		// alice (the owner) approved an earlier head: that approval does not count for this one.
 		stale := pr(2)
 		gh.AddReview(full, 2, githubtest.Review{User: "alice", State: "APPROVED", CommitID: base})
-		r := newRunner(t, runnerTemp, dir, "pull_request", stale, gh.URL)
+		r := newRunner(t, release, dir, "pull_request", stale, gh.URL)
 		r.inputs["merge"] = "true"
 		outs, err := r.run(ctx)
 		if err == nil || !strings.Contains(err.Error(), `step "Run catalogbot"`) {
@@ -293,7 +350,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		// alice approves the head itself: the checks pass and the pull request merges at that head.
 		fresh := pr(3)
 		gh.AddReview(full, 3, githubtest.Review{User: "alice", State: "APPROVED", CommitID: head})
-		r = newRunner(t, runnerTemp, dir, "pull_request_target", fresh, gh.URL)
+		r = newRunner(t, release, dir, "pull_request_target", fresh, gh.URL)
 		r.inputs["merge"] = "true"
 		if outs, err = r.run(ctx); err != nil {
 			t.Fatalf("%v\n%s", err, r.log.String())
@@ -308,8 +365,8 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if !strings.Contains(string(summary), "catalogbot: pass") || !strings.Contains(string(summary), "merged") {
 			t.Errorf("step summary:\n%s", summary)
 		}
-		if len(r.skipped) != 1 {
-			t.Errorf("skipped %v, want only actions/setup-go (no release binary for ref main)", r.skipped)
+		if r.steps["get"]["found"] != "true" || len(r.skipped) != 0 || !strings.Contains(r.log.String(), "using the released catalogbot_0.0.1_linux_amd64") {
+			t.Errorf("the released binary was not used (skipped %v):\n%s", r.skipped, r.log.String())
 		}
 	})
 
@@ -324,7 +381,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 			p["ref"], p["before"], p["after"] = "refs/heads/main", before, after
 			p["repository"].(map[string]any)["default_branch"] = "main"
 		})
-		r := newRunner(t, runnerTemp, dir, "push", event, gh.URL)
+		r := newRunner(t, release, dir, "push", event, gh.URL)
 		outs, err := r.run(ctx)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, r.log.String())
@@ -341,7 +398,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 			t.Fatalf("%s records %q (%v), want %s", target, rev, err, after)
 		}
 		// The same push delivered again (a re-run) finds the tag already holding it: nothing to publish.
-		if outs, err = newRunner(t, runnerTemp, dir, "push", event, gh.URL).run(ctx); err != nil {
+		if outs, err = newRunner(t, release, dir, "push", event, gh.URL).run(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if outs["catalog_digest"] != "" || outs["verdict"] != "pass" {
@@ -352,7 +409,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 			p["ref"], p["before"], p["after"] = "refs/heads/main", strings.Repeat("0", 40), before
 			p["repository"].(map[string]any)["default_branch"] = "main"
 		})
-		if outs, err = newRunner(t, runnerTemp, dir, "push", old, gh.URL).run(ctx); err != nil {
+		if outs, err = newRunner(t, release, dir, "push", old, gh.URL).run(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if d, _ := remote.Head(ref); outs["catalog_digest"] != "" || d.Digest != desc.Digest {
@@ -403,4 +460,22 @@ func publishRepo(t *testing.T, host, target string) (dir, before, after string) 
 	before = commit(map[string]string{".catalogbot.yaml": cfg, "catalog/foo/catalog.json": catalogV1})
 	after = commit(map[string]string{"catalog/foo/catalog.json": catalogV2})
 	return dir, before, after
+}
+
+// A release binary whose checksum does not match is never run, and the action does not fall back to
+// building: the job fails on the get step.
+func TestActionYAMLRefusesATamperedReleaseBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds catalogbot")
+	}
+	release := releaseServer(t, true)
+	dir, base, head := testRepo(t, "alice")
+	r := newRunner(t, release, dir, "pull_request", eventFile(t, "opened.payload.json", base, head, "alice"), "http://127.0.0.1:1")
+	_, err := r.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "Get the released catalogbot") || !strings.Contains(r.log.String(), "does not match") {
+		t.Fatalf("err %v\n%s", err, r.log.String())
+	}
+	if _, err := os.Stat(filepath.Join(r.env["RUNNER_TEMP"], "catalogbot")); err == nil {
+		t.Fatal("the tampered binary was installed")
+	}
 }

@@ -44,8 +44,11 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 		r.Stages = append(r.Stages, report.Stage{Name: "publish", Status: report.Skipped, Summary: why})
 		return r, nil
 	}
-	if ev.Ref != "refs/heads/"+branch || ev.Deleted {
+	switch {
+	case ev.Ref != "refs/heads/"+branch:
 		return skip(fmt.Sprintf("not published: %s is not a push to the default branch %s", ev.Ref, branch))
+	case ev.Deleted:
+		return skip(fmt.Sprintf("not published: the push deleted %s", ev.Ref))
 	}
 	gh, err := newGitHub(env)
 	if err != nil {

@@ -378,6 +378,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		gh.AddRepo(full)
 		gh.SetRef(full, "heads/main", after)
 		event := editPayload(t, "push/payload.json", func(p map[string]any) {
+			p["deleted"], p["created"] = false, false
 			p["ref"], p["before"], p["after"] = "refs/heads/main", before, after
 			p["repository"].(map[string]any)["default_branch"] = "main"
 		})
@@ -406,6 +407,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		}
 		// An older push run late (main is at after): not published, the tag stays.
 		old := editPayload(t, "push/payload.json", func(p map[string]any) {
+			p["deleted"], p["created"] = false, false
 			p["ref"], p["before"], p["after"] = "refs/heads/main", strings.Repeat("0", 40), before
 			p["repository"].(map[string]any)["default_branch"] = "main"
 		})

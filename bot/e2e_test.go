@@ -353,6 +353,7 @@ func TestPushPublishes(t *testing.T) {
 		"catalog/foo-operator/catalog.json": strings.Replace(fbc("foo-operator", func(v string) string { return h.bundleImage("foo-operator", v) },
 			"0.1.0", "0.2.0"), `"replaces": "foo-operator.v0.1.0"`, `"skips": ["x"]`, 1)}), "BROKEN")
 	h.deliver("push", "push/payload.json", pushEdits(after, broken))
+	h.waitIdle() // handled before the next push, or it would publish that push's tip
 	// A push that does not touch the catalog publishes nothing.
 	docs := h.label(h.git.Commit("main", "", "catalog-admin", "docs", map[string]string{"README.md": "hello\n"}), "DOCS")
 	h.deliver("push", "push/payload.json", pushEdits(broken, docs))

@@ -4,17 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
-	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/pipeline/owners"
@@ -29,8 +23,11 @@ const publishContext = "catalogbot/publish"
 // by digest first and moves the tag last, so a failed publish never moves the tag.
 func (jc *jobCtx) publish(ctx context.Context) error {
 	b := jc.b
-	after := jc.task.After
-	dir, err := jc.fetch(ctx, []string{after})
+	// Always fetched, even when the pushed commit is already here: only the branch's current tip is
+	// published. A push processed after a newer one (a retry, a backlog, another replica) publishes that
+	// newer tip, so the newest catalog is published whatever order the pushes are handled in, and the
+	// newer push's own job finds nothing left to publish or publishes the same commit again.
+	dir, err := jc.fetch(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -38,30 +35,27 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	commit, err := repo.Resolve(after)
-	if err != nil {
-		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(after), err))
+	if _, err := repo.Resolve(jc.task.After); err != nil {
+		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(jc.task.After), err))
 	}
-	cfg, err := readConfig(dir, after)
+	tip, err := gitcache.Resolve(dir, gitcache.BranchRef(jc.task.DefaultBranch))
+	if err != nil {
+		return diag.InfraError(fmt.Errorf("the tip of %s: %w", jc.task.DefaultBranch, err))
+	}
+	if tip != jc.task.After {
+		jc.log.Info("the branch moved on since this push: publishing its tip", "branch", jc.task.DefaultBranch, "pushed", jc.task.After, "tip", tip)
+		jc.task.After = tip
+	}
+	after := jc.task.After
+	plan, skip, err := pipeline.PlanPublish(ctx, repo, jc.task.Before, after)
 	if err != nil {
 		return err
 	}
-	if cfg.Publish.Image == "" {
-		jc.log.Info("publish.image is not configured: nothing to publish", "sha", after)
+	if plan == nil {
+		jc.log.Info("not publishing: "+skip, "before", jc.task.Before, "after", after)
 		return nil
 	}
-	if before := jc.task.Before; before != "" {
-		if _, err := gitcache.Resolve(dir, before); err == nil {
-			touched, outside, err := gitcache.TouchedTopDirs(ctx, dir, before, after, cfg.Catalog.Dir)
-			if err != nil {
-				return err
-			}
-			if len(touched) == 0 && !renderSourcesChanged(repo, commit, cfg, outside) {
-				jc.log.Info("the catalog did not change: not publishing", "before", before, "after", after)
-				return nil
-			}
-		}
-	}
+	cfg := plan.Config
 	r, err := b.store.startRun(ctx, jc.job.ID, kindPublish, jc.task.Repo, 0, after)
 	if err != nil {
 		return err
@@ -72,41 +66,18 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	if err := jc.gh.CreateStatus(ctx, jc.repo, after, status); err != nil {
 		return err
 	}
-	var platforms []v1.Platform
-	for _, p := range cfg.Publish.Platforms {
-		pl, err := v1.ParsePlatform(p)
-		if err != nil {
-			return fmt.Errorf("publish.platforms %q: %w", p, err)
-		}
-		platforms = append(platforms, *pl)
-	}
-	tree, cleanup, err := repo.Checkout(ctx, commit)
+	res, err := pipeline.PublishCommit(ctx, repo, plan, jc.remoteOptions())
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	rep := &report.Report{Title: fmt.Sprintf("publish %s at %s", jc.task.Repo, short(after)), Outputs: map[string]string{}}
-	if refs := cfg.References.File; refs != "" {
-		if _, err := os.Stat(filepath.Join(tree, filepath.FromSlash(refs))); err == nil {
-			rd := pipeline.RenderCatalog(ctx, pipeline.RenderInput{Tree: tree, RefsFile: refs, CatalogDir: cfg.Catalog.Dir,
-				Format: cfg.Catalog.Format, RemoteOptions: jc.remoteOptions()})
-			defer rd.Cleanup()
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			rep.Stages = append(rep.Stages, rd.Stage)
-			if rd.Stage.Status != report.Pass {
-				return jc.publishRendered(ctx, r, rep, status, dir, commit.Message, cfg, rd)
-			}
-		}
+	defer res.Cleanup()
+	rep := &report.Report{Title: fmt.Sprintf("publish %s at %s", jc.task.Repo, short(after)), Outputs: map[string]string{}, Stages: res.Stages}
+	st := res.Stages[len(res.Stages)-1]
+	if st.Name == "render" {
+		return jc.publishRendered(ctx, r, rep, status, dir, plan.Commit.Message, cfg, res.Rendered)
 	}
-	st, digest := pipeline.Publish(ctx, pipeline.PublishInput{CatalogDir: filepath.Join(tree, filepath.FromSlash(cfg.Catalog.Dir)),
-		Target: cfg.Publish.Image, Build: build.Options{Base: cfg.Publish.Base, Platforms: platforms, RemoteOptions: jc.remoteOptions()}})
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	rep.Stages = append(rep.Stages, st)
 	b.metrics.stageSeconds.WithLabelValues(st.Name, string(st.Status)).Observe(st.Duration.Seconds())
+	digest := res.Digest
 	dig := digest
 	if _, d, ok := strings.Cut(digest, "@"); ok {
 		dig = d
@@ -119,19 +90,6 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 		status.Description = "not published: " + truncate(st.Summary+" "+st.Err, 120)
 	}
 	return jc.finishPublish(ctx, r, rep, status, st)
-}
-
-// renderSourcesChanged tells whether a changed path (outside the catalog) is read by the render of the
-// references config: the file itself or a local reference's directory.
-func renderSourcesChanged(repo *pipeline.Repo, c *object.Commit, cfg *owners.Config, changed []string) bool {
-	if cfg.References.File == "" {
-		return false
-	}
-	data, ok, err := repo.ReadFile(c, cfg.References.File)
-	if err != nil || !ok {
-		return err != nil
-	}
-	return pipeline.Touches(changed, pipeline.RenderSources(cfg.References.File, data))
 }
 
 // finishPublish records a publish run's outcome as the commit status and the run, or, when st failed

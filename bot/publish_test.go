@@ -93,8 +93,9 @@ func TestPushCommitsTheRenderedCatalogBack(t *testing.T) {
 	golden(t, "push-commits-rendered", h.transcript(nil, after, rendered, stale))
 }
 
-// A rendered commit is pushed only as a fast-forward of the commit it renders: when the default branch
-// moved on first, nothing is committed or published, and the status says the newer push publishes.
+// A push handled after main moved on renders and commits the branch's tip, not the older pushed commit:
+// the rendered commit is a fast-forward of the tip, and the older commit gets no status. (When main moves
+// between the fetch and the push, gitcache.Push refuses: it never forces.)
 func TestCommitRenderedLosesToANewerPush(t *testing.T) {
 	h := newHarness(t)
 	h.git.Git("config", "receive.denyCurrentBranch", "updateInstead")
@@ -108,12 +109,18 @@ func TestCommitRenderedLosesToANewerPush(t *testing.T) {
 	h.deliver("push", "push/payload.json", repoEdits(map[string]any{"ref": "refs/heads/main", "before": main, "after": after,
 		"deleted": false, "created": false, "base_ref": nil, "repository.master_branch": "main"}))
 	h.waitIdle()
-	if head := h.git.Git("rev-parse", "main"); head != newer {
-		t.Fatalf("main is at %s, want the newer push %s untouched", head, newer)
+	if parent := h.git.Git("rev-parse", "main^"); parent != newer {
+		t.Fatalf("main's parent is %s, want the rendered commit on top of the tip %s", parent, newer)
 	}
-	sts := h.gh.Statuses(repoFull, after)
-	if len(sts) != 2 || sts[1].State != "failure" || !strings.Contains(sts[1].Description, "main moved on") {
-		t.Fatalf("statuses: %+v", sts)
+	if msg := h.git.Git("log", "-1", "--format=%B", "main"); !strings.Contains(msg, renderedTrailer) {
+		t.Fatalf("main is not a rendered commit: %q", msg)
+	}
+	if sts := h.gh.Statuses(repoFull, after); len(sts) != 0 {
+		t.Fatalf("the older pushed commit got statuses %+v", sts)
+	}
+	sts := h.gh.Statuses(repoFull, newer)
+	if len(sts) != 2 || sts[1].State != "success" || !strings.Contains(sts[1].Description, "rendered catalog committed") {
+		t.Fatalf("statuses of the tip: %+v", sts)
 	}
 	if ref, err := name.ParseReference(target, name.Insecure); err != nil {
 		t.Fatal(err)

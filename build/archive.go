@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // WriteLayoutArchive writes res as an OCI layout tar (one image, annotated with refName): the form kind
@@ -27,8 +28,9 @@ func WriteLayoutArchive(ctx context.Context, res Result, file, refName string) e
 	return nil
 }
 
-// TarDir writes the files of dir (relative names, in walk order) into the tar file, atomically: an
-// OCI layout directory becomes the archive kind nodes and container runtimes load.
+// TarDir writes the files of dir (relative names, in walk order; owner 0:0, time 1970, modes 0644/0755)
+// into the tar file, atomically: an OCI layout directory becomes the archive kind nodes and container
+// runtimes load.
 func TarDir(dir, file string) error {
 	tmp := file + ".tmp"
 	f, err := os.Create(tmp)
@@ -52,9 +54,14 @@ func TarDir(dir, file string) error {
 		if err != nil {
 			return err
 		}
+		// Only names and contents vary: the same layout gives the same archive bytes (release checksums).
 		h.Name = filepath.ToSlash(rel)
+		h.ModTime, h.AccessTime, h.ChangeTime = time.Unix(0, 0).UTC(), time.Time{}, time.Time{}
+		h.Uid, h.Gid, h.Uname, h.Gname = 0, 0, "", ""
+		h.Mode = 0o644
 		if d.IsDir() {
 			h.Name += "/"
+			h.Mode = 0o755
 		}
 		if err := tw.WriteHeader(h); err != nil {
 			return err

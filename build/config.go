@@ -25,9 +25,10 @@ var OpmCmd = []string{"serve", ConfigsDir, "--cache-dir=/tmp/cache"}
 // /tmp/cache when the catalog pod starts instead of exiting on the missing cache.
 var Cmd = append(append([]string{}, OpmCmd...), "--cache-enforce-integrity=false")
 
-// catalogImage appends the catalog layer to base and sets entrypoint, command, label and creation time.
+// catalogImage appends the catalog layer to base and sets entrypoint, command, labels (the configs label
+// and extra) and creation time.
 // When the base records history, a history entry for the layer keeps it aligned with the layers.
-func catalogImage(base v1.Image, layer v1.Layer, cmd []string, epoch time.Time) (v1.Image, error) {
+func catalogImage(base v1.Image, layer v1.Layer, cmd []string, extra map[string]string, epoch time.Time) (v1.Image, error) {
 	baseCfg, err := base.ConfigFile()
 	if err != nil {
 		return nil, fmt.Errorf("read base config: %w", err)
@@ -56,6 +57,7 @@ func catalogImage(base v1.Image, layer v1.Layer, cmd []string, epoch time.Time) 
 	if labels == nil {
 		labels = map[string]string{}
 	}
+	maps.Copy(labels, extra)
 	labels[ConfigsLabel] = ConfigsDir
 	cfg.Config.Labels = labels
 	img, err = mutate.ConfigFile(img, cfg)

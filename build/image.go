@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -58,7 +59,7 @@ func Image(ctx context.Context, fbcDir string, opts Options) (Result, error) {
 	if baseName == "" {
 		baseName = DefaultBase
 	}
-	b := &builder{gz: gz, epoch: epoch, cmd: opts.Cmd, layers: map[types.MediaType]v1.Layer{}}
+	b := &builder{gz: gz, epoch: epoch, cmd: opts.Cmd, labels: opts.Labels, layers: map[types.MediaType]v1.Layer{}}
 	if b.cmd == nil {
 		b.cmd = Cmd
 	}
@@ -100,6 +101,11 @@ func Image(ctx context.Context, fbcDir string, opts Options) (Result, error) {
 			return Result{}, err
 		}
 	}
+	if res.Index != nil && len(opts.Labels) > 0 {
+		if mt, err := res.Index.MediaType(); err == nil && mt == types.OCIImageIndex {
+			res.Index = mutate.Annotations(res.Index, opts.Labels).(v1.ImageIndex)
+		}
+	}
 	if _, err := res.Digest(); err != nil {
 		return Result{}, diag.InfraError(fmt.Errorf("compute catalog image on %s: %w", baseRef, err))
 	}
@@ -111,6 +117,7 @@ type builder struct {
 	gz     []byte
 	epoch  time.Time
 	cmd    []string
+	labels map[string]string
 	layers map[types.MediaType]v1.Layer
 }
 
@@ -142,6 +149,6 @@ func (b *builder) image(base v1.Image) (v1.Image, v1.Layer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	img, err := catalogImage(base, layer, b.cmd, b.epoch)
+	img, err := catalogImage(base, layer, b.cmd, b.labels, b.epoch)
 	return img, layer, err
 }

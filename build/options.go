@@ -44,6 +44,12 @@ type Options struct {
 	Epoch time.Time
 	// Cmd replaces the image command; nil means Cmd (see config.go for why it differs from opm's).
 	Cmd []string
+	// Labels are added to the config of every catalog image, and to the index as annotations when the
+	// result is an OCI index (e.g. RevisionLabel: the commit the catalog comes from).
+	Labels map[string]string
+	// BeforeTag, when set, runs in Push after the image is pushed by digest and before the tag is moved;
+	// an error leaves the tag where it is and is Push's error.
+	BeforeTag func(ctx context.Context) error
 	// Transport carries registry requests; nil means remote.DefaultTransport.
 	Transport http.RoundTripper
 	// Keychain resolves registry credentials; nil means authn.DefaultKeychain.

@@ -37,6 +37,11 @@ func Push(ctx context.Context, res Result, target name.Reference, opts Options) 
 	if !ok {
 		return byDigest, nil
 	}
+	if opts.BeforeTag != nil {
+		if err := opts.BeforeTag(ctx); err != nil {
+			return name.Digest{}, fmt.Errorf("not moving tag %s to %s (the image is pushed by digest): %w", tag, h, err)
+		}
+	}
 	if err := remote.Tag(tag, res.taggable(), ropts...); err != nil {
 		return name.Digest{}, diag.InfraError(fmt.Errorf("move tag %s to %s (the image is pushed by digest): %w", tag, h, err))
 	}

@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
@@ -23,10 +26,36 @@ type PublishInput struct {
 	Target string
 	// Build are the image build options (base, platforms, epoch, registry options).
 	Build build.Options
+	// Repo and Commit are where the catalog comes from (the pushed commit). When set, the image records
+	// Commit as its build.RevisionLabel and the tag is moved only forward (see CheckForward).
+	Repo   *Repo
+	Commit *object.Commit
+}
+
+// parseTarget parses a publish target (plain HTTP allowed only on loopback).
+func parseTarget(target string) (name.Reference, error) {
+	var nameOpts []name.Option
+	if regnet.RefIsLoopback(target) {
+		nameOpts = append(nameOpts, name.Insecure)
+	}
+	ref, err := name.ParseReference(target, nameOpts...)
+	if err != nil {
+		return nil, diag.UsageError(fmt.Errorf("publish target %q: %w", target, err))
+	}
+	return ref, nil
+}
+
+// withTransport sets the default transport of a publish: plain HTTP only to loopback.
+func withTransport(opts build.Options) build.Options {
+	if opts.Transport == nil {
+		opts.Transport = regnet.LoopbackOnlyHTTP{Next: remote.DefaultTransport}
+	}
+	return opts
 }
 
 // Publish validates the catalog again, builds its image and pushes it by digest, then moves the tag. It
-// never pushes a catalog that does not validate, and a failed push never moves the tag.
+// never pushes a catalog that does not validate, a failed push never moves the tag, and with Repo and
+// Commit set the tag never moves to an older commit's catalog than the one it holds.
 func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 	start := time.Now()
 	st := report.Stage{Name: "publish"}
@@ -39,20 +68,25 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 		st = stageFromDiags("not published: the catalog does not validate", res.Diagnostics)
 		return finish(st, start), ""
 	}
-	var nameOpts []name.Option
-	if regnet.RefIsLoopback(in.Target) {
-		nameOpts = append(nameOpts, name.Insecure)
-	}
-	target, err := name.ParseReference(in.Target, nameOpts...)
+	target, err := parseTarget(in.Target)
 	if err != nil {
-		return finish(stageFromErr(diag.UsageError(fmt.Errorf("publish target %q: %w", in.Target, err))), start), ""
+		return finish(stageFromErr(err), start), ""
 	}
-	opts := in.Build
-	if opts.Transport == nil {
-		opts.Transport = regnet.LoopbackOnlyHTTP{Next: remote.DefaultTransport}
-	}
+	opts := withTransport(in.Build)
 	if regnet.RefIsLoopback(opts.Base) {
 		opts.NameOptions = append(opts.NameOptions, name.Insecure)
+	}
+	from := ""
+	if in.Commit != nil {
+		opts.Labels = maps.Clone(opts.Labels)
+		if opts.Labels == nil {
+			opts.Labels = map[string]string{}
+		}
+		opts.Labels[build.RevisionLabel] = in.Commit.Hash.String()
+		if in.Repo != nil {
+			opts.BeforeTag = forwardOnly(in.Repo, in.Commit, target, opts)
+		}
+		from = " from " + short(in.Commit.Hash.String())
 	}
 	img, err := build.Image(ctx, in.CatalogDir, opts)
 	if err != nil {
@@ -60,10 +94,14 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 	}
 	dig, err := build.Push(ctx, img, target, opts)
 	if err != nil {
-		return finish(stageFromErr(err), start), ""
+		st = stageFromErr(err)
+		if nf := (*NotForwardError)(nil); errors.As(err, &nf) {
+			st.Summary = "tag not moved: " + nf.Summary
+		}
+		return finish(st, start), ""
 	}
 	st = report.Stage{Name: "publish", Status: report.Pass,
-		Summary: fmt.Sprintf("pushed %s (%s), then tagged %s", dig.String(), plural(len(img.Platforms), "platform"), target.String())}
+		Summary: fmt.Sprintf("pushed %s%s (%s), then tagged %s", dig.String(), from, plural(len(img.Platforms), "platform"), target.String())}
 	return finish(st, start), dig.String()
 }
 

@@ -12,11 +12,14 @@ func newActionCmd() *cobra.Command {
 	var o ghaction.Options
 	cmd := &cobra.Command{
 		Use:   "action",
-		Short: "Run the pipeline for the pull request of a GitHub Actions workflow (what action.yml calls)",
-		Long: `action reads GITHUB_EVENT_NAME and GITHUB_EVENT_PATH (a pull_request event), runs the pipeline
-between the pull request's base and head SHAs in the checked-out repository (checkout with fetch-depth: 0),
-prints workflow annotations and the text report, appends the markdown report to GITHUB_STEP_SUMMARY and
-writes the outputs verdict, head_sha and (when published) catalog_digest to GITHUB_OUTPUT.`,
+		Short: "Run the pipeline for a GitHub Actions workflow's event (what action.yml calls)",
+		Long: `action reads GITHUB_EVENT_NAME and GITHUB_EVENT_PATH. On pull_request and pull_request_target it runs
+the pipeline between the pull request's base and head SHAs in the checked-out repository (checkout with
+fetch-depth: 0), with the approvals given on the head commit and team membership read with the token in
+CATALOGBOT_GITHUB_TOKEN, and with --merge merges when every rule holds (head SHA as guard). On push to the
+default branch it publishes the branch's tip as the bot does. It prints workflow annotations and the text
+report, appends the markdown report to GITHUB_STEP_SUMMARY and writes the outputs verdict, head_sha and
+(when set) catalog_digest, merged and merge_sha to GITHUB_OUTPUT.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := ghaction.Run(cmd.Context(), os.Getenv, cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
@@ -31,5 +34,6 @@ writes the outputs verdict, head_sha and (when published) catalog_digest to GITH
 	}
 	cmd.Flags().StringVar(&o.RepoDir, "repo", ".", "the checked-out repository")
 	cmd.Flags().BoolVar(&o.SkipImages, "skip-images", false, "skip the image existence checks")
+	cmd.Flags().BoolVar(&o.Merge, "merge", false, "merge the pull request (head SHA as guard) when the checks pass and every merge rule holds")
 	return cmd
 }

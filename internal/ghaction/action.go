@@ -1,6 +1,7 @@
-// Package ghaction is the GitHub Action front-end: it reads the workflow's pull_request event and
-// environment, runs the pipeline for that pull request, and writes the step summary, annotations and
-// outputs. action.yml only builds catalogbot and calls `catalogbot action`.
+// Package ghaction is the GitHub Action front-end: it reads the workflow's event and environment, runs
+// the pipeline for a pull request (and merges it when asked and every rule holds) or publishes the
+// default branch on a push, and writes the step summary, annotations and outputs. action.yml only gets
+// catalogbot (the release binary of its ref, or a build) and calls `catalogbot action`.
 package ghaction
 
 import (
@@ -14,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/pipeline/report"
@@ -34,7 +36,8 @@ type event struct {
 			SHA string `json:"sha"`
 			Ref string `json:"ref"`
 		} `json:"base"`
-		Head struct {
+		Title string `json:"title"`
+		Head  struct {
 			SHA string `json:"sha"`
 			Ref string `json:"ref"`
 		} `json:"head"`
@@ -52,14 +55,39 @@ const maxEvent = 25 << 20
 type Options struct {
 	RepoDir    string
 	SkipImages bool
+	// Merge merges a pull request whose run passes and meets the merge rules (see merge.go).
+	Merge bool
 }
 
-// Run runs the pipeline for the workflow's pull request. stdout gets the annotations and the text report.
+// Run runs the front-end for the workflow's event: the pull request's checks (and, with Merge, the
+// merge) on pull_request and pull_request_target, the publish of the default branch on push. stdout
+// gets the annotations and the text report.
 func Run(ctx context.Context, env Env, stdout, progress io.Writer, o Options) (*report.Report, error) {
-	if name := env("GITHUB_EVENT_NAME"); name != "pull_request" && name != "pull_request_target" {
-		return nil, diag.UsageError(fmt.Errorf("catalogbot action runs on pull_request events, not %q: add `on: pull_request` to the workflow", name))
+	name := env("GITHUB_EVENT_NAME")
+	if name != "pull_request" && name != "pull_request_target" && name != "push" {
+		return nil, diag.UsageError(fmt.Errorf("catalogbot action runs on pull_request, pull_request_target and push events, not %q", name))
 	}
-	ev, err := readEvent(env("GITHUB_EVENT_PATH"))
+	path := env("GITHUB_EVENT_PATH")
+	data, err := readPayload(path)
+	if err != nil {
+		return nil, err
+	}
+	var r *report.Report
+	if name == "push" {
+		r, err = runPush(ctx, env, data, path, o)
+	} else {
+		r, err = runPull(ctx, env, data, path, progress, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, emit(env, stdout, r)
+}
+
+// runPull runs the pipeline between the pull request's base and head, with the approvals given on the
+// head commit and team membership read with the workflow's token when there is one.
+func runPull(ctx context.Context, env Env, data []byte, path string, progress io.Writer, o Options) (*report.Report, error) {
+	ev, err := parseEvent(data, path)
 	if err != nil {
 		return nil, err
 	}
@@ -68,23 +96,52 @@ func Run(ctx context.Context, env Env, stdout, progress io.Writer, o Options) (*
 		return nil, err
 	}
 	pr := ev.PullRequest
-	r, err := pipeline.Run(ctx, pipeline.Input{
-		Repo: repo, Base: pr.Base.SHA, Head: pr.Head.SHA, Author: pr.User.Login,
-		SkipImages: o.SkipImages, Progress: progress,
-	})
+	in := pipeline.Input{Repo: repo, Base: pr.Base.SHA, Head: pr.Head.SHA, Author: pr.User.Login,
+		SkipImages: o.SkipImages, Progress: progress}
+	gh, err := newGitHub(env)
+	if err != nil {
+		return nil, err
+	}
+	var ghRepo ghclient.Repo
+	if gh != nil {
+		if ghRepo, err = ghclient.ParseRepo(ev.Repository.FullName); err != nil {
+			return nil, diag.UsageError(err)
+		}
+		if in.Approvers, err = approvers(ctx, gh, ghRepo, pr.Number, pr.User.Login, pr.Head.SHA); err != nil {
+			return nil, diag.InfraError(err)
+		}
+		in.Membership = teams{gh}
+	}
+	r, err := pipeline.Run(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("pull request #%d (%s..%s): %w (check out with fetch-depth: 0 so both revisions are present)", pr.Number, short(pr.Base.SHA), short(pr.Head.SHA), err)
 	}
 	r.Title = fmt.Sprintf("%s#%d by %s at %s", ev.Repository.FullName, pr.Number, pr.User.Login, short(pr.Head.SHA))
+	if o.Merge {
+		if gh == nil {
+			return nil, diag.UsageError(fmt.Errorf("merge: true needs a token that may merge: pass github-token"))
+		}
+		st, sha := mergeIfReady(ctx, gh, ghRepo, repo, ev, r, in.Approvers)
+		r.Stages = append(r.Stages, st)
+		r.Outputs["merged"] = fmt.Sprint(sha != "")
+		if sha != "" {
+			r.Outputs["merge_sha"] = sha
+		}
+	}
+	return r, nil
+}
+
+// emit writes the annotations, the text report, the step summary and the outputs.
+func emit(env Env, stdout io.Writer, r *report.Report) error {
 	if err := report.WriteGitHub(stdout, r, ""); err != nil {
-		return nil, err
+		return err
 	}
 	if err := report.WriteTextNoCommands(stdout, r); err != nil {
-		return nil, err
+		return err
 	}
 	if f := env("GITHUB_STEP_SUMMARY"); f != "" {
 		if err := appendFile(f, []byte(report.Markdown(r, 0))); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if f := env("GITHUB_OUTPUT"); f != "" {
@@ -93,13 +150,13 @@ func Run(ctx context.Context, env Env, stdout, progress io.Writer, o Options) (*
 			outs[k] = v
 		}
 		if err := appendFile(f, formatOutputs(outs)); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return r, nil
+	return nil
 }
 
-func readEvent(path string) (*event, error) {
+func readPayload(path string) ([]byte, error) {
 	if path == "" {
 		return nil, diag.UsageError(fmt.Errorf("GITHUB_EVENT_PATH is not set: run catalogbot action inside a GitHub Actions workflow"))
 	}
@@ -115,6 +172,10 @@ func readEvent(path string) (*event, error) {
 	if len(data) > maxEvent {
 		return nil, diag.UsageError(fmt.Errorf("event payload %s is larger than %d bytes", path, maxEvent))
 	}
+	return data, nil
+}
+
+func parseEvent(data []byte, path string) (*event, error) {
 	var ev event
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, diag.UsageError(fmt.Errorf("event payload %s: %w", path, err))

@@ -132,9 +132,9 @@ func TestActionOnRealPayloads(t *testing.T) {
 }
 
 func TestActionRefusesOtherEvents(t *testing.T) {
-	env := map[string]string{"GITHUB_EVENT_NAME": "push"}
+	env := map[string]string{"GITHUB_EVENT_NAME": "issue_comment"}
 	_, err := Run(context.Background(), func(k string) string { return env[k] }, &bytes.Buffer{}, &bytes.Buffer{}, Options{RepoDir: "."})
-	if err == nil || !strings.Contains(err.Error(), "pull_request") {
+	if err == nil || !strings.Contains(err.Error(), "pull_request") || !strings.Contains(err.Error(), "issue_comment") {
 		t.Fatalf("err = %v", err)
 	}
 }

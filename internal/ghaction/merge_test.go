@@ -1,0 +1,110 @@
+package ghaction
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/catalogbot/catalogbot/internal/githubtest"
+)
+
+// repoWithConfig is testRepo with .catalogbot.yaml cfg on the base.
+func repoWithConfig(t *testing.T, cfg string) (dir, base, head string) {
+	t.Helper()
+	dir = t.TempDir()
+	r, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := r.Worktree()
+	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	commit := func(files map[string]string) string {
+		for p, c := range files {
+			full := filepath.Join(dir, p)
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+			t.Fatal(err)
+		}
+		when = when.Add(time.Minute)
+		sig := &object.Signature{Name: "x", Email: "x@example.com", When: when}
+		h, err := wt.Commit("change", &git.CommitOptions{Author: sig, Committer: sig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.String()
+	}
+	base = commit(map[string]string{".catalogbot.yaml": cfg, "catalog/foo/catalog.json": catalogV1})
+	head = commit(map[string]string{"catalog/foo/catalog.json": catalogV2})
+	return dir, base, head
+}
+
+// Hostile ways to get a merge through the action: a sock puppet's approval toward requiredApprovals, a
+// push after the checks (GitHub's head differs from the tested one), a base that moved after the checks.
+// Each leaves the pull request unmerged; a maintainer's approval on the tested head merges it.
+func TestActionMergeAttacks(t *testing.T) {
+	const full = "Codertocat/Hello-World"
+	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\nowners:\n  foo: [alice]\nmerge:\n  requiredApprovals: 1\n"
+	dir, base, head := repoWithConfig(t, cfg)
+	gh := githubtest.New(t)
+	gh.AddRepo(full)
+	gh.SetRef(full, "heads/main", base)
+	gh.SetPermission(full, "bob", "write")
+	run := func(n int) map[string]string {
+		t.Helper()
+		tmp := t.TempDir()
+		env := map[string]string{
+			"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
+				p["number"] = n
+				pr := p["pull_request"].(map[string]any)
+				pr["number"] = n
+				pr["base"].(map[string]any)["sha"] = base
+				pr["head"].(map[string]any)["sha"] = head
+				pr["user"].(map[string]any)["login"] = "alice"
+			}),
+			"GITHUB_OUTPUT": filepath.Join(tmp, "out"), "GITHUB_API_URL": gh.URL, "CATALOGBOT_GITHUB_TOKEN": "ghs_x",
+		}
+		var stdout bytes.Buffer
+		if _, err := Run(context.Background(), func(k string) string { return env[k] }, &stdout, &bytes.Buffer{}, Options{RepoDir: dir, SkipImages: true, Merge: true}); err != nil {
+			t.Fatal(err)
+		}
+		outs := readOutputs(t, env["GITHUB_OUTPUT"])
+		outs["stdout"] = stdout.String()
+		return outs
+	}
+	notMerged := func(n int, why string) {
+		t.Helper()
+		outs := run(n)
+		if merged, _ := gh.Merged(full, n); merged || outs["merged"] != "false" || !strings.Contains(outs["stdout"], why) {
+			t.Fatalf("#%d: merged %v, outputs %v, want not merged because %q", n, merged, outs["merged"], why)
+		}
+	}
+	// The owner alice authored it; a sock puppet with no access approves the head.
+	gh.AddPullRequest(full, githubtest.PullRequest{Number: 1, User: "alice", HeadSHA: head, BaseRef: "main", BaseSHA: base})
+	gh.AddReview(full, 1, githubtest.Review{User: "sock", State: "APPROVED", CommitID: head})
+	notMerged(1, "0 of 1 required approvals")
+	// bob (write access) approved, but GitHub's head is no longer the tested one.
+	gh.AddPullRequest(full, githubtest.PullRequest{Number: 2, User: "alice", HeadSHA: strings.Repeat("e", 40), BaseRef: "main", BaseSHA: base})
+	gh.AddReview(full, 2, githubtest.Review{User: "bob", State: "APPROVED", CommitID: head})
+	notMerged(2, "the head moved")
+	// bob approved the tested head, but main moved after the checks ran.
+	gh.AddPullRequest(full, githubtest.PullRequest{Number: 3, User: "alice", HeadSHA: head, BaseRef: "main", BaseSHA: base})
+	gh.AddReview(full, 3, githubtest.Review{User: "bob", State: "APPROVED", CommitID: head})
+	gh.SetRef(full, "heads/main", head)
+	notMerged(3, "main moved")
+	gh.SetRef(full, "heads/main", base)
+	outs := run(3)
+	if merged, at := gh.Merged(full, 3); !merged || at != head || outs["merged"] != "true" {
+		t.Fatalf("#3 with bob's approval: merged %v at %s, outputs %v\n%s", merged, at, outs["merged"], outs["stdout"])
+	}
+}

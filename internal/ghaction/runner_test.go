@@ -1,0 +1,483 @@
+package ghaction
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/catalogbot/catalogbot/build"
+	"github.com/catalogbot/catalogbot/internal/githubtest"
+	"github.com/catalogbot/catalogbot/internal/registrytest"
+	"github.com/catalogbot/catalogbot/internal/shareddata"
+	"github.com/catalogbot/catalogbot/pipeline"
+)
+
+// runner runs action.yml's composite steps the way the Actions runner does: `if:` conditions, `${{ }}`
+// expressions from inputs, github and earlier steps' outputs, a fresh GITHUB_OUTPUT file per step whose
+// outputs become steps.<id>.outputs, the job's GITHUB_STEP_SUMMARY, env and working-directory, bash for
+// `shell: bash`. A `uses:` step (actions/setup-go) is not run: the test machine has Go, which is what it
+// installs.
+type runner struct {
+	t          *testing.T
+	actionPath string
+	inputs     map[string]string
+	github     map[string]string // github.* context
+	env        map[string]string // the job's environment (GITHUB_*, RUNNER_*)
+	steps      map[string]map[string]string
+	skipped    []string
+	log        strings.Builder
+}
+
+type actionFile struct {
+	Inputs map[string]struct {
+		Default string `yaml:"default"`
+	} `yaml:"inputs"`
+	Outputs map[string]struct {
+		Value string `yaml:"value"`
+	} `yaml:"outputs"`
+	Runs struct {
+		Using string `yaml:"using"`
+		Steps []struct {
+			ID               string            `yaml:"id"`
+			Name             string            `yaml:"name"`
+			If               string            `yaml:"if"`
+			Uses             string            `yaml:"uses"`
+			Run              string            `yaml:"run"`
+			Shell            string            `yaml:"shell"`
+			Env              map[string]string `yaml:"env"`
+			WorkingDirectory string            `yaml:"working-directory"`
+		} `yaml:"steps"`
+	} `yaml:"runs"`
+}
+
+var exprRe = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
+
+func (r *runner) eval(expr string) string {
+	r.t.Helper()
+	parts := strings.Split(expr, ".")
+	switch {
+	case len(parts) == 2 && parts[0] == "inputs":
+		return r.inputs[parts[1]]
+	case len(parts) == 2 && parts[0] == "github":
+		v, ok := r.github[parts[1]]
+		if !ok {
+			r.t.Fatalf("action.yml uses github.%s, which the test runner does not provide", parts[1])
+		}
+		return v
+	case len(parts) == 4 && parts[0] == "steps" && parts[2] == "outputs":
+		return r.steps[parts[1]][parts[3]]
+	}
+	r.t.Fatalf("action.yml expression %q is not one the test runner evaluates", expr)
+	return ""
+}
+
+func (r *runner) expand(s string) string {
+	return exprRe.ReplaceAllStringFunc(s, func(m string) string { return r.eval(exprRe.FindStringSubmatch(m)[1]) })
+}
+
+var condRe = regexp.MustCompile(`^(\S+)\s*(==|!=)\s*'([^']*)'$`)
+
+func (r *runner) cond(s string) bool {
+	r.t.Helper()
+	if s == "" {
+		return true
+	}
+	m := condRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		r.t.Fatalf("if: %q is not a condition the test runner evaluates", s)
+	}
+	return (r.eval(m[1]) == m[3]) == (m[2] == "==")
+}
+
+// run runs every step and returns the action's outputs; a failing step fails the run (err).
+func (r *runner) run(ctx context.Context) (map[string]string, error) {
+	r.t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.actionPath, "action.yml"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var a actionFile
+	if err := yaml.Unmarshal(data, &a); err != nil {
+		r.t.Fatalf("action.yml: %v", err)
+	}
+	if a.Runs.Using != "composite" {
+		r.t.Fatalf("action.yml runs using %q", a.Runs.Using)
+	}
+	for k, in := range a.Inputs {
+		if _, ok := r.inputs[k]; !ok {
+			r.inputs[k] = r.expand(in.Default)
+		}
+	}
+	r.steps = map[string]map[string]string{}
+	for i, s := range a.Runs.Steps {
+		if !r.cond(s.If) {
+			continue
+		}
+		if s.Uses != "" {
+			if !strings.HasPrefix(s.Uses, "actions/setup-go@") {
+				r.t.Fatalf("step %d uses %s, which the test runner cannot stand in for", i, s.Uses)
+			}
+			r.skipped = append(r.skipped, s.Uses)
+			continue
+		}
+		if s.Shell != "bash" {
+			r.t.Fatalf("step %q: shell %q", s.Name, s.Shell)
+		}
+		out := filepath.Join(r.env["RUNNER_TEMP"], fmt.Sprintf("output-%d", i))
+		if err := os.WriteFile(out, nil, 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+		script := filepath.Join(r.env["RUNNER_TEMP"], fmt.Sprintf("step-%d.sh", i))
+		if err := os.WriteFile(script, []byte(r.expand(s.Run)), 0o644); err != nil {
+			r.t.Fatal(err)
+		}
+		// The runner's own shell invocation for bash.
+		cmd := exec.CommandContext(ctx, "bash", "--noprofile", "--norc", "-eo", "pipefail", script)
+		cmd.Dir = r.env["GITHUB_WORKSPACE"]
+		if s.WorkingDirectory != "" {
+			cmd.Dir = r.expand(s.WorkingDirectory)
+		}
+		cmd.Env = os.Environ()
+		for k, v := range r.env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		for k, v := range s.Env {
+			cmd.Env = append(cmd.Env, k+"="+r.expand(v))
+		}
+		cmd.Env = append(cmd.Env, "GITHUB_OUTPUT="+out)
+		b, err := cmd.CombinedOutput()
+		fmt.Fprintf(&r.log, "== %s\n%s", s.Name, b)
+		if s.ID != "" {
+			r.steps[s.ID] = readOutputs(r.t, out)
+		}
+		if err != nil {
+			// A failing step fails the job; the outputs it wrote are still the action's.
+			return r.outputs(a), fmt.Errorf("step %q: %w", s.Name, err)
+		}
+	}
+	return r.outputs(a), nil
+}
+
+func (r *runner) outputs(a actionFile) map[string]string {
+	outs := map[string]string{}
+	for k, o := range a.Outputs {
+		outs[k] = r.expand(o.Value)
+	}
+	return outs
+}
+
+// readOutputs parses a GITHUB_OUTPUT file: name=value lines and name<<DELIM blocks.
+func readOutputs(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if k, delim, ok := strings.Cut(line, "<<"); ok && !strings.Contains(k, "=") {
+			var val []string
+			for sc.Scan() && sc.Text() != delim {
+				val = append(val, sc.Text())
+			}
+			out[k] = strings.Join(val, "\n")
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// newRunner is one job running the action at release tag testRef, whose release is served at releaseURL.
+func newRunner(t *testing.T, releaseURL, workspace, event, eventPath, apiURL string) *runner {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := filepath.Join(t.TempDir(), "step_summary.md")
+	return &runner{t: t, actionPath: root, inputs: map[string]string{"skip-images": "true"},
+		github: map[string]string{"action_path": root, "action_ref": testRef, "token": "ghs_workflowtoken"},
+		env: map[string]string{
+			"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath, "GITHUB_WORKSPACE": workspace,
+			"GITHUB_API_URL": apiURL, "GITHUB_SERVER_URL": "http://127.0.0.1:1", "GITHUB_STEP_SUMMARY": summary,
+			"GITHUB_ACTIONS": "true", "RUNNER_TEMP": t.TempDir(), "RUNNER_OS": "Linux", "RUNNER_ARCH": "X64",
+			"CATALOGBOT_RELEASE_URL": releaseURL,
+		}}
+}
+
+const testRef = "v0.0.1"
+
+// built is catalogbot built once per test binary for the release server.
+var built struct {
+	sync.Once
+	data []byte
+	err  error
+}
+
+// releaseServer serves a release of testRef as GitHub's release downloads do: the linux/amd64 binary
+// (catalogbot built from this tree) and SHA256SUMS; tamper makes the checksum file disagree.
+func releaseServer(t *testing.T, tamper bool) string {
+	t.Helper()
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("the test runner claims a linux/amd64 runner")
+	}
+	built.Do(func() {
+		dir, err := os.MkdirTemp("", "catalogbot-action-test-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		bin := filepath.Join(dir, "catalogbot")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/catalogbot")
+		cmd.Dir = "../.."
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build catalogbot: %w\n%s", err, out)
+			return
+		}
+		built.data, built.err = os.ReadFile(bin)
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	data := built.data
+	file := "catalogbot_" + strings.TrimPrefix(testRef, "v") + "_linux_amd64"
+	sum := sha256.Sum256(data)
+	if tamper {
+		sum[0] ^= 1
+	}
+	sums := fmt.Sprintf("%x  %s\n%x  catalogbot_0.0.1_darwin_arm64\n", sum, file, sha256.Sum256(nil))
+	mux := http.NewServeMux()
+	mux.HandleFunc("/"+testRef+"/"+file, func(w http.ResponseWriter, _ *http.Request) { w.Write(data) })
+	mux.HandleFunc("/"+testRef+"/SHA256SUMS", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, sums) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func editPayload(t *testing.T, file string, edit func(map[string]any)) string {
+	t.Helper()
+	data, err := os.ReadFile(shareddata.Dir(t, "webhooks", "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(data, &payload); err != nil {
+		t.Fatal(err)
+	}
+	edit(payload)
+	out, _ := json.Marshal(payload)
+	path := filepath.Join(t.TempDir(), "event.json")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestActionYAMLAsTheRunnerRunsIt runs action.yml for a pull_request (the approvals read from the fake
+// GitHub decide the owners stage, and the pull request merges) and for a push to main (the catalog is
+// published to an in-process registry), from GitHub's real payloads.
+func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds catalogbot")
+	}
+	ctx := context.Background()
+	release := releaseServer(t, false)
+	const full = "Codertocat/Hello-World"
+
+	t.Run("pull_request", func(t *testing.T) {
+		gh := githubtest.New(t)
+		dir, base, head := testRepo(t, "alice")
+		gh.AddRepo(full)
+		gh.SetRef(full, "heads/main", base)
+		pr := func(n int) string {
+			gh.AddPullRequest(full, githubtest.PullRequest{Number: n, User: "mallory", HeadSHA: head, BaseRef: "main", BaseSHA: base})
+			return editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
+				p["number"] = n
+				pr := p["pull_request"].(map[string]any)
+				pr["number"] = n
+				pr["base"].(map[string]any)["sha"] = base
+				pr["head"].(map[string]any)["sha"] = head
+				pr["user"].(map[string]any)["login"] = "mallory"
+			})
+		}
+		// alice (the owner) approved an earlier head: that approval does not count for this one.
+		stale := pr(2)
+		gh.AddReview(full, 2, githubtest.Review{User: "alice", State: "APPROVED", CommitID: base})
+		r := newRunner(t, release, dir, "pull_request", stale, gh.URL)
+		r.inputs["merge"] = "true"
+		outs, err := r.run(ctx)
+		if err == nil || !strings.Contains(err.Error(), `step "Run catalogbot"`) {
+			t.Fatalf("a failing verdict did not fail the step: %v\n%s", err, r.log.String())
+		}
+		if outs["verdict"] != "fail" || outs["merged"] != "false" || outs["head_sha"] != head {
+			t.Fatalf("with a stale approval: outputs %v\n%s", outs, r.log.String())
+		}
+		if merged, _ := gh.Merged(full, 2); merged {
+			t.Fatal("merged on a stale approval")
+		}
+		// alice approves the head itself: the checks pass and the pull request merges at that head.
+		fresh := pr(3)
+		gh.AddReview(full, 3, githubtest.Review{User: "alice", State: "APPROVED", CommitID: head})
+		r = newRunner(t, release, dir, "pull_request_target", fresh, gh.URL)
+		r.inputs["merge"] = "true"
+		if outs, err = r.run(ctx); err != nil {
+			t.Fatalf("%v\n%s", err, r.log.String())
+		}
+		if outs["verdict"] != "pass" || outs["merged"] != "true" || outs["merge_sha"] == "" {
+			t.Fatalf("with the owner's approval on the head: outputs %v\n%s", outs, r.log.String())
+		}
+		if merged, at := gh.Merged(full, 3); !merged || at != head {
+			t.Fatalf("merged %v at %s, want %s", merged, at, head)
+		}
+		summary, _ := os.ReadFile(r.env["GITHUB_STEP_SUMMARY"])
+		if !strings.Contains(string(summary), "catalogbot: pass") || !strings.Contains(string(summary), "merged") {
+			t.Errorf("step summary:\n%s", summary)
+		}
+		if r.steps["get"]["found"] != "true" || len(r.skipped) != 0 || !strings.Contains(r.log.String(), "using the released catalogbot_0.0.1_linux_amd64") {
+			t.Errorf("the released binary was not used (skipped %v):\n%s", r.skipped, r.log.String())
+		}
+	})
+
+	t.Run("push", func(t *testing.T) {
+		gh := githubtest.New(t)
+		reg := registrytest.New(t, nil)
+		target := reg.Host + "/ops/catalog:latest"
+		dir, before, after := publishRepo(t, reg.Host, target)
+		gh.AddRepo(full)
+		gh.SetRef(full, "heads/main", after)
+		event := editPayload(t, "push/payload.json", func(p map[string]any) {
+			p["deleted"], p["created"] = false, false
+			p["ref"], p["before"], p["after"] = "refs/heads/main", before, after
+			p["repository"].(map[string]any)["default_branch"] = "main"
+		})
+		r := newRunner(t, release, dir, "push", event, gh.URL)
+		outs, err := r.run(ctx)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, r.log.String())
+		}
+		ref, _ := name.ParseReference(target, name.Insecure)
+		desc, err := remote.Head(ref)
+		if err != nil {
+			t.Fatalf("%s was not published: %v\n%s", target, err, r.log.String())
+		}
+		if outs["verdict"] != "pass" || !strings.HasSuffix(outs["catalog_digest"], "@"+desc.Digest.String()) {
+			t.Fatalf("outputs %v, tag at %s\n%s", outs, desc.Digest, r.log.String())
+		}
+		if rev, _, err := pipeline.TagRevision(ctx, target, build.Options{}); err != nil || rev != after {
+			t.Fatalf("%s records %q (%v), want %s", target, rev, err, after)
+		}
+		// The same push delivered again (a re-run) finds the tag already holding it: nothing to publish.
+		if outs, err = newRunner(t, release, dir, "push", event, gh.URL).run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if outs["catalog_digest"] != "" || outs["verdict"] != "pass" {
+			t.Fatalf("re-run outputs %v", outs)
+		}
+		// An older push run late (main is at after): not published, the tag stays.
+		old := editPayload(t, "push/payload.json", func(p map[string]any) {
+			p["deleted"], p["created"] = false, false
+			p["ref"], p["before"], p["after"] = "refs/heads/main", strings.Repeat("0", 40), before
+			p["repository"].(map[string]any)["default_branch"] = "main"
+		})
+		if outs, err = newRunner(t, release, dir, "push", old, gh.URL).run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := remote.Head(ref); outs["catalog_digest"] != "" || d.Digest != desc.Digest {
+			t.Fatalf("late push: outputs %v, tag at %s", outs, d.Digest)
+		}
+	})
+}
+
+// publishRepo makes a repository whose main went before (foo 0.1.0) → after (foo 0.2.0), configured to
+// publish to target on a stand-in opm base image pushed to host.
+func publishRepo(t *testing.T, host, target string) (dir, before, after string) {
+	t.Helper()
+	img, err := mutate.ConfigFile(mutate.MediaType(empty.Image, types.OCIManifestSchema1), &v1.ConfigFile{OS: runtime.GOOS, Architecture: "amd64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseTag, _ := name.NewTag(host+"/ops/opm-base:v1", name.Insecure)
+	if err := remote.Write(baseTag, img); err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	r, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := r.Worktree()
+	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	commit := func(files map[string]string) string {
+		for p, c := range files {
+			full := filepath.Join(dir, p)
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+			t.Fatal(err)
+		}
+		when = when.Add(time.Minute)
+		sig := &object.Signature{Name: "admin", Email: "admin@example.com", When: when}
+		h, err := wt.Commit("change", &git.CommitOptions{Author: sig, Committer: sig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.String()
+	}
+	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\npublish:\n  image: " + target + "\n  base: " + baseTag.String() + "\n"
+	before = commit(map[string]string{".catalogbot.yaml": cfg, "catalog/foo/catalog.json": catalogV1})
+	after = commit(map[string]string{"catalog/foo/catalog.json": catalogV2})
+	return dir, before, after
+}
+
+// A release binary whose checksum does not match is never run, and the action does not fall back to
+// building: the job fails on the get step.
+func TestActionYAMLRefusesATamperedReleaseBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds catalogbot")
+	}
+	release := releaseServer(t, true)
+	dir, base, head := testRepo(t, "alice")
+	r := newRunner(t, release, dir, "pull_request", eventFile(t, "opened.payload.json", base, head, "alice"), "http://127.0.0.1:1")
+	_, err := r.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "Get the released catalogbot") || !strings.Contains(r.log.String(), "does not match") {
+		t.Fatalf("err %v\n%s", err, r.log.String())
+	}
+	if _, err := os.Stat(filepath.Join(r.env["RUNNER_TEMP"], "catalogbot")); err == nil {
+		t.Fatal("the tampered binary was installed")
+	}
+}

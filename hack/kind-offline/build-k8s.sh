@@ -13,6 +13,13 @@ rm -rf "$work"; mkdir -p "$work/stub"
 cd "$work"
 kdir=$(go mod download -json "k8s.io/kubernetes@$KO_K8S_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
 [ -d "$kdir" ] || { echo "build-k8s: k8s.io/kubernetes@$KO_K8S_VERSION not downloadable" >&2; exit 1; }
+served() {
+  for _ in 1 2 3; do
+    (cd / && go mod download "$1" >/dev/null 2>&1) && return 0
+    sleep 5
+  done
+  return 1
+}
 # Checked from / because go.mod is being written in this directory.
 {
   echo "module catalogbot.local/k8sbuild"
@@ -20,7 +27,9 @@ kdir=$(go mod download -json "k8s.io/kubernetes@$KO_K8S_VERSION" | sed -n 's/^\t
   echo "require k8s.io/kubernetes $KO_K8S_VERSION"
   echo "replace ("
   for m in $(sed -n 's#^\t\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\1#p' "$kdir/go.mod"); do
-    if (cd / && go mod download "$m@$KO_K8S_STAGING_VERSION" >/dev/null 2>&1); then
+    # three tries: a slow or busy proxy must not turn a served module into a stub (the build then fails
+    # half an hour later on a package the stub lacks)
+    if served "$m@$KO_K8S_STAGING_VERSION"; then
       echo "  $m => $m $KO_K8S_STAGING_VERSION"
     else
       mkdir -p "stub/${m#k8s.io/}"

@@ -2,7 +2,11 @@
 // from, a streaming loader, a deterministic writer and upgrade-graph helpers. It does no I/O beyond files.
 package catalog
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+)
 
 // Schema names of the blob kinds OLM knows.
 const (
@@ -132,4 +136,31 @@ type Meta struct {
 type Property struct {
 	Type  string          `json:"type"`
 	Value json.RawMessage `json:"value"`
+}
+
+// PackageNames lists, sorted and once each, every package a blob of c belongs to: its identity,
+// whatever file holds the blob (olm.package names, and the package of every other blob).
+func (c *Catalog) PackageNames() []string {
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" {
+			seen[p] = true
+		}
+	}
+	for _, p := range c.Packages {
+		add(p.Name)
+	}
+	for _, ch := range c.Channels {
+		add(ch.Package)
+	}
+	for _, b := range c.Bundles {
+		add(b.Package)
+	}
+	for _, d := range c.Deprecations {
+		add(d.Package)
+	}
+	for _, o := range c.Others {
+		add(o.Package)
+	}
+	return slices.Sorted(maps.Keys(seen))
 }

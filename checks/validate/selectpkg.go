@@ -16,25 +16,8 @@ import (
 
 // addPackages adds the package every blob of c belongs to (its identity, whatever file holds it).
 func addPackages(pkgs map[string]bool, c *catalog.Catalog) {
-	add := func(p string) {
-		if p != "" {
-			pkgs[p] = true
-		}
-	}
-	for _, p := range c.Packages {
-		add(p.Name)
-	}
-	for _, ch := range c.Channels {
-		add(ch.Package)
-	}
-	for _, b := range c.Bundles {
-		add(b.Package)
-	}
-	for _, d := range c.Deprecations {
-		add(d.Package)
-	}
-	for _, o := range c.Others {
-		add(o.Package)
+	for _, p := range c.PackageNames() {
+		pkgs[p] = true
 	}
 }
 

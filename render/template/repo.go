@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -223,32 +222,12 @@ func (j Job) Render(ctx context.Context, root string, src Source) ([]byte, error
 }
 
 func otherPackages(c *catalog.Catalog, pkg string) []string {
-	seen := map[string]bool{}
-	add := func(p string) {
-		if p != "" && p != pkg {
-			seen[p] = true
+	var out []string
+	for _, p := range c.PackageNames() {
+		if p != pkg {
+			out = append(out, fmt.Sprintf("%q", p))
 		}
 	}
-	for _, p := range c.Packages {
-		add(p.Name)
-	}
-	for _, ch := range c.Channels {
-		add(ch.Package)
-	}
-	for _, b := range c.Bundles {
-		add(b.Package)
-	}
-	for _, d := range c.Deprecations {
-		add(d.Package)
-	}
-	for _, o := range c.Others {
-		add(o.Package)
-	}
-	out := make([]string, 0, len(seen))
-	for p := range seen {
-		out = append(out, fmt.Sprintf("%q", p))
-	}
-	sort.Strings(out)
 	return out
 }
 

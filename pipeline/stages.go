@@ -33,6 +33,8 @@ type state struct {
 	cfg      *owners.Config
 	noConfig bool
 	changes  *changes
+
+	multiAffected *affected // a template-driven repository's touched packages and catalogs (catalogs.go)
 }
 
 func (s *state) loadConfig(ctx context.Context) report.Stage {
@@ -294,6 +296,9 @@ func (s *state) owners(ctx context.Context) report.Stage {
 }
 
 func (s *state) validate(ctx context.Context) report.Stage {
+	if s.multi() {
+		return s.validateCatalogs(ctx)
+	}
 	res, err := validate.Dir(ctx, path.Join(s.headDir, s.catalogDir()), validate.Options{Limits: s.limits()})
 	if err != nil {
 		return stageFromErr(err)
@@ -371,6 +376,9 @@ func (s *state) images(ctx context.Context) report.Stage {
 }
 
 func (s *state) render(ctx context.Context) report.Stage {
+	if s.multi() {
+		return s.renderTemplates(ctx)
+	}
 	if s.refsFile() == "" {
 		return report.Stage{Status: report.Skipped, Summary: "no references config (references.file in " + owners.ConfigFile + ")"}
 	}

@@ -1,9 +1,11 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -268,5 +270,59 @@ func TestMultiCatalogPlantedCatalogDoesNotSeed(t *testing.T) {
 	}
 	if r.Verdict() != report.Fail {
 		t.Errorf("verdict %s, want fail", r.Verdict())
+	}
+}
+
+// Attack: the pull request replaces a rendered catalog with a symlink to a file of the machine running
+// the check. The drift gate refuses to read it; its content never reaches the report.
+func TestMultiCatalogSymlinkedCatalogIsNotRead(t *testing.T) {
+	ctx := t.Context()
+	base := multiBase(t)
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("token: s3cr3t-value\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	catFile := "catalogs/v4.21/" + nfsPkg + "/catalog.yaml"
+	dir := filepath.Join(t.TempDir(), "repo")
+	g := initRepo(t, dir)
+	g.branch(t, "pr", g.commit(ctx, t, base, "base", "catalog-admin"))
+	head := base.with(map[string]string{catFile: ""})
+	g.commit(ctx, t, head, "change", "catalog-admin")
+	// the tree helper writes regular files only: add the link and commit it by hand
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(filepath.FromSlash(catFile))), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, filepath.FromSlash(catFile))); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"add", "-A"}, {"-c", "user.name=catalog-admin", "-c", "user.email=a@example.test", "commit", "-q", "-m", "symlink"}, {"ls-files", "-s", catFile}} {
+		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", args, err, out)
+		}
+		if args[0] == "ls-files" && !strings.HasPrefix(string(out), "120000 ") {
+			t.Fatalf("%s is not committed as a symlink: %s", catFile, out)
+		}
+	}
+	repo, err := pipeline.OpenRepo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var requests atomic.Int64
+	r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: "main", Head: "pr", Author: "catalog-admin",
+		RemoteOptions: []remote.Option{remote.WithTransport(refusingTransport{&requests})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := report.WriteText(&text, r, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String()+report.Markdown(r, 0), "s3cr3t") {
+		t.Fatalf("the report holds the symlink target's content:\n%s", text.String())
+	}
+	st := stageOf(t, r, "render")
+	if got := filesOf(st, "render-drift"); !slices.Equal(got, []string{catFile}) || st.Status != report.Fail {
+		t.Errorf("render %s, drift on %q, want a failure on %s", st.Status, got, catFile)
 	}
 }

@@ -144,6 +144,11 @@ func TestMultiCatalogTemplateMatchesCommitted(t *testing.T) {
 	if strings.Contains(v.Details, "v4.18") {
 		t.Errorf("validate covered a catalog without the touched package:\n%s", v.Details)
 	}
+	for _, name := range []string{"graph", "images"} {
+		if st := stageOf(t, r, name); st.Status != report.Skipped || !strings.Contains(st.Summary, "several catalogs") {
+			t.Errorf("%s %s: %q, want it skipped as not covering several catalogs", name, st.Status, st.Summary)
+		}
+	}
 	if got := r.Verdict(); got != report.Pass {
 		t.Errorf("verdict %s, want pass", got)
 	}

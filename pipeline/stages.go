@@ -320,6 +320,9 @@ func (s *state) repoPaths(ds []diag.Diagnostic) []diag.Diagnostic {
 }
 
 func (s *state) graph(_ context.Context) report.Stage {
+	if s.multi() {
+		return notYetPerCatalog("the graph diff")
+	}
 	pkgs := map[string]bool{}
 	for p := range s.changes.packages {
 		pkgs[p] = true
@@ -341,6 +344,9 @@ func (s *state) graph(_ context.Context) report.Stage {
 func (s *state) images(ctx context.Context) report.Stage {
 	if s.in.SkipImages {
 		return report.Stage{Status: report.Skipped, Summary: "image checks disabled for this run"}
+	}
+	if s.multi() {
+		return notYetPerCatalog("the image checks")
 	}
 	pkgs := map[string]bool{}
 	for p := range s.changes.packages {

@@ -192,6 +192,53 @@ func TestMultiCatalogStaleRender(t *testing.T) {
 	}
 }
 
+// withBundle adds nfs-provisioner-operator v0.1.0 (image) to the channel and entries of its template.
+func withBundle(t *testing.T, tmpl, image string) string {
+	t.Helper()
+	out := strings.Replace(tmpl, "    replaces: nfs-provisioner-operator.v0.0.8\n",
+		"    replaces: nfs-provisioner-operator.v0.0.8\n  - name: nfs-provisioner-operator.v0.1.0\n    replaces: nfs-provisioner-operator.v0.0.9\n", 1)
+	out = strings.Replace(out, "schema: olm.template.basic\n", "- image: "+image+"\n  schema: olm.bundle\nschema: olm.template.basic\n", 1)
+	if !strings.Contains(out, "v0.1.0") || !strings.Contains(out, image) {
+		t.Fatalf("template edit did not apply:\n%s", out)
+	}
+	return out
+}
+
+// evilRegistry is a registry that counts the requests for its evil/ repositories.
+func evilRegistry(t *testing.T, n *atomic.Int64) *registrytest.Registry {
+	return registrytest.New(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.Contains(r.URL.Path, "/evil/") {
+				n.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+}
+
+// Attack: a template names a bundle on a registry the base configuration does not allow. The render
+// refuses it before contacting the registry.
+func TestMultiCatalogTemplateRegistryNotAllowed(t *testing.T) {
+	base := multiBase(t)
+	base.files[".catalogbot.yaml"] = multiConfig + "images:\n  allowedRegistries: [quay.io]\n"
+	var evil atomic.Int64
+	reg := evilRegistry(t, &evil)
+	tmpl := withBundle(t, base.files[nfsTemplate], reg.Host+"/evil/nfs-provisioner-operator@sha256:"+strings.Repeat("e", 64))
+	r := runMulti(t, base, base.with(map[string]string{nfsTemplate: tmpl}))
+	st := stageOf(t, r, "render")
+	if st.Status != report.Fail || len(st.Diagnostics) == 0 {
+		t.Fatalf("render %s (%s), want a failure", st.Status, st.Summary)
+	}
+	for _, d := range st.Diagnostics {
+		if d.File != nfsTemplate || !strings.Contains(d.Message, "not an allowed registry") {
+			t.Errorf("want a registry-not-allowed error on %s, got %s: %s", nfsTemplate, d.File, d.Message)
+		}
+	}
+	if n := evil.Load(); n != 0 {
+		t.Errorf("%d requests reached the registry the configuration does not allow", n)
+	}
+}
+
 // Attack: the pull request adds a bundle to a template and commits, in its own catalogs, a render of that
 // bundle it made up. Seeded from the pull request's catalogs, the render would reproduce the plant and
 // pass; seeded from the base's, the bundle must be pulled, and the image does not exist.
@@ -199,21 +246,9 @@ func TestMultiCatalogPlantedCatalogDoesNotSeed(t *testing.T) {
 	ctx := t.Context()
 	base := multiBase(t)
 	var evil atomic.Int64
-	reg := registrytest.New(t, func(h http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.Contains(r.URL.Path, "/evil/") {
-				evil.Add(1)
-			}
-			h.ServeHTTP(w, r)
-		})
-	})
+	reg := evilRegistry(t, &evil)
 	image := reg.Host + "/evil/nfs-provisioner-operator@sha256:" + strings.Repeat("e", 64)
-	tmpl := strings.Replace(base.files[nfsTemplate], "    replaces: nfs-provisioner-operator.v0.0.8\n",
-		"    replaces: nfs-provisioner-operator.v0.0.8\n  - name: nfs-provisioner-operator.v0.1.0\n    replaces: nfs-provisioner-operator.v0.0.9\n", 1)
-	tmpl = strings.Replace(tmpl, "schema: olm.template.basic\n", "- image: "+image+"\n  schema: olm.bundle\nschema: olm.template.basic\n", 1)
-	if !strings.Contains(tmpl, "v0.1.0") || !strings.Contains(tmpl, image) {
-		t.Fatalf("template edit did not apply:\n%s", tmpl)
-	}
+	tmpl := withBundle(t, base.files[nfsTemplate], image)
 
 	// The plant: v0.0.9's committed render, renamed and pointed at the made-up image.
 	seedFile := "catalogs/v4.19/" + nfsPkg + "/catalog.yaml"

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline/owners"
@@ -42,7 +45,13 @@ func (s *state) affectedCatalogs() (*affected, error) {
 	if s.multiAffected != nil {
 		return s.multiAffected, nil
 	}
-	cats, err := s.cfg.ResolveCatalogs(s.headDir)
+	cfg := *s.cfg
+	if versions, err := s.catalogVersions(); err != nil {
+		return nil, err
+	} else if versions != nil {
+		cfg.Catalogs.Versions = versions
+	}
+	cats, err := cfg.ResolveCatalogs(s.headDir)
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("resolving the catalogs of %s: %w", owners.ConfigFile, err))
 	}
@@ -104,6 +113,52 @@ func (s *state) affectedCatalogs() (*affected, error) {
 	}
 	s.multiAffected = a
 	return a, nil
+}
+
+// catalogVersions lists, for a catalogs pattern without versions, the catalog directories of the base
+// revision and of the head: a change that removes a catalog's directory still has its mappings rendered
+// (and reported missing). nil when the configuration lists its versions.
+func (s *state) catalogVersions() ([]string, error) {
+	cc := s.cfg.Catalogs
+	parent, rest, _ := strings.Cut(cc.Pattern, owners.VersionPlaceholder)
+	if cc.Pattern == "" || len(cc.Versions) > 0 || rest != "" || !strings.HasSuffix(parent, "/") {
+		return nil, nil // ResolveCatalogs reports a bad pattern
+	}
+	parent = path.Clean(parent)
+	seen := map[string]bool{}
+	var out []string
+	add := func(v string) {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	tree, err := s.base.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("tree of %s: %w", short(s.base.Hash.String()), err)
+	}
+	sub, err := tree.Tree(parent)
+	switch {
+	case errors.Is(err, object.ErrDirectoryNotFound):
+	case err != nil:
+		return nil, fmt.Errorf("listing catalogs in %s at %s: %w", parent, short(s.base.Hash.String()), err)
+	default:
+		for _, e := range sub.Entries {
+			if e.Mode == filemode.Dir {
+				add(e.Name)
+			}
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(s.headDir, filepath.FromSlash(parent)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("listing catalogs in %s: %w", parent, err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			add(e.Name())
+		}
+	}
+	return out, nil
 }
 
 func templateCatalogs(cats []owners.Catalog) []template.Catalog {

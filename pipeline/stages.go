@@ -33,6 +33,8 @@ type state struct {
 	cfg      *owners.Config
 	noConfig bool
 	changes  *changes
+
+	multiAffected *affected // a template-driven repository's touched packages and catalogs (catalogs.go)
 }
 
 func (s *state) loadConfig(ctx context.Context) report.Stage {
@@ -294,6 +296,9 @@ func (s *state) owners(ctx context.Context) report.Stage {
 }
 
 func (s *state) validate(ctx context.Context) report.Stage {
+	if s.multi() {
+		return s.validateCatalogs(ctx)
+	}
 	res, err := validate.Dir(ctx, path.Join(s.headDir, s.catalogDir()), validate.Options{Limits: s.limits()})
 	if err != nil {
 		return stageFromErr(err)
@@ -315,6 +320,9 @@ func (s *state) repoPaths(ds []diag.Diagnostic) []diag.Diagnostic {
 }
 
 func (s *state) graph(_ context.Context) report.Stage {
+	if s.multi() {
+		return notYetPerCatalog("the graph diff")
+	}
 	pkgs := map[string]bool{}
 	for p := range s.changes.packages {
 		pkgs[p] = true
@@ -336,6 +344,9 @@ func (s *state) graph(_ context.Context) report.Stage {
 func (s *state) images(ctx context.Context) report.Stage {
 	if s.in.SkipImages {
 		return report.Stage{Status: report.Skipped, Summary: "image checks disabled for this run"}
+	}
+	if s.multi() {
+		return notYetPerCatalog("the image checks")
 	}
 	pkgs := map[string]bool{}
 	for p := range s.changes.packages {
@@ -371,6 +382,9 @@ func (s *state) images(ctx context.Context) report.Stage {
 }
 
 func (s *state) render(ctx context.Context) report.Stage {
+	if s.multi() {
+		return s.renderTemplates(ctx)
+	}
 	if s.refsFile() == "" {
 		return report.Stage{Status: report.Skipped, Summary: "no references config (references.file in " + owners.ConfigFile + ")"}
 	}

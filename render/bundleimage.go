@@ -32,6 +32,9 @@ func (b *BundleImages) Resolve(ctx context.Context, image string) (string, error
 	if err != nil {
 		return "", err
 	}
+	if err := b.r.allow.check(ref); err != nil {
+		return "", err
+	}
 	d, _, err := b.r.regs.resolve(ctx, ref)
 	if err != nil {
 		return "", fmt.Errorf("image %s: %w", image, err)
@@ -44,6 +47,9 @@ func (b *BundleImages) Resolve(ctx context.Context, image string) (string, error
 func (b *BundleImages) Render(ctx context.Context, image string) (*catalog.Bundle, string, error) {
 	ref, err := parseImage(image)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := b.r.allow.check(ref); err != nil {
 		return nil, "", err
 	}
 	d, desc, err := b.r.regs.resolve(ctx, ref)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/render"
 )
@@ -118,9 +119,12 @@ func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
 			continue
 		}
 		out := r.Job.Output()
-		committed, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(out)))
+		// Read through the root: a committed symlink leading outside the repository is refused, never
+		// diffed (its target would land in a pull request's report).
+		committed, err := readCapped(root, out, catalog.DefaultMaxFileSize)
 		if err != nil && !os.IsNotExist(err) {
-			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: out, Package: r.Job.Package, Message: err.Error()})
+			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: out, Package: r.Job.Package,
+				Message: fmt.Sprintf("reading the committed %s: %v", out, err)})
 			continue
 		}
 		if err == nil && string(committed) == string(r.Data) {

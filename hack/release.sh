@@ -38,6 +38,6 @@ image_args=(--base "$base" "${bins[@]}" --label "org.opencontainers.image.revisi
   --label "org.opencontainers.image.version=$version" --label "org.opencontainers.image.source=https://github.com/catalogbot/catalogbot"
   --layout "$dist/catalogbot_${version#v}_image.tar" --ref "ghcr.io/catalogbot/catalogbot:$version")
 if [ -n "${IMAGE:-}" ]; then image_args+=(--push "$IMAGE"); fi
-digest="$(go run ./hack/releaseimage "${image_args[@]}")"
+digest="$(go run -tags tools ./hack/releaseimage "${image_args[@]}")"
 (cd "$dist" && sha256sum "catalogbot_${version#v}_image.tar" >>SHA256SUMS)
 echo "release $version of $commit in $dist; image $digest"

@@ -31,5 +31,5 @@ for c in olm catalog copy-content; do
 done
 [ -x "$out/opm" ] || ko_step "opm $KO_OPM_VERSION" build_in_module "github.com/operator-framework/operator-registry@$KO_OPM_VERSION" opm ./cmd/opm "json1,containers_image_openpgp"
 # Our own programs: always rebuilt (seconds), so the cache never holds stale fixtures.
-ko_step "lane tools" ko_repo_go build -trimpath -ldflags "-s -w" -o "$out/" ./hack/kind-offline/cmd/grpchealthprobe ./hack/kind-offline/cmd/imagetool
-ko_step "test operator" ko_repo_go build -trimpath -ldflags "-s -w -X main.Version=v1" -o "$out/testoperator" ./hack/kind-offline/cmd/testoperator
+ko_step "lane tools" ko_repo_go build -trimpath -tags tools -ldflags "-s -w" -o "$out/" ./hack/kind-offline/cmd/grpchealthprobe ./hack/kind-offline/cmd/imagetool
+ko_step "test operator" ko_repo_go build -trimpath -tags tools -ldflags "-s -w -X main.Version=v1" -o "$out/testoperator" ./hack/kind-offline/cmd/testoperator

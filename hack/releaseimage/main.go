@@ -1,3 +1,5 @@
+//go:build tools
+
 // Command releaseimage packages the release's static catalogbot binaries as the bot's multi-platform
 // container image with the project's own daemonless image code (build.ProgramImage), and writes it as an
 // OCI layout archive and/or pushes it (by digest, then the tag). hack/release.sh runs it.

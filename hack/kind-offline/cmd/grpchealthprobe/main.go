@@ -1,3 +1,5 @@
+//go:build tools
+
 // Command grpchealthprobe stands in for grpc_health_probe in the offline lane's opm image (the upstream
 // module is not served by this project's module proxy). OLM's registry pods run
 // `grpc_health_probe -addr=:50051` as readiness and liveness probes; this checks the standard gRPC

@@ -1,3 +1,5 @@
+//go:build tools
+
 // Command imagetool builds the offline kind lane's images without a container daemon, with
 // go-containerregistry, and writes each as an OCI image layout (directory) plus its tar (what
 // `ctr images import` and kind's image-archive loading read; the manifest digest is kept).

@@ -1,3 +1,5 @@
+//go:build tools
+
 // Command testoperator is the operator the offline kind lane installs through OLM: it serves /healthz
 // and /readyz on :8080 and logs a heartbeat. With SMOKE_CRASH=1 it logs why and exits 1 at once, so
 // its pod crash-loops (the broken operator of the lane).

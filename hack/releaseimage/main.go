@@ -4,7 +4,7 @@
 // container image with the project's own daemonless image code (build.ProgramImage), and writes it as an
 // OCI layout archive and/or pushes it (by digest, then the tag). hack/release.sh runs it.
 //
-//	go run ./hack/releaseimage --base REF --bin linux/amd64=PATH --bin linux/arm64=PATH \
+//	go run -tags tools ./hack/releaseimage --base REF --bin linux/amd64=PATH --bin linux/arm64=PATH \
 //	    [--label k=v]... [--layout FILE.tar] [--push REF]
 package main
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,11 +107,13 @@ type Pool struct {
 	Deadline time.Duration
 	Abandon  time.Duration
 
-	once    sync.Once
-	wake    chan struct{}
-	mu      sync.Mutex
-	running map[int64]context.CancelCauseFunc
-	pokes   map[int64]chan struct{} // a running job's heartbeat beats now when poked
+	once sync.Once
+	wake chan struct{}
+	mu   sync.Mutex
+	// running are the executions in progress. A job ID can stand in two of them (its lease expired while a
+	// slow handler still ran, and the job was claimed again): keying by ID lost one, which then never
+	// heard of shutdown and held Run for ever.
+	running map[*execution]bool
 	active  atomic.Bool
 }
 
@@ -140,8 +143,7 @@ func (p *Pool) init() {
 			p.Logger = slog.New(slog.DiscardHandler)
 		}
 		p.wake = make(chan struct{}, 1)
-		p.running = map[int64]context.CancelCauseFunc{}
-		p.pokes = map[int64]chan struct{}{}
+		p.running = map[*execution]bool{}
 	})
 }
 
@@ -159,9 +161,9 @@ func (p *Pool) Cancel(ids ...int64) {
 	p.init()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, id := range ids {
-		if cancel := p.running[id]; cancel != nil {
-			cancel(ErrSuperseded)
+	for e := range p.running {
+		if slices.Contains(ids, e.id) {
+			e.cancel(ErrSuperseded)
 		}
 	}
 }
@@ -170,9 +172,9 @@ func (p *Pool) Cancel(ids ...int64) {
 func (p *Pool) pokeHeartbeats() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, poke := range p.pokes {
+	for e := range p.running {
 		select {
-		case poke <- struct{}{}:
+		case e.poke <- struct{}{}:
 		default:
 		}
 	}
@@ -187,8 +189,10 @@ func (p *Pool) Running() []int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]int64, 0, len(p.running))
-	for id := range p.running {
-		out = append(out, id)
+	for e := range p.running {
+		if !slices.Contains(out, e.id) {
+			out = append(out, e.id)
+		}
 	}
 	return out
 }
@@ -235,8 +239,8 @@ func (p *Pool) Run(ctx context.Context) error {
 		}
 	}
 	p.mu.Lock()
-	for _, cancel := range p.running {
-		cancel(ErrShutdown)
+	for e := range p.running {
+		e.cancel(ErrShutdown)
 	}
 	p.mu.Unlock()
 	<-done
@@ -307,6 +311,13 @@ func (p *Pool) idle(ctx context.Context) {
 	}
 }
 
+// execution is one run of a job's handler.
+type execution struct {
+	id     int64
+	cancel context.CancelCauseFunc
+	poke   chan struct{} // its heartbeat beats now when poked
+}
+
 func (p *Pool) execute(base context.Context, j *Job) {
 	start := time.Now()
 	ctx, cancel := context.WithCancelCause(base)
@@ -317,13 +328,12 @@ func (p *Pool) execute(base context.Context, j *Job) {
 	}
 	poke := make(chan struct{}, 1)
 	p.mu.Lock()
-	p.running[j.ID] = cancel
-	p.pokes[j.ID] = poke
+	e := &execution{id: j.ID, cancel: cancel, poke: poke}
+	p.running[e] = true
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
-		delete(p.running, j.ID)
-		delete(p.pokes, j.ID)
+		delete(p.running, e)
 		p.mu.Unlock()
 	}()
 	log := p.Logger.With("job", j.ID, "kind", j.Kind, "repo", j.Repo, "attempt", j.Attempts)

@@ -120,7 +120,7 @@ func testPoolCancelsSupersededRunningJob(t *testing.T, bk backend) {
 		t.Run(fmt.Sprintf("in-process=%v", inProcess), func(t *testing.T) {
 			q := bk.open(t)
 			started := make(chan int64, 4)
-			p := &Pool{Queue: q, Workers: 2, Lease: 150 * time.Millisecond, Poll: 10 * time.Millisecond,
+			p := &Pool{Queue: q, Workers: 2, Lease: 600 * time.Millisecond, Poll: 10 * time.Millisecond,
 				Handler: func(ctx context.Context, j *Job) error {
 					started <- j.ID
 					if j.Delivery == "old" {

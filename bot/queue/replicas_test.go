@@ -214,7 +214,7 @@ func TestSupersededJobOnOtherReplicaStopsThroughHeartbeat(t *testing.T) {
 	outcomes := make(chan string, 8)
 	var pools []*Pool
 	for r, q := range queues {
-		p := &Pool{Queue: q, Workers: 2, Lease: 150 * time.Millisecond, Poll: 10 * time.Millisecond,
+		p := &Pool{Queue: q, Workers: 2, Lease: 600 * time.Millisecond, Poll: 10 * time.Millisecond,
 			Handler: func(ctx context.Context, j *Job) error {
 				if j.Delivery == "old" {
 					started <- r

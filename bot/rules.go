@@ -10,7 +10,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/checks/approval"
-	"github.com/catalogbot/catalogbot/internal/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/pipeline/owners"
 	"github.com/catalogbot/catalogbot/pipeline/report"
@@ -167,18 +166,4 @@ func rulesMoved(dir, checked, tip string, files []string) (string, error) {
 		}
 	}
 	return strings.Join(moved, ", "), nil
-}
-
-// readConfig reads the configuration at commit sha (defaults without one). An invalid configuration is an
-// error naming it: it never falls back to defaults.
-func readConfig(dir, sha string) (*owners.Config, error) {
-	repo, err := pipeline.OpenRepo(dir)
-	if err != nil {
-		return nil, err
-	}
-	rules, st := pipeline.LoadRules(repo, sha)
-	if rules == nil {
-		return nil, diag.UsageError(fmt.Errorf("reading %s at %s: %s", owners.ConfigFile, short(sha), st.Err))
-	}
-	return rules.Config, nil
 }

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -29,7 +30,12 @@ type Change struct {
 // when it cannot tell a change's packages safely (a touched .indexignore, a file that did not load before
 // the change, a package name that could hide in an escape), and reports whether it fell back.
 func Changed(ctx context.Context, dir string, ch Change) (*Result, bool, error) {
-	return changed(ctx, dirSource{dir}, ch)
+	src := dirSource{dir: dir}
+	if root, err := os.OpenRoot(dir); err == nil { // opened once for every quick look; else load reports it
+		defer root.Close()
+		src.root = root
+	}
+	return changed(ctx, src, ch)
 }
 
 // source is a catalog directory as Changed reads it: loads, and reads of single files.
@@ -39,19 +45,20 @@ type source interface {
 	open(path string) (fs.File, error)
 }
 
-type dirSource struct{ dir string }
+type dirSource struct {
+	dir  string
+	root *os.Root // nil when dir cannot be opened (the load then says why)
+}
 
 func (d dirSource) load(ctx context.Context, lo catalog.LoadOptions) (*catalog.Result, error) {
 	return catalog.LoadDir(ctx, d.dir, lo)
 }
 
 func (d dirSource) open(p string) (fs.File, error) {
-	root, err := os.OpenRoot(d.dir)
-	if err != nil {
-		return nil, err
+	if d.root == nil {
+		return nil, fmt.Errorf("open catalog directory %s", d.dir)
 	}
-	defer root.Close()
-	return root.Open(p)
+	return d.root.Open(p)
 }
 
 func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) {

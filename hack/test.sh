@@ -79,7 +79,7 @@ else
   step "POSTGRESQL COULD NOT BE INSTALLED: THE POSTGRESQL QUEUE TESTS ARE SKIPPED (see $logs/debs.log)"
 fi
 
-step "go test ./..."
+step "go test -tags tools ./..."
 go test -tags tools -count=1 -timeout 40m ./...
 
 # Issue 5's load test: 500 signed deliveries over 100 pull requests, on SQLite and on PostgreSQL; it fails

@@ -188,9 +188,8 @@ func TestWebhookBurst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if p99 := percentile(latencies, .99); p99 > time.Second {
-		t.Errorf("webhook p99 latency %s, want < 1s", p99)
-	}
+	// Latencies are reported, not asserted: a timed assertion fails on a loaded machine and proves nothing
+	// on a quiet one. bench/webhooks.sh prints them; what this test asserts is that nothing is lost.
 }
 
 func signed(body []byte) string { return githubtest.Sign([]byte(testSecret), body) }

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // check runs the pipeline on the head of the task's pull request (or of every open pull request whose
@@ -107,14 +107,18 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	if err != nil {
 		return nil, settings{}, err
 	}
-	head, err := gitcache.Resolve(dir, pr.HeadSHA)
+	repo, err := gitrepo.Open(dir)
+	if err != nil {
+		return nil, settings{}, diag.InfraError(err)
+	}
+	head, err := repo.SHA(pr.HeadSHA)
 	if err != nil {
 		return nil, settings{}, diag.InfraError(fmt.Errorf("head %s of %s#%d is not in the fetched repository: %w", short(pr.HeadSHA), jc.task.Repo, pr.Number, err))
 	}
-	if _, err := gitcache.Resolve(dir, tip); err != nil {
+	if _, err := repo.SHA(tip); err != nil {
 		return nil, settings{}, diag.InfraError(fmt.Errorf("base %s of %s#%d is not in the fetched repository: %w", short(tip), jc.task.Repo, pr.Number, err))
 	}
-	base, err := gitcache.MergeBase(dir, tip, head)
+	base, err := repo.MergeBase(tip, head)
 	if err != nil {
 		return nil, settings{}, diag.UsageError(err)
 	}

@@ -3,13 +3,13 @@ package bot
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/checks/approval"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
+	"github.com/catalogbot/catalogbot/config"
 )
 
 // Cmd is one slash command of a comment.
@@ -154,7 +154,7 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				return err
 			}
 			if br.rules == nil {
-				refusals = append(refusals, fmt.Sprintf("`/approve`: the base branch's %s is invalid: fix it there first", owners.ConfigFile))
+				refusals = append(refusals, fmt.Sprintf("`/approve`: the base branch's %s is invalid: fix it there first", config.ConfigFile))
 				continue
 			}
 			ok, err := br.mayAct(ctx, user, jc.lookup(), true)
@@ -251,7 +251,11 @@ func (jc *jobCtx) baseRulesOf(ctx context.Context, pr *ghclient.PullRequest) (*b
 	if err != nil {
 		return nil, err
 	}
-	base, err := gitcache.MergeBase(dir, tip, pr.HeadSHA)
+	repo, err := gitrepo.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	base, err := repo.MergeBase(tip, pr.HeadSHA)
 	if err != nil {
 		return nil, err
 	}

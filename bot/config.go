@@ -13,7 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Config is the bot's own configuration (bot.yaml). Secrets never appear in it: it names the environment

@@ -4,16 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"path"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/checks/approval"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // evaluate re-evaluates a pull request's merge readiness, keeps its comment up to date and merges it when
@@ -119,17 +119,21 @@ func (jc *jobCtx) baseOverlap(ctx context.Context, r *run, tip string) (string, 
 	}
 	catalogDir := r.Settings.CatalogDir
 	if catalogDir == "" {
-		catalogDir = owners.Default().Catalog.Dir
+		catalogDir = config.Default().Catalog.Dir
 	}
-	mine, _, err := gitcache.TouchedTopDirs(ctx, dir, r.BaseSHA, r.HeadSHA, catalogDir)
+	repo, err := gitrepo.Open(dir)
 	if err != nil {
 		return "", err
 	}
-	theirs, outside, err := gitcache.TouchedTopDirs(ctx, dir, r.Tip, tip, catalogDir)
+	mine, _, err := repo.TouchedTopDirs(ctx, r.BaseSHA, r.HeadSHA, catalogDir)
 	if err != nil {
 		return "", err
 	}
-	rules, err := rulesMoved(dir, r.Tip, tip, r.Settings.RuleFiles)
+	theirs, outside, err := repo.TouchedTopDirs(ctx, r.Tip, tip, catalogDir)
+	if err != nil {
+		return "", err
+	}
+	rules, err := rulesMoved(repo, r.Tip, tip, r.Settings.RuleFiles)
 	if err != nil {
 		return "", err
 	}
@@ -148,7 +152,7 @@ func (jc *jobCtx) baseOverlap(ctx context.Context, r *run, tip string) (string, 
 			continue // compared above
 		}
 		switch path.Base(p) {
-		case owners.ConfigFile, owners.CIFile, owners.OWNERSFile, "OWNERS_ALIASES":
+		case config.ConfigFile, config.CIFile, config.OWNERSFile, "OWNERS_ALIASES":
 			both = append(both, p)
 		}
 	}
@@ -164,7 +168,7 @@ func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, c
 	b := jc.b
 	method := r.Settings.MergeMethod
 	if method == "" {
-		method = owners.Default().Merge.Method
+		method = config.Default().Merge.Method
 	}
 	title := fmt.Sprintf("%s (#%d)", pr.Title, pr.Number)
 	sha, err := jc.gh.Merge(ctx, jc.repo, pr.Number, r.HeadSHA, method, title)

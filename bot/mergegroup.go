@@ -3,12 +3,12 @@ package bot
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 
-	"github.com/catalogbot/catalogbot/bot/gitcache"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // mergeGroup runs the pipeline on a merge queue group (base_sha..head_sha) and reports a check run on the
@@ -46,14 +46,14 @@ func (jc *jobCtx) runGroup(ctx context.Context, cr *checkReporter) (*report.Repo
 	if err != nil {
 		return nil, err
 	}
-	for _, sha := range []string{jc.task.BaseSHA, jc.task.HeadSHA} {
-		if _, err := gitcache.Resolve(dir, sha); err != nil {
-			return nil, diag.InfraError(fmt.Errorf("merge group commit %s is not in the fetched repository: %w", short(sha), err))
-		}
-	}
-	repo, err := pipeline.OpenRepo(dir)
+	repo, err := gitrepo.Open(dir)
 	if err != nil {
 		return nil, err
+	}
+	for _, sha := range []string{jc.task.BaseSHA, jc.task.HeadSHA} {
+		if _, err := repo.SHA(sha); err != nil {
+			return nil, diag.InfraError(fmt.Errorf("merge group commit %s is not in the fetched repository: %w", short(sha), err))
+		}
 	}
 	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: jc.task.BaseSHA, Head: jc.task.HeadSHA,
 		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(),

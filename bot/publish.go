@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // publishContext is the commit status context of the catalog image digest.
@@ -31,14 +32,14 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	repo, err := pipeline.OpenRepo(dir)
+	repo, err := gitrepo.Open(dir)
 	if err != nil {
 		return err
 	}
 	if _, err := repo.Resolve(jc.task.After); err != nil {
 		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(jc.task.After), err))
 	}
-	tip, err := gitcache.Resolve(dir, gitcache.BranchRef(jc.task.DefaultBranch))
+	tip, err := repo.SHA(gitcache.BranchRef(jc.task.DefaultBranch))
 	if err != nil {
 		return diag.InfraError(fmt.Errorf("the tip of %s: %w", jc.task.DefaultBranch, err))
 	}
@@ -118,7 +119,7 @@ const renderedTrailer = "Rendered-by: catalogbot"
 // rendering failed, nothing is published. A commit that is itself a rendered commit and still differs
 // means rendering is not stable: it is never committed again.
 func (jc *jobCtx) publishRendered(ctx context.Context, r *run, rep *report.Report, status ghclient.Status, dir, pushedMessage string,
-	cfg *owners.Config, rd pipeline.Rendered) error {
+	cfg *config.Config, rd pipeline.Rendered) error {
 	after, st := jc.task.After, rd.Stage
 	status.State = "failure"
 	switch {

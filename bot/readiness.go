@@ -8,8 +8,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/checks/approval"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // readinessMarker starts the bot's one comment per pull request; it is edited, never re-posted.
@@ -42,7 +42,7 @@ func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, 
 	}
 	if sets.ConfigError != "" {
 		out = append(out, condition{false, fmt.Sprintf("the base branch's %s is invalid (%s): fix it there; nothing merges until then",
-			owners.ConfigFile, sets.ConfigError), false})
+			config.ConfigFile, sets.ConfigError), false})
 	}
 	if n := sets.RequiredApprovals; n > 0 {
 		out = append(out, condition{len(res.Counted) >= n, approvalText(res, n), false})

@@ -4,22 +4,22 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/checks/approval"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // baseRules are the rules of one pull request, loaded once from the base branch's current tip (never the
 // merge base, which the author picks): the configuration, the owners files of the packages the pull
 // request changes, and who may approve it. Invalid rules block merging; nothing falls back to defaults.
 type baseRules struct {
-	repo  *pipeline.Repo
+	repo  *gitrepo.Repo
 	rules *pipeline.Rules // nil when the configuration is invalid (stage says why)
 	stage report.Stage    // the config stage: Pass, or why the rules could not be loaded
 	// packages the pull request changes (top directories of the catalog), sorted.
@@ -30,17 +30,17 @@ type baseRules struct {
 
 // loadBaseRules reads the rules at tip for the change base..head in the clone dir.
 func loadBaseRules(ctx context.Context, dir, tip, base, head string) (*baseRules, error) {
-	repo, err := pipeline.OpenRepo(dir)
+	repo, err := gitrepo.Open(dir)
 	if err != nil {
 		return nil, err
 	}
 	br := &baseRules{repo: repo}
 	br.rules, br.stage = pipeline.LoadRules(repo, tip)
-	catalogDir := owners.Default().Catalog.Dir
+	catalogDir := config.Default().Catalog.Dir
 	if br.rules != nil {
 		catalogDir = br.rules.Config.Catalog.Dir
 	}
-	pkgs, outside, err := gitcache.TouchedTopDirs(ctx, dir, base, head, catalogDir)
+	pkgs, outside, err := repo.TouchedTopDirs(ctx, base, head, catalogDir)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (br *baseRules) settings() (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	files := []string{owners.ConfigFile}
+	files := []string{config.ConfigFile}
 	for _, p := range br.packages {
 		if f := cfg.OwnersFilePath(p); f != "" {
 			files = append(files, f)
@@ -83,7 +83,7 @@ func (br *baseRules) policy() (approval.Policy, error) {
 		return approval.Policy{}, fmt.Errorf("no approval policy: %s", br.stage.Err)
 	}
 	cfg := br.rules.Config
-	pol := approval.Policy{Maintainers: slices.Clone(cfg.Maintainers), WriteAccess: cfg.Merge.Approvers == owners.ApproversWrite}
+	pol := approval.Policy{Maintainers: slices.Clone(cfg.Maintainers), WriteAccess: cfg.Merge.Approvers == config.ApproversWrite}
 	if br.outside || len(br.packages) == 0 {
 		return pol, nil
 	}
@@ -135,13 +135,9 @@ func (br *baseRules) ownersOf(pkg string) ([]string, error) {
 
 // rulesMoved names the rule files (configuration, owners files) that differ between the tip a check used
 // and the base branch's tip now ("" when none): the owners stage must run again before any merge.
-func rulesMoved(dir, checked, tip string, files []string) (string, error) {
+func rulesMoved(repo *gitrepo.Repo, checked, tip string, files []string) (string, error) {
 	if len(files) == 0 {
-		files = []string{owners.ConfigFile}
-	}
-	repo, err := pipeline.OpenRepo(dir)
-	if err != nil {
-		return "", err
+		files = []string{config.ConfigFile}
 	}
 	a, err := repo.Resolve(checked)
 	if err != nil {

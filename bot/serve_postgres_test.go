@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 	"github.com/catalogbot/catalogbot/internal/pgtest"
 )

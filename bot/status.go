@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 //go:embed templates/*.html

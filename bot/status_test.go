@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // The status page lists the queue and the runs; a run's page (the check run's details link) shows its

@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // StatusConfig protects the status pages (/, /runs/{id}) and /metrics: they need the status token, as a

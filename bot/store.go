@@ -11,7 +11,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/checks/approval"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // store keeps the bot's own records next to the queue: runs (one per check, merge group or publish),

@@ -12,8 +12,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/checks/approval"
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 func TestLoadConfig(t *testing.T) {

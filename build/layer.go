@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // ConfigsDir is where the catalog lives in the image, as `opm generate dockerfile` puts it.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // writeTree creates files (slash paths; a trailing slash makes an empty directory) under a new temp dir.

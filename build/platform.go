@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // ParsePlatforms parses "os/arch[/variant]" strings (as `--platform linux/amd64,linux/arm64` gives them).

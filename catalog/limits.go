@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // overTotal adds up the sizes of files in order and, when they pass limit (DefaultMaxTotalSize when 0),

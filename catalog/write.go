@@ -19,7 +19,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // The writer reproduces `opm render <dir> -o json|yaml` of operator-registry v1.73.0 byte for byte:

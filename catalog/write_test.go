@@ -17,7 +17,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/reftools"
 )
 

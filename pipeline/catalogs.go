@@ -16,11 +16,11 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/template"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // A template-driven repository (catalogs: in the base configuration) replaces the render and validate
@@ -32,11 +32,11 @@ func (s *state) multi() bool { return s.cfg != nil && s.cfg.MultiCatalog() }
 
 // affected is what a change touches in a template-driven repository.
 type affected struct {
-	catalogs []owners.Catalog // every configured catalog, in version order
+	catalogs []config.Catalog // every configured catalog, in version order
 	packages []string         // touched packages, sorted
 	jobs     []template.Job   // their template mappings into configured catalogs
 	planDs   []diag.Diagnostic
-	dirs     []owners.Catalog // catalogs holding a touched package or path, in version order
+	dirs     []config.Catalog // catalogs holding a touched package or path, in version order
 }
 
 // affectedCatalogs resolves the catalogs (from the head checkout: a catalog a change adds is validated
@@ -53,7 +53,7 @@ func (s *state) affectedCatalogs() (*affected, error) {
 	}
 	cats, err := cfg.ResolveCatalogs(s.headDir)
 	if err != nil {
-		return nil, diag.UsageError(fmt.Errorf("resolving the catalogs of %s: %w", owners.ConfigFile, err))
+		return nil, diag.UsageError(fmt.Errorf("resolving the catalogs of %s: %w", config.ConfigFile, err))
 	}
 	a := &affected{catalogs: cats}
 	pkgs := map[string]bool{}
@@ -120,7 +120,7 @@ func (s *state) affectedCatalogs() (*affected, error) {
 // (and reported missing). nil when the configuration lists its versions.
 func (s *state) catalogVersions() ([]string, error) {
 	cc := s.cfg.Catalogs
-	parent, rest, _ := strings.Cut(cc.Pattern, owners.VersionPlaceholder)
+	parent, rest, _ := strings.Cut(cc.Pattern, config.VersionPlaceholder)
 	if cc.Pattern == "" || len(cc.Versions) > 0 || rest != "" || !strings.HasSuffix(parent, "/") {
 		return nil, nil // ResolveCatalogs reports a bad pattern
 	}
@@ -161,7 +161,7 @@ func (s *state) catalogVersions() ([]string, error) {
 	return out, nil
 }
 
-func templateCatalogs(cats []owners.Catalog) []template.Catalog {
+func templateCatalogs(cats []config.Catalog) []template.Catalog {
 	out := make([]template.Catalog, 0, len(cats))
 	for _, c := range cats {
 		out = append(out, template.Catalog{Name: c.Name, Dir: c.Dir, MigrateLevel: c.MigrateLevel})
@@ -233,7 +233,7 @@ func (s *state) validateCatalogs(ctx context.Context) report.Stage {
 	if err != nil {
 		return stageFromErr(err)
 	}
-	var dirs []owners.Catalog
+	var dirs []config.Catalog
 	for _, c := range a.dirs {
 		if fi, err := os.Stat(filepath.Join(s.headDir, filepath.FromSlash(c.Dir))); err == nil && fi.IsDir() {
 			dirs = append(dirs, c)
@@ -299,5 +299,5 @@ func (s *state) validateCatalogs(ctx context.Context) report.Stage {
 // notYetPerCatalog is the stage of a check that does not cover template-driven repositories yet: said
 // as such, rather than as "nothing changed".
 func notYetPerCatalog(check string) report.Stage {
-	return report.Stage{Status: report.Skipped, Summary: check + " does not cover repositories with several catalogs (catalogs: in " + owners.ConfigFile + ") yet"}
+	return report.Stage{Status: report.Skipped, Summary: check + " does not cover repositories with several catalogs (catalogs: in " + config.ConfigFile + ") yet"}
 }

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"bytes"
 	"errors"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,8 +19,8 @@ import (
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
 	"github.com/catalogbot/catalogbot/render/template"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // The template-driven repository of these tests: two real packages of the community-operators layout
@@ -82,7 +83,7 @@ func runMulti(t *testing.T, base, head tree, opts ...remote.Option) *report.Repo
 	g := initRepo(t, dir)
 	g.branch(t, "pr", g.commit(ctx, t, base, "base", "catalog-admin"))
 	g.commit(ctx, t, head, "change", "catalog-admin")
-	repo, err := pipeline.OpenRepo(dir)
+	repo, err := gitrepo.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestMultiCatalogSymlinkedCatalogIsNotRead(t *testing.T) {
 			t.Fatalf("%s is not committed as a symlink: %s", catFile, out)
 		}
 	}
-	repo, err := pipeline.OpenRepo(dir)
+	repo, err := gitrepo.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

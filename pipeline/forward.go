@@ -3,14 +3,14 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"regexp"
 
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/catalogbot/catalogbot/build"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // The published tag only moves forward. Every catalog image records the commit it is built from
@@ -38,7 +38,7 @@ func notForward(category func(error) error, summary string, err error) error {
 // A tag holding a descendant of c is an invalid move (the tag never goes backwards); a revision that is
 // missing, not in repo, or unrelated to c needs a person to decide (a usage error saying what to do).
 // Refusals are *NotForwardError.
-func CheckForward(repo *Repo, tag string, current string, c *object.Commit) error {
+func CheckForward(repo *gitrepo.Repo, tag string, current string, c *object.Commit) error {
 	want := c.Hash.String()
 	switch {
 	case current == want:
@@ -52,7 +52,7 @@ func CheckForward(repo *Repo, tag string, current string, c *object.Commit) erro
 			fmt.Errorf("%s holds an image whose %s is %q, not a commit SHA: refusing to replace it with %s", tag,
 				build.RevisionLabel, truncateQuoted(current), short(want)))
 	}
-	held, err := repo.r.CommitObject(plumbing.NewHash(current))
+	held, err := repo.Resolve(current)
 	if err != nil {
 		return notForward(diag.UsageError, "the tag holds "+short(current)+", which is not in the repository",
 			fmt.Errorf("%s holds an image built from commit %s, which is not in the repository (a newer push not fetched yet, "+
@@ -80,7 +80,7 @@ func CheckForward(repo *Repo, tag string, current string, c *object.Commit) erro
 }
 
 // forwardOnly is the build.Options.BeforeTag check of publishing c to target.
-func forwardOnly(repo *Repo, c *object.Commit, target name.Reference, opts build.Options) func(context.Context) error {
+func forwardOnly(repo *gitrepo.Repo, c *object.Commit, target name.Reference, opts build.Options) func(context.Context) error {
 	return func(ctx context.Context) error {
 		current, found, err := build.ReadRevision(ctx, target, opts)
 		if err != nil || !found {

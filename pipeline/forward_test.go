@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 	"testing"
 
@@ -14,10 +15,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/build"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 func fooCatalog(versions ...string) string {
@@ -42,7 +43,7 @@ func fooCatalog(versions ...string) string {
 // publishWorld is a repository whose main branch went A (foo 0.1.0) → B (foo 0.2.0), a branch side from
 // A (foo 0.3.0, neither ancestor nor descendant of B), and a registry with a stand-in opm base image.
 type publishWorld struct {
-	repo         *pipeline.Repo
+	repo         *gitrepo.Repo
 	a, b, side   plumbing.Hash
 	target, base string
 }
@@ -70,7 +71,7 @@ func newPublishWorld(t *testing.T) publishWorld {
 	w.b = g.commit(ctx, t, at("0.1.0", "0.2.0"), "foo 0.2.0", "catalog-admin")
 	g.branch(t, "side", w.a)
 	w.side = g.commit(ctx, t, at("0.1.0", "0.3.0"), "foo 0.3.0", "catalog-admin")
-	if w.repo, err = pipeline.OpenRepo(g.dir); err != nil {
+	if w.repo, err = gitrepo.Open(g.dir); err != nil {
 		t.Fatal(err)
 	}
 	return w

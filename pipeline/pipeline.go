@@ -7,20 +7,21 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"io"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // Input is one pipeline run: a pull request (or any base..head range) of a local repository.
 type Input struct {
 	// Repo is the repository (work tree or bare) holding both revisions.
-	Repo *Repo
+	Repo *gitrepo.Repo
 	// Base and Head are revisions (SHA, branch, tag): the change is Base..Head.
 	Base, Head string
 	// Rules are the configuration and owners files that decide the change (LoadRules). The bot loads them
@@ -135,4 +136,11 @@ func stageFromDiags(summary string, ds []diag.Diagnostic) report.Stage {
 // (report.StatusOf).
 func stageFromErr(err error) report.Stage {
 	return report.Stage{Status: report.StatusOf(nil, err), Err: err.Error()}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }

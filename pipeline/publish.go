@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"maps"
 	"time"
 
@@ -13,9 +14,9 @@ import (
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/regnet"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // PublishInput is a catalog to build into an image and push.
@@ -28,7 +29,7 @@ type PublishInput struct {
 	Build build.Options
 	// Repo and Commit are where the catalog comes from (the pushed commit). When set, the image records
 	// Commit as its build.RevisionLabel and the tag is moved only forward (see CheckForward).
-	Repo   *Repo
+	Repo   *gitrepo.Repo
 	Commit *object.Commit
 }
 

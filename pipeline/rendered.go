@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // RenderInput is a checked-out revision whose catalog is rendered from a references config.

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/internal/registrytest"
-	"github.com/catalogbot/catalogbot/pipeline/report"
 	"github.com/catalogbot/catalogbot/render"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 func TestRenderSources(t *testing.T) {

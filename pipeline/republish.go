@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,8 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/build"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // A push to the default branch is published the same way by every front-end (the bot and the Action):
@@ -26,7 +27,7 @@ import (
 // PublishPlan is a pushed commit that is to be published.
 type PublishPlan struct {
 	Commit *object.Commit
-	Config *owners.Config
+	Config *config.Config
 	// Platforms are publish.platforms, parsed (empty: every platform of the base).
 	Platforms []v1.Platform
 }
@@ -34,18 +35,18 @@ type PublishPlan struct {
 // ConfigAt parses .catalogbot.yaml at commit c. A missing file gives the defaults (which configure no
 // publish.image); an invalid one is an error naming the file and commit: publishing stops, it never
 // falls back to defaults.
-func ConfigAt(repo *Repo, c *object.Commit) (*owners.Config, error) {
-	data, ok, err := repo.ReadFile(c, owners.ConfigFile)
+func ConfigAt(repo *gitrepo.Repo, c *object.Commit) (*config.Config, error) {
+	data, ok, err := repo.ReadFile(c, config.ConfigFile)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return owners.Default(), nil
+		return config.Default(), nil
 	}
-	cfg, _, err := owners.ParseConfig(owners.ConfigFile, data)
+	cfg, _, err := config.ParseConfig(config.ConfigFile, data)
 	if err != nil {
 		// never the defaults: a broken configuration stops publishing, it does not change what is published
-		return nil, fmt.Errorf("%s at %s: %w", owners.ConfigFile, short(c.Hash.String()), err)
+		return nil, fmt.Errorf("%s at %s: %w", config.ConfigFile, short(c.Hash.String()), err)
 	}
 	return cfg, nil
 }
@@ -54,7 +55,7 @@ func ConfigAt(repo *Repo, c *object.Commit) (*owners.Config, error) {
 // says why nothing is to be published ("" when plan is to be published): publish.image is not configured,
 // or nothing the catalog is built from changed since before (when before is in the repository; an empty
 // or missing before publishes).
-func PlanPublish(ctx context.Context, repo *Repo, before, after string) (plan *PublishPlan, skip string, err error) {
+func PlanPublish(ctx context.Context, repo *gitrepo.Repo, before, after string) (plan *PublishPlan, skip string, err error) {
 	commit, err := repo.Resolve(after)
 	if err != nil {
 		return nil, "", fmt.Errorf("pushed commit %s: %w", short(after), err)
@@ -64,11 +65,11 @@ func PlanPublish(ctx context.Context, repo *Repo, before, after string) (plan *P
 		return nil, "", err
 	}
 	if cfg.Publish.Image == "" {
-		return nil, "publish.image is not configured in " + owners.ConfigFile, nil
+		return nil, "publish.image is not configured in " + config.ConfigFile, nil
 	}
 	platforms, err := build.ParsePlatforms(cfg.Publish.Platforms)
 	if err != nil {
-		return nil, "", fmt.Errorf("publish.platforms in %s: %w", owners.ConfigFile, err)
+		return nil, "", fmt.Errorf("publish.platforms in %s: %w", config.ConfigFile, err)
 	}
 	plan = &PublishPlan{Commit: commit, Config: cfg, Platforms: platforms}
 	if before == "" || strings.Trim(before, "0") == "" {
@@ -90,7 +91,7 @@ func PlanPublish(ctx context.Context, repo *Repo, before, after string) (plan *P
 
 // catalogChanged tells whether a changed path is in the catalog directory or is read by the render of
 // the references config (the file itself or a local reference's directory).
-func catalogChanged(repo *Repo, c *object.Commit, cfg *owners.Config, changed []string) bool {
+func catalogChanged(repo *gitrepo.Repo, c *object.Commit, cfg *config.Config, changed []string) bool {
 	dir := path.Clean(cfg.Catalog.Dir)
 	if Touches(changed, []string{dir}) {
 		return true
@@ -127,7 +128,7 @@ func (p CommitPublish) Cleanup() {
 // PublishCommit checks out the plan's commit, renders its references config (when the file exists) and,
 // when the committed catalog is what it renders, publishes it with Publish. A catalog that differs from
 // its render is not published: the last stage says why, and Rendered keeps the render.
-func PublishCommit(ctx context.Context, repo *Repo, plan *PublishPlan, remoteOpts []remote.Option) (CommitPublish, error) {
+func PublishCommit(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, remoteOpts []remote.Option) (CommitPublish, error) {
 	out := CommitPublish{Rendered: Rendered{Cleanup: func() {}}}
 	cfg := plan.Config
 	tree, cleanup, err := repo.Checkout(ctx, plan.Commit)

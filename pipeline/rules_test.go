@@ -1,11 +1,12 @@
 package pipeline_test
 
 import (
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // The rules (configuration and owners files) a run applies come from Input.Rules when given, not from
@@ -41,7 +42,7 @@ func TestRulesFromTheTipDecideOwners(t *testing.T) {
 			tip := g.commit(ctx, t, tree{catalog: base.catalog, files: tc.tip}, "alice no longer owns demo", "catalog-admin")
 			g.branch(t, "pr", old)
 			g.commit(ctx, t, tree{catalog: merge(w.pkg(demoPkg, "0.1.0", "0.2.0"), w.pkg(otherPkg, "0.1.0")), files: tc.old}, "release", "alice")
-			repo, err := pipeline.OpenRepo(dir)
+			repo, err := gitrepo.Open(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,7 +72,7 @@ func TestLoadRulesInvalid(t *testing.T) {
 	dir := t.TempDir()
 	g := initRepo(t, dir)
 	c := g.commit(ctx, t, tree{files: map[string]string{".catalogbot.yaml": strings.Replace(baseConfig, "maintainers:", "maintainer:", 1)}}, "typo", "catalog-admin")
-	repo, err := pipeline.OpenRepo(dir)
+	repo, err := gitrepo.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

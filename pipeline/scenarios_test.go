@@ -6,6 +6,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"io"
 	"net/http"
 	"os"
@@ -34,9 +35,9 @@ import (
 	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/bundle"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/scenarios")
@@ -279,7 +280,7 @@ func TestScenarios(t *testing.T) {
 				w.outage.Store(&sc.outage)
 			}
 
-			repo, err := pipeline.OpenRepo(repoDir)
+			repo, err := gitrepo.Open(repoDir)
 			if err != nil {
 				t.Fatal(err)
 			}

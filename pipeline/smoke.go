@@ -16,9 +16,9 @@ import (
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/smoke"
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // SmokeInput is the cluster side of the smoke stage: what the repository configuration cannot say.
@@ -40,10 +40,10 @@ type SmokeInput struct {
 // digest, and installs every changed package that is in the head catalog.
 func (s *state) smoke(ctx context.Context) report.Stage {
 	if !s.cfg.Smoke.Enabled {
-		return report.Stage{Status: report.Skipped, Summary: "smoke install is disabled (smoke.enabled in " + owners.ConfigFile + ")"}
+		return report.Stage{Status: report.Skipped, Summary: "smoke install is disabled (smoke.enabled in " + config.ConfigFile + ")"}
 	}
 	if s.in.Smoke == nil {
-		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image or --smoke-kubeconfig, or the bot's smoke configuration)", owners.ConfigFile)))
+		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image or --smoke-kubeconfig, or the bot's smoke configuration)", config.ConfigFile)))
 	}
 	inHead := map[string]bool{}
 	for _, p := range s.changes.head.Packages {

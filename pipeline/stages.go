@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -12,12 +13,14 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/graph"
 	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/checks/owners"
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // Membership answers whether a login is in an org's team (the bot asks GitHub; tests use a map).
@@ -30,7 +33,7 @@ type state struct {
 	headDir    string
 
 	rules    *Rules // where the configuration and owners files come from
-	cfg      *owners.Config
+	cfg      *config.Config
 	noConfig bool
 	changes  *changes
 
@@ -230,7 +233,7 @@ func (s *state) referenceChanges() (names []string, global bool, err error) {
 
 func (s *state) owners(ctx context.Context) report.Stage {
 	if s.noConfig {
-		return report.Stage{Status: report.Skipped, Summary: "no " + owners.ConfigFile + " on the base branch: ownership is not enforced"}
+		return report.Stage{Status: report.Skipped, Summary: "no " + config.ConfigFile + " on the base branch: ownership is not enforced"}
 	}
 	ch := owners.Change{Packages: map[string]owners.PackageChange{}, Paths: s.changes.other,
 		NewPackages: s.changes.newPackages, ReferenceEntries: s.changes.refEntries}
@@ -238,14 +241,14 @@ func (s *state) owners(ctx context.Context) report.Stage {
 		ch.Packages[pkg] = owners.PackageChange{Files: files}
 	}
 	for _, p := range s.changes.paths {
-		if p == owners.ConfigFile {
+		if p == config.ConfigFile {
 			ch.ConfigChanged = true
 		}
 	}
 	ownersFiles := map[string][]string{}
 	var ds []diag.Diagnostic
 	if s.cfg.OwnersFrom != "" {
-		pkgs := append(sortedKeys(s.changes.packages), s.changes.refEntries...)
+		pkgs := append(slices.Sorted(maps.Keys(s.changes.packages)), s.changes.refEntries...)
 		for _, pkg := range pkgs {
 			file := s.cfg.OwnersFilePath(pkg)
 			data, ok, err := s.in.Repo.ReadFile(s.rules.Commit, file)
@@ -253,7 +256,7 @@ func (s *state) owners(ctx context.Context) report.Stage {
 				return stageFromErr(err)
 			}
 			if ok {
-				logins, fds := owners.ParseOwnersFile(file, data)
+				logins, fds := config.ParseOwnersFile(file, data)
 				ownersFiles[pkg] = logins
 				ds = append(ds, fds...)
 			}
@@ -262,12 +265,12 @@ func (s *state) owners(ctx context.Context) report.Stage {
 	if ch.ConfigChanged {
 		// The base configuration decides this change; the head configuration must still be valid, or every
 		// later pull request would be stuck.
-		data, ok, err := s.in.Repo.ReadFile(s.head, owners.ConfigFile)
+		data, ok, err := s.in.Repo.ReadFile(s.head, config.ConfigFile)
 		if err != nil {
 			return stageFromErr(err)
 		}
 		if ok {
-			_, cds, _ := owners.ParseConfig(owners.ConfigFile, data)
+			_, cds, _ := config.ParseConfig(config.ConfigFile, data)
 			ds = append(ds, cds...)
 		}
 	}
@@ -286,7 +289,7 @@ func (s *state) owners(ctx context.Context) report.Stage {
 	if dec.Allowed || diag.HasErrors(ds) && len(dec.Denied) == 0 {
 		sum := fmt.Sprintf("%s may change everything touched (%s)", s.in.Author, touchedCount(touched))
 		if diag.HasErrors(ds) {
-			sum += ", but the changed " + owners.ConfigFile + " is invalid"
+			sum += ", but the changed " + config.ConfigFile + " is invalid"
 		}
 		return stageFromDiags(sum, ds)
 	}
@@ -330,14 +333,14 @@ func (s *state) graph(_ context.Context) report.Stage {
 	if len(pkgs) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
 	}
-	diffs, ds := DiffGraphs(s.changes.base, s.changes.head, pkgs, s.cfg.Graph.AllowModifyReleased)
+	diffs, ds := graph.DiffGraphs(s.changes.base, s.changes.head, pkgs, s.cfg.Graph.AllowModifyReleased)
 	for i := range ds {
 		if ds[i].File != "" && !strings.HasPrefix(ds[i].File, s.catalogDir()+"/") {
 			ds[i].File = path.Join(s.catalogDir(), ds[i].File)
 		}
 	}
 	st := stageFromDiags(fmt.Sprintf("%s in %s", plural(len(diffs), "changed channel"), plural(len(pkgs), "package")), ds)
-	st.Details = GraphMarkdown(s.changes.head, diffs)
+	st.Details = graph.GraphMarkdown(s.changes.head, diffs)
 	return st
 }
 
@@ -358,7 +361,7 @@ func (s *state) images(ctx context.Context) report.Stage {
 	}
 	sub := &catalog.Catalog{}
 	for _, b := range s.changes.head.Bundles {
-		if prev, ok := old[b.Package+"/"+b.Name]; pkgs[b.Package] && (!ok || bundleChange(prev, b) != "") {
+		if prev, ok := old[b.Package+"/"+b.Name]; pkgs[b.Package] && (!ok || graph.BundleChange(prev, b) != "") {
 			sub.Bundles = append(sub.Bundles, b)
 		}
 	}
@@ -386,7 +389,7 @@ func (s *state) render(ctx context.Context) report.Stage {
 		return s.renderTemplates(ctx)
 	}
 	if s.refsFile() == "" {
-		return report.Stage{Status: report.Skipped, Summary: "no references config (references.file in " + owners.ConfigFile + ")"}
+		return report.Stage{Status: report.Skipped, Summary: "no references config (references.file in " + config.ConfigFile + ")"}
 	}
 	data, ok, err := s.in.Repo.ReadFile(s.head, s.refsFile())
 	if err != nil {
@@ -414,7 +417,7 @@ func renderStage(ctx context.Context, tree, refsFile, catalogDir string, data []
 	// The rendered catalog is <parent of catalog.dir>/<name>: name must be the catalog directory's name.
 	if want := path.Base(catalogDir); cfg.Name != want {
 		return stageFromErr(diag.UsageError(fmt.Errorf("%s: name %q must be %q, the name of the catalog directory (catalog.dir in %s), so the rendered catalog is the validated one",
-			refsFile, cfg.Name, want, owners.ConfigFile))), false
+			refsFile, cfg.Name, want, config.ConfigFile))), false
 	}
 	opts.BaseDir = path.Join(tree, path.Dir(refsFile))
 	opts.Root = tree // local references never leave the checkout

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // allowList is Options.AllowedRegistries, normalized as the images check does ("docker.io" is Docker Hub).

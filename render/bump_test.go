@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // BundleImages renders single bundle images, as `opm alpha render-template` renders the images its

@@ -11,7 +11,7 @@ import (
 	"slices"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // maxDiffLines caps the diff shown in one drift diagnostic.

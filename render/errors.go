@@ -3,7 +3,7 @@ package render
 import (
 	"errors"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // ruledError gives an error the diagnostic rule and hint Render reports it with.

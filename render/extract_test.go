@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 const pkgBlob = "---\nschema: olm.package\nname: demo\ndefaultChannel: stable\n"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // writeFiles writes path -> content under dir.

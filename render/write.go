@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Write writes the rendered catalog as <dir>/<Name>/<reference>/index.yaml (or index.json), each file as

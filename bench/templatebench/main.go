@@ -35,12 +35,12 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
 	"github.com/catalogbot/catalogbot/render/template"
 )
 
-const config = `apiVersion: catalogbot.dev/v1alpha1
+const repoConfig = `apiVersion: catalogbot.dev/v1alpha1
 kind: Config
 catalogs:
   pattern: catalogs/{version}
@@ -63,11 +63,11 @@ func main() {
 	defer os.RemoveAll(work)
 	repo := filepath.Join(work, "repo")
 	must(exec.Command("cp", "-r", *src, repo).Run())
-	must(os.WriteFile(filepath.Join(repo, ".catalogbot.yaml"), []byte(config), 0o644))
+	must(os.WriteFile(filepath.Join(repo, ".catalogbot.yaml"), []byte(repoConfig), 0o644))
 
 	// Every committed bundle, by image reference, in the fullest form committed.
 	bundles := map[string]*catalog.Bundle{}
-	cfg, _, err := owners.ParseConfig(".catalogbot.yaml", []byte(config))
+	cfg, _, err := config.ParseConfig(".catalogbot.yaml", []byte(repoConfig))
 	must(err)
 	cats, err := cfg.ResolveCatalogs(repo)
 	must(err)
@@ -152,7 +152,7 @@ func main() {
 	// template names bundles it does not list: that render is rightly invalid)
 	committed := filepath.Join(work, "committed")
 	must(exec.Command("cp", "-r", *src, committed).Run())
-	must(os.WriteFile(filepath.Join(committed, ".catalogbot.yaml"), []byte(config), 0o644))
+	must(os.WriteFile(filepath.Join(committed, ".catalogbot.yaml"), []byte(repoConfig), 0o644))
 	validate := run("validate", committed)
 	start = time.Now()
 	for _, c := range cats {

@@ -15,10 +15,9 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // GitHubURL is the default remote: https://github.com/OWNER/NAME.git.
@@ -122,7 +121,7 @@ func openOrInit(dir, url string) (*git.Repository, error) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("git cache %s: %w", dir, err)
 		}
-		// Not bare: pipeline.OpenRepo looks for a .git directory. The work tree stays empty.
+		// Not bare: gitrepo.Open looks for a .git directory. The work tree stays empty.
 		r, err = git.PlainInit(dir, false)
 	}
 	if err != nil {
@@ -141,85 +140,4 @@ func openOrInit(dir, url string) (*git.Repository, error) {
 		return nil, fmt.Errorf("git cache %s: remote %s: %w", dir, url, err)
 	}
 	return r, nil
-}
-
-// Resolve returns the SHA a ref (or SHA) names in the clone at dir.
-func Resolve(dir, rev string) (string, error) {
-	r, err := git.PlainOpen(dir)
-	if err != nil {
-		return "", fmt.Errorf("open %s: %w", dir, err)
-	}
-	h, err := r.ResolveRevision(plumbing.Revision(rev))
-	if err != nil {
-		return "", fmt.Errorf("resolve %s in %s: %w", rev, dir, err)
-	}
-	if _, err := r.CommitObject(*h); err != nil {
-		return "", fmt.Errorf("commit %s in %s: %w", h, dir, err)
-	}
-	return h.String(), nil
-}
-
-// MergeBase returns the best common ancestor of two commits.
-func MergeBase(dir, a, b string) (string, error) {
-	r, err := git.PlainOpen(dir)
-	if err != nil {
-		return "", fmt.Errorf("open %s: %w", dir, err)
-	}
-	ca, err := r.CommitObject(plumbing.NewHash(a))
-	if err != nil {
-		return "", fmt.Errorf("commit %s: %w", a, err)
-	}
-	cb, err := r.CommitObject(plumbing.NewHash(b))
-	if err != nil {
-		return "", fmt.Errorf("commit %s: %w", b, err)
-	}
-	bases, err := ca.MergeBase(cb)
-	if err != nil {
-		return "", fmt.Errorf("merge base of %s and %s: %w", a, b, err)
-	}
-	if len(bases) == 0 {
-		return "", fmt.Errorf("%s and %s have no common history", a, b)
-	}
-	return bases[0].Hash.String(), nil
-}
-
-// TouchedTopDirs lists the top-level directories under root (a catalog directory: one per package) whose
-// files differ between commits a and b, and whether anything outside root changed.
-func TouchedTopDirs(ctx context.Context, dir, a, b, root string) (dirs map[string]bool, outside []string, err error) {
-	r, err := git.PlainOpen(dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", dir, err)
-	}
-	trees := make([]*object.Tree, 2)
-	for i, sha := range []string{a, b} {
-		c, err := r.CommitObject(plumbing.NewHash(sha))
-		if err != nil {
-			return nil, nil, fmt.Errorf("commit %s: %w", sha, err)
-		}
-		if trees[i], err = c.Tree(); err != nil {
-			return nil, nil, fmt.Errorf("tree of %s: %w", sha, err)
-		}
-	}
-	changes, err := object.DiffTreeWithOptions(ctx, trees[0], trees[1], &object.DiffTreeOptions{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("diff %s..%s: %w", a, b, err)
-	}
-	prefix := strings.Trim(root, "/") + "/"
-	dirs = map[string]bool{}
-	seen := map[string]bool{}
-	for _, ch := range changes {
-		for _, p := range []string{ch.From.Name, ch.To.Name} {
-			if p == "" || seen[p] {
-				continue
-			}
-			seen[p] = true
-			if rel, ok := strings.CutPrefix(p, prefix); ok {
-				top, _, _ := strings.Cut(rel, "/")
-				dirs[top] = true
-			} else {
-				outside = append(outside, p)
-			}
-		}
-	}
-	return dirs, outside, nil
 }

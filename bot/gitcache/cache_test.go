@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/bot/internal/gittest"
+	"github.com/catalogbot/catalogbot/gitrepo"
 )
 
 func TestFetchResolveAndDiff(t *testing.T) {
@@ -36,8 +37,12 @@ func TestFetchResolveAndDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	repo, err := gitrepo.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for rev, want := range map[string]string{PullRef(7): head, BranchRef("main"): moved, base: base} {
-		if got, err := Resolve(dir, rev); err != nil || got != want {
+		if got, err := repo.SHA(rev); err != nil || got != want {
 			t.Errorf("Resolve(%s) = %s, %v; want %s", rev, got, err, want)
 		}
 	}
@@ -47,13 +52,13 @@ func TestFetchResolveAndDiff(t *testing.T) {
 	if _, ok := c.Has("octo", "catalog", strings.Repeat("1", 40)); ok {
 		t.Error("Has reports a commit that is not there")
 	}
-	if _, err := Resolve(dir, PullRef(8)); err == nil {
+	if _, err := repo.SHA(PullRef(8)); err == nil {
 		t.Error("an unfetched pull request resolved")
 	}
-	if mb, err := MergeBase(dir, moved, head); err != nil || mb != base {
+	if mb, err := repo.MergeBase(moved, head); err != nil || mb != base {
 		t.Errorf("merge base = %s, %v; want %s", mb, err, base)
 	}
-	dirs, outside, err := TouchedTopDirs(ctx, dir, base, moved, "catalog")
+	dirs, outside, err := repo.TouchedTopDirs(ctx, base, moved, "catalog")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +77,10 @@ func TestFetchResolveAndDiff(t *testing.T) {
 	if _, err := c.Fetch(ctx, "octo", "catalog", "token-not-needed-locally", nil); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := Resolve(dir, BranchRef("main")); got != otherHead {
+	if repo, err = gitrepo.Open(dir); err != nil { // reopened: go-git caches packs
+		t.Fatal(err)
+	}
+	if got, _ := repo.SHA(BranchRef("main")); got != otherHead {
 		t.Errorf("main after the URL change = %s, want %s", got, otherHead)
 	}
 }

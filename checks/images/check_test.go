@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Options configures Run. Zero values take the defaults documented per field.

@@ -3,7 +3,7 @@ package smoke
 import (
 	"time"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Result is the outcome of one Run. It marshals to the JSON the report embeds.

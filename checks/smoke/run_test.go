@@ -14,7 +14,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 const testDigest = "catalogbot.local/smoke/catalog@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

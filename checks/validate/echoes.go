@@ -3,7 +3,7 @@ package validate
 import (
 	"sync"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // rejectedBundles are the bundles the loader rejected (an olm.bundle.object that is not base64, say). Such a

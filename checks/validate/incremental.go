@@ -10,7 +10,7 @@ import (
 	"testing/fstest"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Change is what a change did to a catalog directory: the files it touched (added, modified or deleted;

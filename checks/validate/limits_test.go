@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // hostileCatalog writes n broken packages (no channels, a default channel that does not exist) on one line.

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Check is the name of this check in diagnostics and reports.

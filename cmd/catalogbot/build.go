@@ -7,10 +7,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/build"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/regnet"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // buildFlags are the image options build and publish share.

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // fileFormat is the format a catalog file is written in: by its extension, else by its content as the

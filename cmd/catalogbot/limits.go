@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // limitFlags are the --max-* flags of the verbs that validate: they override .catalogbot.yaml's limits.
@@ -30,7 +30,7 @@ func (f *limitFlags) add(cmd *cobra.Command) {
 }
 
 // limits are the flags' limits over cfg's (nil: defaults).
-func (f *limitFlags) limits(cfg *owners.Config) validate.Limits {
+func (f *limitFlags) limits(cfg *config.Config) validate.Limits {
 	var l validate.Limits
 	if cfg != nil {
 		l = validate.Limits{MaxFileBytes: int64(cfg.Limits.MaxFileBytes), MaxTotalBytes: int64(cfg.Limits.MaxTotalBytes),
@@ -53,17 +53,17 @@ func (f *limitFlags) override() validate.Limits { return f.limits(nil) }
 
 // repoConfig finds the .catalogbot.yaml governing dir: in dir or the nearest parent, stopping at the
 // repository's top (a directory holding .git). None found is not an error (nil); a broken one is.
-func repoConfig(dir string) (*owners.Config, error) {
+func repoConfig(dir string) (*config.Config, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("catalog directory %s: %w", dir, err))
 	}
 	for d := abs; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, owners.ConfigFile)
+		p := filepath.Join(d, config.ConfigFile)
 		data, err := os.ReadFile(p)
 		switch {
 		case err == nil:
-			cfg, _, perr := owners.ParseConfig(p, data)
+			cfg, _, perr := config.ParseConfig(p, data)
 			return cfg, perr
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, diag.UsageError(fmt.Errorf("read %s: %w", p, err))

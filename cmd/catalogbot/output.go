@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // outputFlags are the report flags every report-producing command shares.

@@ -9,10 +9,10 @@ import (
 	"path"
 	"path/filepath"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/internal/gitx"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // relocate rewrites the report's file paths, which come relative to the catalog directory dir, so that
@@ -47,7 +47,7 @@ func repoRelative(ctx context.Context, dir string) string {
 	if real, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = real
 	}
-	top, err := gitx.TopLevel(ctx, abs)
+	top, err := gitrepo.TopLevel(ctx, abs)
 	if err != nil {
 		return given
 	}
@@ -62,23 +62,23 @@ func repoRelative(ctx context.Context, dir string) string {
 // repository's catalog.dir (from its .catalogbot.yaml, default "catalog") when that directory exists,
 // so a pre-commit hook without args never loads .git or other trees; else the working directory.
 func defaultCatalogDir(ctx context.Context) (string, error) {
-	top, err := gitx.TopLevel(ctx, ".")
+	top, err := gitrepo.TopLevel(ctx, ".")
 	if err != nil {
 		return ".", nil
 	}
-	cfg := owners.Default()
-	data, err := os.ReadFile(filepath.Join(top, owners.ConfigFile))
+	cfg := config.Default()
+	data, err := os.ReadFile(filepath.Join(top, config.ConfigFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return "", diag.UsageError(fmt.Errorf("read %s: %w", owners.ConfigFile, err))
+		return "", diag.UsageError(fmt.Errorf("read %s: %w", config.ConfigFile, err))
 	default:
-		parsed, ds, err := owners.ParseConfig(owners.ConfigFile, data)
+		parsed, ds, err := config.ParseConfig(config.ConfigFile, data)
 		if err != nil {
 			return "", err
 		}
 		if diag.HasErrors(ds) {
-			return "", diag.UsageError(fmt.Errorf("%s is invalid: %s (give the catalog directory as an argument)", owners.ConfigFile, ds[0]))
+			return "", diag.UsageError(fmt.Errorf("%s is invalid: %s (give the catalog directory as an argument)", config.ConfigFile, ds[0]))
 		}
 		cfg = parsed
 	}

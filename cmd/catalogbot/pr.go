@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"os"
 	"strings"
 	"time"
@@ -9,11 +10,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/netdeadline"
 	"github.com/catalogbot/catalogbot/internal/regnet"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 func newPRCmd() *cobra.Command {
@@ -40,7 +41,7 @@ Exit codes: 0 all stages passed, 1 the change is invalid or not permitted, 2 con
 error, 3 infrastructure failure (registry, cluster) or internal error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			repo, err := pipeline.OpenRepo(repoDir)
+			repo, err := gitrepo.Open(repoDir)
 			if err != nil {
 				return err
 			}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // readRefsConfig reads and strictly parses a references config; its problems are a failed stage.

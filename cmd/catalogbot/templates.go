@@ -12,11 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/diag"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/template"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // repoFlags select a template-driven multi-catalog repository (its .catalogbot.yaml has catalogs:).
@@ -29,7 +29,7 @@ type repoFlags struct {
 }
 
 func (f *repoFlags) addRender(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.repo, "repo", ".", "repository root; when its "+owners.ConfigFile+" lists catalogs, render every template mapping of operators/*/ci.yaml")
+	cmd.Flags().StringVar(&f.repo, "repo", ".", "repository root; when its "+config.ConfigFile+" lists catalogs, render every template mapping of operators/*/ci.yaml")
 	cmd.Flags().StringVar(&f.pkg, "package", "", "with catalogs: render only this package's mappings")
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "with catalogs: pull nothing; bundles come from the cache only")
 	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "with catalogs: a trusted checkout (the base branch) whose committed catalogs seed the bundle cache; never a pull request's files")
@@ -38,15 +38,15 @@ func (f *repoFlags) addRender(cmd *cobra.Command) {
 
 // multiCatalogConfig returns the repository's configuration when it describes several catalogs, nil
 // when the repository has no configuration or a single catalog.
-func multiCatalogConfig(repo string) (*owners.Config, []owners.Catalog, error) {
-	data, err := os.ReadFile(filepath.Join(repo, owners.ConfigFile))
+func multiCatalogConfig(repo string) (*config.Config, []config.Catalog, error) {
+	data, err := os.ReadFile(filepath.Join(repo, config.ConfigFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, diag.UsageError(fmt.Errorf("reading %s: %w", owners.ConfigFile, err))
+		return nil, nil, diag.UsageError(fmt.Errorf("reading %s: %w", config.ConfigFile, err))
 	}
-	cfg, _, err := owners.ParseConfig(owners.ConfigFile, data)
+	cfg, _, err := config.ParseConfig(config.ConfigFile, data)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,7 +60,7 @@ func multiCatalogConfig(repo string) (*owners.Config, []owners.Catalog, error) {
 	return cfg, cats, nil
 }
 
-func templateCatalogs(cats []owners.Catalog) []template.Catalog {
+func templateCatalogs(cats []config.Catalog) []template.Catalog {
 	out := make([]template.Catalog, 0, len(cats))
 	for _, c := range cats {
 		out = append(out, template.Catalog{Name: c.Name, Dir: c.Dir, MigrateLevel: c.MigrateLevel})
@@ -70,7 +70,7 @@ func templateCatalogs(cats []owners.Catalog) []template.Catalog {
 
 // runTemplateRender renders every mapping (or --package's) into every catalog, writing the files, or,
 // with check, failing with a diff per catalog file that differs from the render.
-func runTemplateRender(cmd *cobra.Command, f *repoFlags, cats []owners.Catalog, check bool, opts render.Options, out *outputFlags) error {
+func runTemplateRender(cmd *cobra.Command, f *repoFlags, cats []config.Catalog, check bool, opts render.Options, out *outputFlags) error {
 	ctx := cmd.Context()
 	start := time.Now()
 	tcats := templateCatalogs(cats)
@@ -118,7 +118,7 @@ func runTemplateRender(cmd *cobra.Command, f *repoFlags, cats []owners.Catalog, 
 
 // runMultiValidate validates every configured catalog (in parallel), one stage and one progress line
 // per catalog.
-func runMultiValidate(cmd *cobra.Command, repo string, cats []owners.Catalog, out *outputFlags) error {
+func runMultiValidate(cmd *cobra.Command, repo string, cats []config.Catalog, out *outputFlags) error {
 	ctx := cmd.Context()
 	stages := make([]report.Stage, len(cats))
 	var mu sync.Mutex

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
-	"github.com/catalogbot/catalogbot/internal/gitx"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 func newValidateCmd() *cobra.Command {
@@ -65,11 +65,11 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 				fellBack bool
 			)
 			if changedSince != "" || staged {
-				files, cerr := gitx.Changed(ctx, dir, changedSince, staged)
+				files, cerr := gitrepo.WorkTreeChanged(ctx, dir, changedSince, staged)
 				if cerr != nil {
 					return cerr
 				}
-				res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: files, Before: gitx.Before(ctx, dir, changedSince, staged), Limits: lim})
+				res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: files, Before: gitrepo.Before(ctx, dir, changedSince, staged), Limits: lim})
 				scope = fmt.Sprintf(" (%d changed files", len(files))
 				if fellBack {
 					scope += "; whole catalog validated"

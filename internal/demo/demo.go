@@ -7,6 +7,7 @@ package demo
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 const pkg = "demo-operator"
@@ -138,7 +139,7 @@ func Run(ctx context.Context, out, progress io.Writer, o Options) (*Result, erro
 	}
 	say("catalog repository at %s (branches main, alice/v0.2.0, mallory/retag)", repoDir)
 
-	repo, err := pipeline.OpenRepo(repoDir)
+	repo, err := gitrepo.Open(repoDir)
 	if err != nil {
 		return nil, err
 	}

@@ -10,15 +10,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"io"
 	"os"
 	"sort"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // Env is the part of the Actions environment the action reads (os.Getenv in production, a map in tests).
@@ -91,7 +92,7 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 	if err != nil {
 		return nil, err
 	}
-	repo, err := pipeline.OpenRepo(o.RepoDir)
+	repo, err := gitrepo.Open(o.RepoDir)
 	if err != nil {
 		return nil, err
 	}

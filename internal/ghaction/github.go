@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // The Action reads approvals and team membership, and merges, with the workflow's own token

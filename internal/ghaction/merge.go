@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"slices"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/owners"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // mergeIfReady merges the pull request when the run passed and every merge rule holds, with the tested
@@ -18,7 +18,7 @@ import (
 // The rules come from .catalogbot.yaml on the base branch's current tip, which must be the base the
 // checks ran against; a configuration that does not parse blocks the merge. It returns the merge stage
 // and the merge commit ("" when not merged). Waiting for a label or an approval is not a failure.
-func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, local *pipeline.Repo, ev *event, r *report.Report, approved []string) (report.Stage, string) {
+func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, local *gitrepo.Repo, ev *event, r *report.Report, approved []string) (report.Stage, string) {
 	pr := ev.PullRequest
 	wait := func(format string, args ...any) (report.Stage, string) {
 		return report.Stage{Name: "merge", Status: report.Skipped, Summary: "not merged: " + fmt.Sprintf(format, args...)}, ""
@@ -83,31 +83,31 @@ func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, l
 
 // strictConfig parses .catalogbot.yaml at sha: unlike the checks' fallback, a file that does not parse is
 // an error, never the defaults (which would drop requiredApprovals and requiredLabels).
-func strictConfig(repo *pipeline.Repo, sha string) (*owners.Config, error) {
+func strictConfig(repo *gitrepo.Repo, sha string) (*config.Config, error) {
 	c, err := repo.Resolve(sha)
 	if err != nil {
 		return nil, fmt.Errorf("the base tip %s is not in the checkout (use fetch-depth: 0): %w", short(sha), err)
 	}
-	data, ok, err := repo.ReadFile(c, owners.ConfigFile)
+	data, ok, err := repo.ReadFile(c, config.ConfigFile)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return owners.Default(), nil
+		return config.Default(), nil
 	}
-	cfg, _, err := owners.ParseConfig(owners.ConfigFile, data)
+	cfg, _, err := config.ParseConfig(config.ConfigFile, data)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %w", owners.ConfigFile, short(sha), err)
+		return nil, fmt.Errorf("%s at %s: %w", config.ConfigFile, short(sha), err)
 	}
 	if cfg == nil {
-		return nil, fmt.Errorf("%s at %s does not parse", owners.ConfigFile, short(sha))
+		return nil, fmt.Errorf("%s at %s does not parse", config.ConfigFile, short(sha))
 	}
 	return cfg, nil
 }
 
 // mayApprove keeps the approvers whose approval counts toward merge.requiredApprovals: maintainers (logins
 // or org/team) and users with write access to the repository.
-func mayApprove(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, cfg *owners.Config, approved []string) ([]string, error) {
+func mayApprove(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, cfg *config.Config, approved []string) ([]string, error) {
 	var out []string
 	for _, login := range approved {
 		ok := false

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/build"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/pipeline/report"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // pushEvent is the subset of a push payload the action needs.
@@ -68,7 +69,7 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 	if tip != ev.After {
 		return skip(fmt.Sprintf("not published: %s moved on to %s since this push; that push's run publishes it", branch, short(tip)))
 	}
-	repo, err := pipeline.OpenRepo(o.RepoDir)
+	repo, err := gitrepo.Open(o.RepoDir)
 	if err != nil {
 		return nil, err
 	}

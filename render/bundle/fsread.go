@@ -9,7 +9,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Default limits; Options can change them.

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Annotation keys of metadata/annotations.yaml.

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Options tune Render. The zero value renders as `opm render` does by default.

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/bundle"
 )

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/checks/smoke"
-	"github.com/catalogbot/catalogbot/internal/diag"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // lane is what hack/kind-offline/build-images.sh writes to lane.json.

@@ -1,0 +1,217 @@
+package config
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// CatalogsConfig describes the catalogs of a template-driven repository (the community-operators
+// layout): one catalog per cluster version, templates in operators/<package>/catalog-templates/ mapped to
+// catalogs by operators/<package>/ci.yaml. Either a Pattern (with {version}) or a List; empty means the
+// repository is a single catalog (Catalog.Dir).
+//
+//	catalogs:
+//	  pattern: catalogs/{version}
+//	  image: quay.io/example/index:{version}
+//	  versions: [v4.12, v4.13]          # default: the directories the pattern matches
+//	  migrateLevel: bundle-object-to-csv-metadata
+//	  migrateFrom: v4.17                # versions from this one on use migrateLevel
+type CatalogsConfig struct {
+	Pattern      string         `yaml:"pattern"`
+	Image        string         `yaml:"image"`
+	Versions     []string       `yaml:"versions"`
+	MigrateLevel string         `yaml:"migrateLevel"`
+	MigrateFrom  string         `yaml:"migrateFrom"`
+	List         []CatalogEntry `yaml:"list"`
+}
+
+// CatalogEntry is one catalog of the list form.
+type CatalogEntry struct {
+	Name string `yaml:"name"`
+	Dir  string `yaml:"dir"`
+	// Image is the index image the catalog is published as.
+	Image string `yaml:"image"`
+	// OpenShift is the cluster version the catalog serves ("4.16"); Kubernetes is derived from it
+	// unless set ("1.29").
+	OpenShift    string `yaml:"openshift"`
+	Kubernetes   string `yaml:"kubernetes"`
+	MigrateLevel string `yaml:"migrateLevel"`
+}
+
+// VersionPlaceholder stands for a catalog's version in a catalogs pattern or image.
+const VersionPlaceholder = "{version}"
+
+// Catalog is one configured catalog, resolved.
+type Catalog struct {
+	Name         string
+	Dir          string
+	Image        string
+	OpenShift    string
+	Kubernetes   string
+	MigrateLevel string
+}
+
+// MultiCatalog reports whether the configuration describes several catalogs.
+func (c *Config) MultiCatalog() bool {
+	return c.Catalogs.Pattern != "" || len(c.Catalogs.List) > 0
+}
+
+var openshiftVersionRE = regexp.MustCompile(`^v?4\.(\d{1,2})$`)
+
+// KubernetesOf is the Kubernetes minor version OpenShift 4.Y runs: 1.(Y+13). ok is false for a version
+// that is not 4.Y.
+func KubernetesOf(openshift string) (string, bool) {
+	m := openshiftVersionRE.FindStringSubmatch(openshift)
+	if m == nil {
+		return "", false
+	}
+	y, _ := strconv.Atoi(m[1])
+	return fmt.Sprintf("1.%d", y+13), true
+}
+
+// ResolveCatalogs lists the configured catalogs of a multi-catalog configuration, in version order. A
+// pattern without versions takes the directories it matches under root (the repository checkout).
+func (c *Config) ResolveCatalogs(root string) ([]Catalog, error) {
+	cc := c.Catalogs
+	if len(cc.List) > 0 {
+		out := make([]Catalog, 0, len(cc.List))
+		for _, e := range cc.List {
+			k := e.Kubernetes
+			if k == "" {
+				k, _ = KubernetesOf(e.OpenShift)
+			}
+			out = append(out, Catalog{Name: e.Name, Dir: e.Dir, Image: e.Image, OpenShift: strings.TrimPrefix(e.OpenShift, "v"), Kubernetes: k, MigrateLevel: e.MigrateLevel})
+		}
+		return out, nil
+	}
+	versions := cc.Versions
+	if len(versions) == 0 {
+		parent, rest, _ := strings.Cut(cc.Pattern, VersionPlaceholder)
+		if rest != "" || !strings.HasSuffix(parent, "/") {
+			return nil, fmt.Errorf("catalogs.pattern %q: without versions, {version} must be the last path element", cc.Pattern)
+		}
+		entries, err := fs.ReadDir(os.DirFS(root), strings.TrimSuffix(parent, "/"))
+		if err != nil {
+			return nil, fmt.Errorf("listing catalogs for %s: %w", cc.Pattern, err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				versions = append(versions, e.Name())
+			}
+		}
+	}
+	versions = append([]string(nil), versions...)
+	sort.SliceStable(versions, func(i, j int) bool { return versionLess(versions[i], versions[j]) })
+	out := make([]Catalog, 0, len(versions))
+	for _, v := range versions {
+		cat := Catalog{Name: v, Dir: strings.ReplaceAll(cc.Pattern, VersionPlaceholder, v),
+			Image: strings.ReplaceAll(cc.Image, VersionPlaceholder, v)}
+		if k, ok := KubernetesOf(v); ok {
+			cat.OpenShift, cat.Kubernetes = strings.TrimPrefix(v, "v"), k
+		}
+		if cc.MigrateLevel != "" && (cc.MigrateFrom == "" || !versionLess(v, cc.MigrateFrom)) {
+			cat.MigrateLevel = cc.MigrateLevel
+		}
+		out = append(out, cat)
+	}
+	return out, nil
+}
+
+// versionLess orders versions such as v4.9 < v4.12 by their numbers, other names as strings.
+func versionLess(a, b string) bool {
+	na, oka := versionNumbers(a)
+	nb, okb := versionNumbers(b)
+	if !oka || !okb {
+		return a < b
+	}
+	for i := 0; i < len(na) && i < len(nb); i++ {
+		if na[i] != nb[i] {
+			return na[i] < nb[i]
+		}
+	}
+	return len(na) < len(nb)
+}
+
+func versionNumbers(v string) ([]int, bool) {
+	var out []int
+	for _, p := range strings.Split(strings.TrimPrefix(v, "v"), ".") {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
+}
+
+var catalogNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+// validateCatalogs checks the catalogs section: one form only, names and paths safe, placeholders where
+// they must be, known migrate levels, cluster versions of the form 4.Y.
+func (d *decoder) validateCatalogs(c *Config) {
+	cc := c.Catalogs
+	levels := []string{"", "none", "bundle-object-to-csv-metadata", "all"}
+	if cc.Pattern != "" && len(cc.List) > 0 {
+		d.errorAt("catalogs.list", "config-bad-value", "use either catalogs.pattern or catalogs.list", "catalogs: both a pattern and a list")
+		return
+	}
+	if cc.Pattern != "" {
+		d.relPath("catalogs.pattern", strings.ReplaceAll(cc.Pattern, VersionPlaceholder, "v"), false)
+		if !strings.Contains(cc.Pattern, VersionPlaceholder) {
+			d.errorAt("catalogs.pattern", "config-bad-value", "such as catalogs/{version}", "catalogs.pattern: %q has no {version}", cc.Pattern)
+		}
+		if cc.Image != "" && !strings.Contains(cc.Image, VersionPlaceholder) {
+			d.errorAt("catalogs.image", "config-bad-value", "such as quay.io/example/index:{version}", "catalogs.image: %q has no {version}: every catalog would publish to the same tag", cc.Image)
+		}
+		for i, v := range cc.Versions {
+			if !catalogNameRE.MatchString(v) {
+				d.errorAt(fmt.Sprintf("catalogs.versions[%d]", i), "config-bad-value", "letters, digits, '.', '_' and '-'", "catalogs.versions: %q is not a version name", v)
+			}
+		}
+		d.oneOf("catalogs.migrateLevel", cc.MigrateLevel, levels...)
+		if cc.MigrateFrom != "" {
+			if _, ok := versionNumbers(cc.MigrateFrom); !ok {
+				d.errorAt("catalogs.migrateFrom", "config-bad-value", "a version such as v4.17", "catalogs.migrateFrom: %q is not a version", cc.MigrateFrom)
+			}
+		}
+		return
+	}
+	for _, f := range []struct{ p, v string }{{"catalogs.image", cc.Image}, {"catalogs.migrateLevel", cc.MigrateLevel}, {"catalogs.migrateFrom", cc.MigrateFrom}} {
+		if f.v != "" {
+			d.errorAt(f.p, "config-bad-value", "it belongs with catalogs.pattern", "%s: set without catalogs.pattern", f.p)
+		}
+	}
+	names, dirs := map[string]bool{}, map[string]bool{}
+	for i, e := range cc.List {
+		p := fmt.Sprintf("catalogs.list[%d]", i)
+		if !catalogNameRE.MatchString(e.Name) {
+			d.errorAt(p+".name", "config-bad-value", "letters, digits, '.', '_' and '-'", "%s.name: %q is not a catalog name", p, e.Name)
+		} else if names[e.Name] {
+			d.errorAt(p+".name", "config-bad-value", "", "%s.name: catalog %q is listed twice", p, e.Name)
+		}
+		names[e.Name] = true
+		d.relPath(p+".dir", e.Dir, false)
+		if dirs[path.Clean(e.Dir)] {
+			d.errorAt(p+".dir", "config-bad-value", "", "%s.dir: %q is another catalog's directory", p, e.Dir)
+		}
+		dirs[path.Clean(e.Dir)] = true
+		if e.Image != "" {
+			d.image(p+".image", e.Image)
+		}
+		if e.OpenShift != "" {
+			if _, ok := KubernetesOf(e.OpenShift); !ok {
+				d.errorAt(p+".openshift", "config-bad-value", "such as 4.16", "%s.openshift: %q is not an OpenShift 4.Y version", p, e.OpenShift)
+			}
+		}
+		if e.Kubernetes != "" && !regexp.MustCompile(`^1\.\d{1,2}$`).MatchString(e.Kubernetes) {
+			d.errorAt(p+".kubernetes", "config-bad-value", "such as 1.29", "%s.kubernetes: %q is not a Kubernetes 1.Y version", p, e.Kubernetes)
+		}
+		d.oneOf(p+".migrateLevel", e.MigrateLevel, levels...)
+	}
+}

@@ -1,0 +1,100 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/internal/shareddata"
+)
+
+const header = "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\n"
+
+// TestCatalogsPattern resolves the community-operators pattern against the shared data's catalogs.
+func TestCatalogsPattern(t *testing.T) {
+	cfg, ds, err := ParseConfig(".catalogbot.yaml", []byte(header+`catalogs:
+  pattern: catalogs/{version}
+  image: quay.io/example/index:{version}
+  migrateLevel: bundle-object-to-csv-metadata
+  migrateFrom: v4.17
+`))
+	if err != nil {
+		t.Fatalf("%v %v", err, ds)
+	}
+	if !cfg.MultiCatalog() {
+		t.Fatal("not multi-catalog")
+	}
+	cats, err := cfg.ResolveCatalogs(shareddata.Dir(t, "fbc-templates"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cats) != 11 || cats[0].Name != "v4.12" || cats[10].Name != "v4.22" {
+		t.Fatalf("catalogs %+v", cats)
+	}
+	for _, c := range cats {
+		wantLevel := ""
+		if c.Name >= "v4.17" {
+			wantLevel = "bundle-object-to-csv-metadata"
+		}
+		if c.Dir != "catalogs/"+c.Name || c.Image != "quay.io/example/index:"+c.Name || c.MigrateLevel != wantLevel {
+			t.Errorf("%+v", c)
+		}
+	}
+	if cats[4].OpenShift != "4.16" || cats[4].Kubernetes != "1.29" {
+		t.Errorf("v4.16 runs %+v, want OpenShift 4.16 on Kubernetes 1.29", cats[4])
+	}
+}
+
+func TestCatalogsListAndVersions(t *testing.T) {
+	cfg, ds, err := ParseConfig(".catalogbot.yaml", []byte(header+`catalogs:
+  list:
+  - {name: old, dir: catalogs/old, image: quay.io/e/index:old, openshift: "4.9"}
+  - {name: new, dir: catalogs/new, openshift: "4.20", kubernetes: "1.33", migrateLevel: bundle-object-to-csv-metadata}
+`))
+	if err != nil {
+		t.Fatalf("%v %v", err, ds)
+	}
+	cats, err := cfg.ResolveCatalogs(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cats) != 2 || cats[0].Kubernetes != "1.22" || cats[1].Kubernetes != "1.33" || cats[1].MigrateLevel == "" || cats[0].Image != "quay.io/e/index:old" {
+		t.Errorf("%+v", cats)
+	}
+	single, _, err := ParseConfig(".catalogbot.yaml", []byte(header+"catalog: {dir: catalog, format: yaml}\n"))
+	if err != nil || single.MultiCatalog() {
+		t.Errorf("a single-catalog configuration is multi-catalog or fails: %v", err)
+	}
+}
+
+func TestCatalogsRefused(t *testing.T) {
+	cases := map[string]string{
+		"both forms":         "catalogs: {pattern: 'c/{version}', list: [{name: a, dir: a}]}\n",
+		"no placeholder":     "catalogs: {pattern: catalogs/all}\n",
+		"shared image tag":   "catalogs: {pattern: 'c/{version}', image: quay.io/e/index:latest}\n",
+		"escaping pattern":   "catalogs: {pattern: '../{version}'}\n",
+		"unknown level":      "catalogs: {pattern: 'c/{version}', migrateLevel: everything}\n",
+		"bad openshift":      "catalogs: {list: [{name: a, dir: a, openshift: '5.1'}]}\n",
+		"duplicate name":     "catalogs: {list: [{name: a, dir: a}, {name: a, dir: b}]}\n",
+		"duplicate dir":      "catalogs: {list: [{name: a, dir: a}, {name: b, dir: a}]}\n",
+		"escaping dir":       "catalogs: {list: [{name: a, dir: /etc}]}\n",
+		"image without list": "catalogs: {image: 'quay.io/e/i:{version}'}\n",
+		"unknown field":      "catalogs: {pattern: 'c/{version}', tags: x}\n",
+	}
+	for name, text := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, ds, err := ParseConfig(".catalogbot.yaml", []byte(header+text))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			found := false
+			for _, d := range ds {
+				if strings.Contains(d.Message, "catalogs") && d.Line == 3 {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no diagnostic on the catalogs line: %v", ds)
+			}
+		})
+	}
+}

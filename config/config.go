@@ -1,0 +1,176 @@
+package config
+
+import (
+	"path"
+	"strings"
+	"time"
+)
+
+// ConfigFile is the repository configuration's file name, read from the base revision.
+const ConfigFile = ".catalogbot.yaml"
+
+// APIVersion and Kind identify a configuration document.
+const (
+	APIVersion = "catalogbot.dev/v1alpha1"
+	Kind       = "Config"
+)
+
+// Owners file names: a community catalog's per-package ci.yaml lists `reviewers:`, a Kubernetes-style
+// OWNERS file lists `approvers:`.
+const (
+	CIFile     = "ci.yaml"
+	OWNERSFile = "OWNERS"
+	// PackagePlaceholder stands for the package name in an ownersFrom path ("operators/{package}/ci.yaml").
+	PackagePlaceholder = "{package}"
+)
+
+// Config is a repository's .catalogbot.yaml. Fields missing from the file keep Default's values.
+type Config struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	// Catalog says where the file-based catalog lives.
+	Catalog CatalogConfig `yaml:"catalog"`
+	// References is the optional references (render) configuration.
+	References ReferencesConfig `yaml:"references"`
+	// Maintainers are logins or org/team slugs that may change anything.
+	Maintainers []string `yaml:"maintainers"`
+	// Owners maps a package name to the logins or org/team slugs that own it.
+	Owners map[string][]string `yaml:"owners"`
+	// OwnersFrom names a per-package owners file: "ci.yaml" or "OWNERS" in the package's catalog
+	// directory, or a path with {package} such as "operators/{package}/ci.yaml". Empty: none.
+	OwnersFrom string          `yaml:"ownersFrom"`
+	Approvals  ApprovalsConfig `yaml:"approvals"`
+	Images     ImagesConfig    `yaml:"images"`
+	Graph      GraphConfig     `yaml:"graph"`
+	Smoke      SmokeConfig     `yaml:"smoke"`
+	Merge      MergeConfig     `yaml:"merge"`
+	Publish    PublishConfig   `yaml:"publish"`
+	Limits     LimitsConfig    `yaml:"limits"`
+	// Catalogs, when set, makes the repository template-driven with several catalogs (catalogs.go).
+	Catalogs CatalogsConfig `yaml:"catalogs,omitempty"`
+}
+
+// CatalogConfig locates the FBC: Dir is relative to the repository root, Format is "json" or "yaml".
+type CatalogConfig struct {
+	Dir    string `yaml:"dir"`
+	Format string `yaml:"format"`
+}
+
+// ReferencesConfig names the references file (relative to the repository root); empty means none.
+type ReferencesConfig struct {
+	File string `yaml:"file"`
+}
+
+// ApprovalsConfig: when OwnerReviewSatisfies, an approving review by someone who may make the change
+// permits it whoever the author is.
+type ApprovalsConfig struct {
+	OwnerReviewSatisfies bool `yaml:"ownerReviewSatisfies"`
+}
+
+// ImagesConfig is the image policy (see checks/images.Policy).
+type ImagesConfig struct {
+	RequireDigest     bool     `yaml:"requireDigest"`
+	AllowedRegistries []string `yaml:"allowedRegistries"`
+	RequiredPlatforms []string `yaml:"requiredPlatforms"`
+}
+
+// GraphConfig: AllowModifyReleased permits changing or removing bundles present in the base revision.
+type GraphConfig struct {
+	AllowModifyReleased bool `yaml:"allowModifyReleased"`
+}
+
+// SmokeConfig is kept raw: Timeout is a Go duration string, validated when parsed (see TimeoutDuration).
+type SmokeConfig struct {
+	Enabled    bool   `yaml:"enabled"`
+	OLMVersion string `yaml:"olmVersion"`
+	Timeout    string `yaml:"timeout"`
+}
+
+// TimeoutDuration is Timeout parsed; zero when it does not parse (ParseConfig rejects such files).
+func (s SmokeConfig) TimeoutDuration() time.Duration {
+	d, err := time.ParseDuration(s.Timeout)
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+// MergeConfig: Method is "merge", "squash" or "rebase". Approvers says whose approvals count toward
+// RequiredApprovals: ApproversOwners (maintainers and owners of every changed package) or ApproversWrite
+// (those, and anyone with write access to the repository).
+type MergeConfig struct {
+	Method            string   `yaml:"method"`
+	RequiredLabels    []string `yaml:"requiredLabels"`
+	RequiredApprovals int      `yaml:"requiredApprovals"`
+	Approvers         string   `yaml:"approvers"`
+}
+
+// Values of merge.approvers.
+const (
+	ApproversOwners = "owners"
+	ApproversWrite  = "write"
+)
+
+// PublishConfig: the catalog image to push after a merge, its platforms and base image.
+type PublishConfig struct {
+	Image     string   `yaml:"image"`
+	Platforms []string `yaml:"platforms"`
+	Base      string   `yaml:"base"`
+	// CommitRendered lets the bot, on a push to the default branch whose committed catalog differs from
+	// the one rendered from the references config, commit the rendered catalog back (then publish that
+	// commit) instead of refusing to publish.
+	CommitRendered bool `yaml:"commitRendered"`
+}
+
+// Default is the configuration of a repository without .catalogbot.yaml, and the values missing fields get.
+func Default() *Config {
+	return &Config{
+		APIVersion: APIVersion,
+		Kind:       Kind,
+		Catalog:    CatalogConfig{Dir: "catalog", Format: "json"},
+		Approvals:  ApprovalsConfig{OwnerReviewSatisfies: true},
+		Smoke:      SmokeConfig{Timeout: "10m"},
+		Merge:      MergeConfig{Method: "squash", Approvers: ApproversOwners},
+	}
+}
+
+// OwnersFilePath is the repository path of pkg's owners file, or "" when OwnersFrom is not set.
+func (c *Config) OwnersFilePath(pkg string) string {
+	switch {
+	case c.OwnersFrom == "":
+		return ""
+	case strings.Contains(c.OwnersFrom, "/"):
+		return strings.ReplaceAll(c.OwnersFrom, PackagePlaceholder, pkg)
+	default:
+		return path.Join(c.Catalog.Dir, pkg, c.OwnersFrom)
+	}
+}
+
+// OwnersFilePackage reports whether p is some package's owners file under OwnersFrom, and which package's.
+func (c *Config) OwnersFilePackage(p string) (string, bool) {
+	if c.OwnersFrom == "" {
+		return "", false
+	}
+	pattern := c.OwnersFrom
+	if !strings.Contains(pattern, "/") {
+		pattern = path.Join(c.Catalog.Dir, PackagePlaceholder, c.OwnersFrom)
+	}
+	prefix, suffix, _ := strings.Cut(pattern, PackagePlaceholder)
+	if len(p) <= len(prefix)+len(suffix) || !strings.HasPrefix(p, prefix) || !strings.HasSuffix(p, suffix) {
+		return "", false
+	}
+	pkg := p[len(prefix) : len(p)-len(suffix)]
+	if strings.Contains(pkg, "/") {
+		return "", false
+	}
+	return pkg, true
+}
+
+// IsOwnersFileName reports whether a file of this name controls review: ci.yaml, OWNERS, OWNERS_ALIASES.
+func IsOwnersFileName(p string) bool {
+	switch path.Base(p) {
+	case CIFile, OWNERSFile, "OWNERS_ALIASES":
+		return true
+	}
+	return false
+}

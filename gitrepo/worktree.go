@@ -1,0 +1,102 @@
+package gitrepo
+
+// The git CLI does a few things much faster than go-git on catalog-sized trees (working-tree diffs,
+// checkouts); these run it. Everything else uses go-git.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/diag"
+)
+
+// Run runs git in dir and returns its standard output; errors carry git's standard error.
+func Run(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	return RunEnv(ctx, dir, nil, args...)
+}
+
+// RunEnv is Run with extra environment variables (KEY=VALUE).
+func RunEnv(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("git %s (in %s): %w: %s", strings.Join(args, " "), dir, err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// TopLevel returns the root of the work tree containing dir.
+func TopLevel(ctx context.Context, dir string) (string, error) {
+	out, err := Run(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", diag.UsageError(err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// WorkTreeChanged lists the files under dir that differ from ref in the work tree (staged or not, plus untracked
+// files), or only the staged ones when staged is true. Paths are slash-separated and relative to dir.
+func WorkTreeChanged(ctx context.Context, dir, ref string, staged bool) ([]string, error) {
+	top, err := TopLevel(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if resolved, err := filepath.EvalSymlinks(absDir); err == nil {
+		absDir = resolved
+	}
+	var lists [][]byte
+	if staged {
+		out, err := Run(ctx, top, "diff", "--cached", "--name-only", "-z", "--no-renames", "--", absDir)
+		if err != nil {
+			return nil, diag.UsageError(err)
+		}
+		lists = append(lists, out)
+	} else {
+		out, err := Run(ctx, top, "diff", "--name-only", "-z", "--no-renames", ref, "--", absDir)
+		if err != nil {
+			return nil, diag.UsageError(err)
+		}
+		untracked, err := Run(ctx, top, "ls-files", "-z", "--others", "--exclude-standard", "--", absDir)
+		if err != nil {
+			return nil, diag.UsageError(err)
+		}
+		lists = append(lists, out, untracked)
+	}
+	rel, err := filepath.Rel(top, absDir)
+	if err != nil {
+		return nil, err
+	}
+	prefix := filepath.ToSlash(rel) + "/"
+	if rel == "." {
+		prefix = ""
+	}
+	seen := map[string]bool{}
+	var files []string
+	for _, l := range lists {
+		for _, f := range strings.Split(string(l), "\x00") {
+			if f == "" || !strings.HasPrefix(f, prefix) {
+				continue
+			}
+			f = strings.TrimPrefix(f, prefix)
+			if !seen[f] {
+				seen[f] = true
+				files = append(files, f)
+			}
+		}
+	}
+	return files, nil
+}

@@ -1,0 +1,101 @@
+package archtest
+
+import (
+	"bytes"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// allowed is the allow-list of the module's own packages each package may import directly (test files
+// excluded), layer by layer from the ground up: an import never runs back up. A package missing here
+// fails the test, so a new package has to say where it belongs. (go-containerregistry's
+// pkg/registry/depcheck_test.go holds the same kind of list.)
+var allowed = map[string][]string{
+	// ground
+	"diag":   nil,
+	"config": {"diag"},
+	"report": {"diag"},
+	// domain
+	"catalog":         {"diag"},
+	"gitrepo":         {"catalog", "diag"},
+	"build":           {"diag"},
+	"checks/approval": nil,
+	"checks/graph":    {"catalog", "diag"},
+	"checks/images":   {"catalog", "diag", "internal/regnet"},
+	"checks/owners":   {"config", "diag"},
+	"checks/smoke":    {"catalog", "diag"},
+	"checks/validate": {"catalog", "diag"},
+	"render/bundle":   {"catalog", "diag"},
+	"render":          {"catalog", "diag", "render/bundle"},
+	"render/template": {"catalog", "diag", "render", "render/bundle"},
+	// orchestration
+	"pipeline": {"build", "catalog", "checks/graph", "checks/images", "checks/owners", "checks/smoke", "checks/validate",
+		"config", "diag", "gitrepo", "internal/regnet", "render", "render/bundle", "render/template", "report"},
+	// front-ends
+	"bot/ghclient":      nil,
+	"bot/gitcache":      {"diag"},
+	"bot/queue":         nil,
+	"bot":               {"bot/ghclient", "bot/gitcache", "bot/queue", "checks/approval", "config", "diag", "gitrepo", "internal/netdeadline", "internal/regnet", "pipeline", "report"},
+	"internal/demo":     {"build", "catalog", "gitrepo", "internal/registrytest", "pipeline", "render/bundle", "report"},
+	"internal/ghaction": {"bot/ghclient", "build", "config", "diag", "gitrepo", "pipeline", "report"},
+	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/smoke", "checks/validate", "config", "diag",
+		"gitrepo", "internal/demo", "internal/ghaction", "internal/netdeadline", "internal/regnet", "pipeline", "render",
+		"render/template", "report"},
+	// small shared helpers and test kits: nothing of the product
+	"internal/netdeadline":  nil,
+	"internal/regnet":       nil,
+	"internal/registrytest": nil,
+	"internal/githubtest":   nil,
+	"internal/pgtest":       nil,
+	"internal/golden":       nil,
+	"internal/reftools":     nil,
+	"internal/shareddata":   nil,
+	"internal/archtest":     nil,
+	"bot/internal/gittest":  nil,
+	"test/e2e/smoke":        nil,
+	// commands behind the tools tag (benchmarks, the kind lane's tools, the release image)
+	"bench/imagesbench":                     {"internal/registrytest"},
+	"bench/publishbench":                    {"build"},
+	"bench/renderbench":                     {"internal/registrytest"},
+	"bench/templatebench":                   {"catalog", "config", "internal/registrytest", "render/template"},
+	"hack/kind-offline/cmd/grpchealthprobe": nil,
+	"hack/kind-offline/cmd/imagetool":       {"build"},
+	"hack/kind-offline/cmd/testoperator":    nil,
+	"hack/releaseimage":                     {"build"},
+}
+
+func TestLayersImportOnlyWhatTheyMay(t *testing.T) {
+	cmd := exec.Command("go", "list", "-tags", "tools", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...")
+	cmd.Dir = "../.."
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, ok := strings.CutPrefix(fields[0], module+"/")
+		if !ok {
+			continue
+		}
+		seen++
+		may, listed := allowed[pkg]
+		if !listed {
+			t.Errorf("%s is not in the layer allow-list (internal/archtest/layers_test.go): say which layer it belongs to", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			dep, own := strings.CutPrefix(imp, module+"/")
+			if own && !slices.Contains(may, dep) {
+				t.Errorf("%s imports %s, which its layer may not (allowed: %v)", pkg, dep, may)
+			}
+		}
+	}
+	if seen < 30 {
+		t.Fatalf("go list saw only %d packages of the module", seen)
+	}
+}

@@ -19,8 +19,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
-	"github.com/catalogbot/catalogbot/internal/netdeadline"
-	"github.com/catalogbot/catalogbot/internal/regnet"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 // Clients hands out a GitHub client for an installation (ghclient.Clients implements it).
@@ -121,8 +120,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	}
 	// Every registry request has a deadline, and plain HTTP only to loopback as the checks' own transports
 	// (RemoteOptions that set their own transport replace it).
-	b.remote = append([]remote.Option{remote.WithTransport(regnet.LoopbackOnlyHTTP{
-		Next: netdeadline.Transport(remote.DefaultTransport, o.Config.Timeouts.RegistryRequest)})}, o.RemoteOptions...)
+	b.remote = append([]remote.Option{remote.WithTransport(registry.Transport(o.Config.Timeouts.RegistryRequest))}, o.RemoteOptions...)
 	b.announcer = newAnnouncer(b)
 	b.pool = &queue.Pool{Queue: o.Queue, Handler: b.handleJob, Workers: o.Config.Queue.Workers, Lease: o.Config.Queue.Lease,
 		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob,

@@ -3,13 +3,13 @@ package bot
 import (
 	"context"
 	"fmt"
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/gitrepo"
 )
 
 // Cmd is one slash command of a comment.

@@ -3,10 +3,10 @@ package bot
 import (
 	"context"
 	"fmt"
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"
 )

@@ -15,7 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/diag"
-	"github.com/catalogbot/catalogbot/internal/netdeadline"
+	"github.com/catalogbot/catalogbot/netdeadline"
 )
 
 // Serve runs the bot as `catalogbot serve` does until ctx is done: it reads the secrets and credentials

@@ -14,23 +14,12 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 // DefaultBase is the base image when Options.Base is empty: the upstream opm image of the opm version
 // catalogbot mirrors.
 const DefaultBase = "quay.io/operator-framework/opm:v1.73.0"
-
-// DefaultRetry is the back-off for retried registry requests: 4 attempts, 1s, 3s and 9s apart.
-var DefaultRetry = remote.Backoff{Duration: time.Second, Factor: 3, Jitter: 0.1, Steps: 4}
-
-// RetryStatusCodes are the registry responses that are retried: rate limiting and server errors.
-var RetryStatusCodes = []int{
-	http.StatusTooManyRequests,
-	http.StatusInternalServerError,
-	http.StatusBadGateway,
-	http.StatusServiceUnavailable,
-	http.StatusGatewayTimeout,
-}
 
 // Options configure Image and Push. The zero value builds on DefaultBase for all its platforms.
 type Options struct {
@@ -50,11 +39,12 @@ type Options struct {
 	// BeforeTag, when set, runs in Push after the image is pushed by digest and before the tag is moved;
 	// an error leaves the tag where it is and is Push's error.
 	BeforeTag func(ctx context.Context) error
-	// Transport carries registry requests; nil means remote.DefaultTransport.
+	// Transport carries registry requests; nil means registry.Transport (plain HTTP only to loopback).
 	Transport http.RoundTripper
 	// Keychain resolves registry credentials; nil means authn.DefaultKeychain.
 	Keychain authn.Keychain
-	// Retry is the back-off for requests failing with RetryStatusCodes; the zero value means DefaultRetry.
+	// Retry is the back-off for requests failing with registry.RetryStatusCodes; the zero value means
+	// registry.DefaultBackoff.
 	Retry remote.Backoff
 	// NameOptions are used to parse Base (name.Insecure for a plain-HTTP registry off loopback).
 	NameOptions []name.Option
@@ -64,25 +54,9 @@ type Options struct {
 
 // remoteOptions assembles the options of every registry call: context, credentials, transport, retries.
 func (o Options) remoteOptions(ctx context.Context) []remote.Option {
-	keychain := o.Keychain
-	if keychain == nil {
-		keychain = authn.DefaultKeychain
-	}
-	transport := o.Transport
-	if transport == nil {
-		transport = remote.DefaultTransport
-	}
-	retry := o.Retry
-	if retry.Steps == 0 {
-		retry = DefaultRetry
-	}
-	opts := []remote.Option{
-		remote.WithContext(ctx),
-		remote.WithAuthFromKeychain(keychain),
-		remote.WithTransport(transport),
-		remote.WithRetryBackoff(retry),
-		remote.WithRetryStatusCodes(RetryStatusCodes...),
-		remote.WithUserAgent("catalogbot"),
+	opts := append(registry.Options(o.Keychain, o.Retry), remote.WithContext(ctx))
+	if o.Transport != nil {
+		opts = append(opts, remote.WithTransport(o.Transport))
 	}
 	return append(opts, o.RemoteOptions...)
 }

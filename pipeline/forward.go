@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"regexp"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
 )
 
 // The published tag only moves forward. Every catalog image records the commit it is built from
@@ -97,7 +97,7 @@ func TagRevision(ctx context.Context, target string, opts build.Options) (rev st
 	if err != nil {
 		return "", false, err
 	}
-	return build.ReadRevision(ctx, ref, withTransport(opts))
+	return build.ReadRevision(ctx, ref, opts)
 }
 
 func truncateQuoted(s string) string {

@@ -2,7 +2,6 @@ package pipeline_test
 
 import (
 	"context"
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"

@@ -7,7 +7,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"io"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/report"
 )
 

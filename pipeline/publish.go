@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"maps"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/diag"
-	"github.com/catalogbot/catalogbot/internal/regnet"
+	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/registry"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -35,23 +34,11 @@ type PublishInput struct {
 
 // parseTarget parses a publish target (plain HTTP allowed only on loopback).
 func parseTarget(target string) (name.Reference, error) {
-	var nameOpts []name.Option
-	if regnet.RefIsLoopback(target) {
-		nameOpts = append(nameOpts, name.Insecure)
-	}
-	ref, err := name.ParseReference(target, nameOpts...)
+	ref, err := registry.ParseReference(target)
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("publish target %q: %w", target, err))
 	}
 	return ref, nil
-}
-
-// withTransport sets the default transport of a publish: plain HTTP only to loopback.
-func withTransport(opts build.Options) build.Options {
-	if opts.Transport == nil {
-		opts.Transport = regnet.LoopbackOnlyHTTP{Next: remote.DefaultTransport}
-	}
-	return opts
 }
 
 // Publish validates the catalog again, builds its image and pushes it by digest, then moves the tag. It
@@ -73,8 +60,8 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 	if err != nil {
 		return finish(stageFromErr(err), start), ""
 	}
-	opts := withTransport(in.Build)
-	if regnet.RefIsLoopback(opts.Base) {
+	opts := in.Build
+	if registry.RefIsLoopback(opts.Base) {
 		opts.NameOptions = append(opts.NameOptions, name.Insecure)
 	}
 	from := ""

@@ -1,10 +1,10 @@
 package pipeline
 
 import (
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/report"
 )
 

@@ -1,10 +1,10 @@
 package pipeline_test
 
 import (
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"
 )

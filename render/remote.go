@@ -9,20 +9,15 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/registry"
 )
-
-// DefaultBackoff is how registry requests are retried on 408, 429, 5xx and network errors: up to five
-// tries, waiting 0.5 s, 1 s, 2 s, then 4 s.
-var DefaultBackoff = remote.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 5}
 
 // registries is one run's access to registries: one puller (connections and tokens are reused), each tag
 // resolved once, each image read once.
@@ -47,12 +42,7 @@ func (o *once[T]) get(f func() (T, error)) (T, error) {
 }
 
 func newRegistries(platform v1.Platform, opts []remote.Option) (*registries, error) {
-	base := []remote.Option{
-		remote.WithPlatform(platform),
-		remote.WithAuthFromKeychain(authn.DefaultKeychain),
-		remote.WithRetryBackoff(DefaultBackoff),
-		remote.WithUserAgent("catalogbot"),
-	}
+	base := append(registry.Options(nil, remote.Backoff{}), remote.WithPlatform(platform))
 	base = append(base, opts...)
 	p, err := remote.NewPuller(base...)
 	if err != nil {
@@ -67,27 +57,11 @@ func newRegistries(platform v1.Platform, opts []remote.Option) (*registries, err
 
 // parseImage parses an image reference; registries on loopback may be plain HTTP, no other.
 func parseImage(s string) (name.Reference, error) {
-	ref, err := name.ParseReference(s)
+	ref, err := registry.ParseReference(s)
 	if err != nil {
 		return nil, diag.InvalidError(fmt.Errorf("image %q: %w", s, err))
 	}
-	if isLoopback(ref.Context().RegistryStr()) {
-		return name.ParseReference(s, name.Insecure)
-	}
 	return ref, nil
-}
-
-func isLoopback(registry string) bool {
-	host := registry
-	if h, _, err := net.SplitHostPort(registry); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // resolve returns the manifest digest ref points to. A tag is asked for once per run; a digest is taken

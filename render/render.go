@@ -56,8 +56,8 @@ type Options struct {
 	NoCache  bool
 	// Progress, when set, gets one line per finished reference in runs of five references or more.
 	Progress io.Writer
-	// RemoteOptions are added after Render's own (credentials from the docker config keychain,
-	// DefaultBackoff, the platform); later options win.
+	// RemoteOptions are added after Render's own (x
+	// credentials from the docker config keychain, retries; the platform); later options win.
 	RemoteOptions []remote.Option
 	// Platform an image index is resolved to (linux/amd64 when nil).
 	Platform *v1.Platform

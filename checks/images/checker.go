@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 const (
@@ -84,7 +85,7 @@ func plan(refs []Ref, pol *compiledPolicy) ([]diag.Diagnostic, []*target) {
 	var ds []diag.Diagnostic
 	byName := map[string]*target{}
 	for _, u := range refs {
-		ref, err := parseRef(u.Image)
+		ref, err := registry.ParseReference(u.Image)
 		if err != nil {
 			ds = append(ds, newDiag(u, RuleBadReference, fmt.Sprintf("invalid image reference %q (%s): %v", u.Image, u.Field, err),
 				"write REGISTRY/REPOSITORY:TAG or REGISTRY/REPOSITORY@sha256:DIGEST"))

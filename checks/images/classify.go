@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 // kind is what a failed registry request means for the catalog.
@@ -53,7 +55,7 @@ func classify(err error) (kind, string) {
 		return kindUnavailable, "TLS handshake failed"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return kindUnavailable, "timed out"
-	case errors.Is(err, errPlainHTTP):
+	case errors.Is(err, registry.ErrPlainHTTP):
 		return kindUnavailable, "plain HTTP refused (TLS required for non-loopback registries)"
 	}
 	return kindUnknown, ""

@@ -6,9 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -20,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 func TestClassify(t *testing.T) {
@@ -49,7 +48,7 @@ func TestClassify(t *testing.T) {
 		{"unknown authority", &url.Error{Op: "Get", URL: "https://r.example/v2/", Err: &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}}, kindUnavailable, "TLS handshake failed"},
 		{"not TLS", &url.Error{Op: "Get", URL: "https://r.example/v2/", Err: tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}}, kindUnavailable, "TLS handshake failed"},
 		{"deadline", fmt.Errorf("HEAD: %w", context.DeadlineExceeded), kindUnavailable, "timed out"},
-		{"plain http refused", fmt.Errorf("GET: %w", errPlainHTTP), kindUnavailable, "plain HTTP refused (TLS required for non-loopback registries)"},
+		{"plain http refused", fmt.Errorf("GET: %w", registry.ErrPlainHTTP), kindUnavailable, "plain HTTP refused (TLS required for non-loopback registries)"},
 		{"teapot", &transport.Error{StatusCode: 418}, kindUnknown, "HTTP 418 I'm a teapot"},
 		{"unclassified", errors.New("manifest digest does not match"), kindUnknown, ""},
 	} {
@@ -59,50 +58,6 @@ func TestClassify(t *testing.T) {
 				t.Errorf("classify(%v) = %v, %q; want %v, %q", tc.err, k, reason, tc.kind, tc.reason)
 			}
 		})
-	}
-}
-
-type recordingTransport struct{ hosts []string }
-
-func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r.hosts = append(r.hosts, req.URL.Host)
-	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
-}
-
-func TestPlainHTTPOnlyToLoopback(t *testing.T) {
-	next := &recordingTransport{}
-	rt := loopbackOnlyHTTP{next: next}
-	for _, u := range []string{"http://127.0.0.1:5000/v2/", "http://localhost:5000/v2/", "http://[::1]:5000/v2/", "https://10.0.0.1/v2/", "https://quay.io/v2/"} {
-		req, _ := http.NewRequest(http.MethodGet, u, nil)
-		if _, err := rt.RoundTrip(req); err != nil {
-			t.Errorf("RoundTrip(%s) = %v, want passed through", u, err)
-		}
-	}
-	for _, u := range []string{"http://10.0.0.1:5000/v2/", "http://192.168.1.2/v2/", "http://registry.local/v2/", "http://quay.io/v2/"} {
-		req, _ := http.NewRequest(http.MethodGet, u, nil)
-		if _, err := rt.RoundTrip(req); !errors.Is(err, errPlainHTTP) {
-			t.Errorf("RoundTrip(%s) = %v, want errPlainHTTP", u, err)
-		}
-	}
-	if len(next.hosts) != 5 {
-		t.Errorf("next transport saw %v, want only the 5 allowed requests", next.hosts)
-	}
-	for s, insecure := range map[string]bool{"127.0.0.1:5000/a:v1": true, "localhost/a:v1": true, "quay.io/a:v1": false, "10.0.0.1:5000/a:v1": false} {
-		ref, err := parseRef(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts := []name.Option{}
-		if insecure {
-			opts = append(opts, name.Insecure)
-		}
-		want, err := name.ParseReference(s, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ref.Context().Registry != want.Context().Registry {
-			t.Errorf("parseRef(%s) registry = %#v, want insecure=%v", s, ref.Context().Registry, insecure)
-		}
 	}
 }
 

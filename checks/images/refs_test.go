@@ -11,6 +11,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 func TestRefsFromCatalog(t *testing.T) {
@@ -66,7 +67,7 @@ func TestRefsFromRealCatalog(t *testing.T) {
 		t.Fatalf("%d bundles, %d refs; want 8 bundles and %d refs", len(c.Bundles), len(refs), wantRefs)
 	}
 	for _, r := range refs {
-		if _, err := parseRef(r.Image); err != nil || r.Line < 1 || r.File != file || r.Bundle == "" || r.Package != "limitador-operator" {
+		if _, err := registry.ParseReference(r.Image); err != nil || r.Line < 1 || r.File != file || r.Bundle == "" || r.Package != "limitador-operator" {
 			t.Errorf("ref %+v: want a valid image at a known bundle position (%v)", r, err)
 		}
 	}

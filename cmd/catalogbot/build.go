@@ -8,8 +8,8 @@ import (
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/diag"
-	"github.com/catalogbot/catalogbot/internal/regnet"
 	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/registry"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -34,7 +34,7 @@ func (b *buildFlags) options() (build.Options, error) {
 		return build.Options{}, diag.UsageError(err)
 	}
 	o := build.Options{Base: b.base, Platforms: plats, Epoch: epoch}
-	if regnet.RefIsLoopback(b.base) {
+	if registry.RefIsLoopback(b.base) {
 		o.NameOptions = []name.Option{name.Insecure}
 	}
 	return o, nil

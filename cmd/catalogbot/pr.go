@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"os"
 	"strings"
 	"time"
@@ -11,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/diag"
-	"github.com/catalogbot/catalogbot/internal/netdeadline"
-	"github.com/catalogbot/catalogbot/internal/regnet"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/registry"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -48,8 +47,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 			in.Repo = repo
 			in.Limits = limits.override()
 			in.SkipImages = skipImages
-			in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(regnet.LoopbackOnlyHTTP{
-				Next: netdeadline.Transport(remote.DefaultTransport, registryTimeout)}))
+			in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.Transport(registryTimeout)))
 			if smokeIn.KubeconfigPath != "" || smokeIn.NodeImage != "" || len(smokeIn.NodeImages) > 0 || smokeIn.OLMManifestsDir != "" {
 				in.Smoke = &smokeIn
 			}

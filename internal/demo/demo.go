@@ -7,13 +7,13 @@ package demo
 import (
 	"context"
 	"fmt"
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"

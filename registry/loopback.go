@@ -1,6 +1,6 @@
-// Package regnet holds the registry-network rules every catalogbot package shares: plain HTTP only to
-// loopback registries (tests, the demo), TLS everywhere else.
-package regnet
+package registry
+
+// Plain HTTP only to loopback registries (tests, the demo), TLS everywhere else.
 
 import (
 	"errors"

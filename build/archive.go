@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/catalogbot/catalogbot/filetree"
 )
 
 // WriteLayoutArchive writes res as an OCI layout tar (one image, annotated with refName): the form kind
@@ -32,60 +34,54 @@ func WriteLayoutArchive(ctx context.Context, res Result, file, refName string) e
 // into the tar file, atomically: an OCI layout directory becomes the archive kind nodes and container
 // runtimes load.
 func TarDir(dir, file string) error {
-	tmp := file + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	tw := tar.NewWriter(f)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
+	err := filetree.WriteFile(file, 0o644, func(w io.Writer) error {
+		tw := tar.NewWriter(w)
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == dir {
+				return err
+			}
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			h, err := tar.FileInfoHeader(info, "")
+			if err != nil {
+				return err
+			}
+			// Only names and contents vary: the same layout gives the same archive bytes (release checksums).
+			h.Name = filepath.ToSlash(rel)
+			h.ModTime, h.AccessTime, h.ChangeTime = time.Unix(0, 0).UTC(), time.Time{}, time.Time{}
+			h.Uid, h.Gid, h.Uname, h.Gname = 0, 0, "", ""
+			h.Mode = 0o644
+			if d.IsDir() {
+				h.Name += "/"
+				h.Mode = 0o755
+			}
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			in, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			_, err = io.Copy(tw, in)
 			return err
-		}
-		rel, err := filepath.Rel(dir, p)
+		})
 		if err != nil {
 			return err
 		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		h, err := tar.FileInfoHeader(info, "")
-		if err != nil {
-			return err
-		}
-		// Only names and contents vary: the same layout gives the same archive bytes (release checksums).
-		h.Name = filepath.ToSlash(rel)
-		h.ModTime, h.AccessTime, h.ChangeTime = time.Unix(0, 0).UTC(), time.Time{}, time.Time{}
-		h.Uid, h.Gid, h.Uname, h.Gname = 0, 0, "", ""
-		h.Mode = 0o644
-		if d.IsDir() {
-			h.Name += "/"
-			h.Mode = 0o755
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		_, err = io.Copy(tw, in)
-		return err
+		return tw.Close()
 	})
-	if err == nil {
-		err = tw.Close()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
-		os.Remove(tmp)
 		return fmt.Errorf("tar of %s: %w", dir, err)
 	}
-	return os.Rename(tmp, file)
+	return nil
 }

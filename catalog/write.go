@@ -1,14 +1,11 @@
 package catalog
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 )
 
 // The writer reproduces `opm render <dir> -o json|yaml` of operator-registry v1.73.0 byte for byte:
@@ -454,31 +452,10 @@ func WriteDir(dir string, c *Catalog, format string) error {
 			return diag.InvalidError(fmt.Errorf("write catalog directory %s: package name %q cannot be a directory name", dir, g.name))
 		}
 	}
-	dir = filepath.Clean(dir)
-	parent, base := filepath.Split(dir)
-	if parent == "" {
-		parent = "."
-	}
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("write catalog directory %s: %w", dir, err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".new-")
+	err := filetree.ReplaceDir(dir, func(tmp string) error { return fillDir(tmp, groups, rootOthers, format) })
 	if err != nil {
 		return fmt.Errorf("write catalog directory %s: %w", dir, err)
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = os.RemoveAll(tmp)
-		}
-	}()
-	if err := fillDir(tmp, groups, rootOthers, format); err != nil {
-		return fmt.Errorf("write catalog directory %s: %w", dir, err)
-	}
-	if err := replaceDir(tmp, dir); err != nil {
-		return fmt.Errorf("write catalog directory %s: %w", dir, err)
-	}
-	committed = true
 	return nil
 }
 
@@ -489,9 +466,6 @@ func isDirName(name string) bool {
 
 // fillDir writes the catalog files into the new, empty directory root and syncs them.
 func fillDir(root string, groups []*packageBlobs, rootOthers []*Meta, format string) error {
-	if err := os.Chmod(root, 0o755); err != nil {
-		return err
-	}
 	name := "catalog." + format
 	for _, g := range groups {
 		pkgDir := filepath.Join(root, g.name)
@@ -502,9 +476,6 @@ func fillDir(root string, groups []*packageBlobs, rootOthers []*Meta, format str
 		if err != nil {
 			return err
 		}
-		if err := syncDir(pkgDir); err != nil {
-			return err
-		}
 	}
 	if len(rootOthers) > 0 {
 		err := writeFileSynced(filepath.Join(root, name), func(enc blobEncoder) error { return writeOthers(enc, rootOthers) }, format)
@@ -512,87 +483,15 @@ func fillDir(root string, groups []*packageBlobs, rootOthers []*Meta, format str
 			return err
 		}
 	}
-	return syncDir(root)
+	return nil
 }
 
+// writeFileSynced writes one catalog file with the encoder of format, synced (filetree.WriteFile).
 func writeFileSynced(path string, write func(blobEncoder) error, format string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<20)
-	var enc blobEncoder = &yamlBlobEncoder{w: bw}
-	if format == FormatJSON {
-		enc = newJSONBlobEncoder(bw)
-	}
-	err = write(enc)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-func syncDir(path string) error {
-	d, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", path, err)
-	}
-	return nil
-}
-
-// replaceDir renames the directory src to dst, moving an existing dst aside first and removing it after.
-func replaceDir(src, dst string) error {
-	st, err := os.Lstat(dst)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.Rename(src, dst); err != nil {
-			return err
+	return filetree.WriteFile(path, 0o644, func(w io.Writer) error {
+		if format == FormatJSON {
+			return write(newJSONBlobEncoder(w))
 		}
-		return syncDir(filepath.Dir(dst))
-	}
-	if err != nil {
-		return err
-	}
-	if !st.IsDir() {
-		return diag.UsageError(fmt.Errorf("%s exists and is not a directory", dst))
-	}
-	// The old directory goes inside a fresh private directory, so its temporary name cannot clash.
-	aside, err := os.MkdirTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".old-")
-	if err != nil {
-		return err
-	}
-	old := filepath.Join(aside, "old")
-	if err := os.Rename(dst, old); err != nil {
-		_ = os.Remove(aside)
-		return err
-	}
-	if err := os.Rename(src, dst); err != nil {
-		if rerr := os.Rename(old, dst); rerr != nil {
-			return fmt.Errorf("%w (and restoring the previous catalog from %s failed: %w)", err, old, rerr)
-		}
-		_ = os.Remove(aside)
-		return err
-	}
-	if err := syncDir(filepath.Dir(dst)); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(aside); err != nil {
-		return fmt.Errorf("the new catalog is in place, but removing the previous one at %s failed: %w", old, err)
-	}
-	return nil
+		return write(&yamlBlobEncoder{w: w})
+	})
 }

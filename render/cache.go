@@ -1,18 +1,19 @@
 package render
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing/fstest"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/filetree"
 )
 
 // cacheVersion changes whenever a rendering changes for the same image, so old entries are not reused.
@@ -73,34 +74,15 @@ func (c *diskCache) put(key string, h cacheHeader, cat *catalog.Catalog) error {
 		return nil
 	}
 	final := c.path(key)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return fmt.Errorf("render cache %s: %w", c.dir, err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(final), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("render cache %s: %w", c.dir, err)
-	}
-	defer os.Remove(f.Name())
 	h.Version = cacheVersion
-	w := bufio.NewWriter(f)
-	err = json.NewEncoder(w).Encode(h)
-	if err == nil {
-		err = catalog.WriteJSON(w, cat)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), final)
-	}
+	err := filetree.WriteFile(final, 0o644, func(w io.Writer) error {
+		if err := json.NewEncoder(w).Encode(h); err != nil {
+			return err
+		}
+		return catalog.WriteJSON(w, cat)
+	})
 	if err != nil {
-		return fmt.Errorf("render cache entry %s: %w", final, err)
+		return fmt.Errorf("render cache entry: %w", err)
 	}
 	return nil
 }

@@ -2,16 +2,14 @@ package render
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
 	"os"
+	"path"
 	"path/filepath"
-	"slices"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 )
 
 // maxDiffLines caps the diff shown in one drift diagnostic.
@@ -53,72 +51,34 @@ func DriftInto(ctx context.Context, cfg *Config, committedDir, outDir string, op
 
 // compareTrees compares every file under committed with the file at the same path under rendered.
 func compareTrees(committed, rendered string) ([]diag.Diagnostic, error) {
-	have, err := readTree(committed)
+	have, err := filetree.Read(committed)
 	if err != nil {
 		return nil, fmt.Errorf("drift check: committed catalog %s: %w", committed, err)
 	}
-	want, err := readTree(rendered)
+	want, err := filetree.Read(rendered)
 	if err != nil {
 		return nil, fmt.Errorf("drift check: rendered catalog: %w", err)
 	}
-	paths := maps.Clone(have)
-	maps.Copy(paths, want)
 	var ds []diag.Diagnostic
-	for _, rel := range slices.Sorted(maps.Keys(paths)) {
-		h, inCommitted := have[rel]
-		w, inRendered := want[rel]
+	for _, c := range filetree.Diff(have, want) {
 		// relative to the directory holding the catalog (<name>/<ref>/index.yaml), never a temp path
-		file := filepath.ToSlash(filepath.Join(filepath.Base(committed), rel))
+		file := path.Join(filepath.Base(committed), c.Path)
 		d := diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: file, Hint: driftHint}
 		var msg string
-		switch {
-		case !inCommitted:
+		switch c.Kind {
+		case filetree.Added:
 			msg = fmt.Sprintf("%s is missing: the references render it", file)
-		case !inRendered:
+		case filetree.Removed:
 			msg = fmt.Sprintf("%s is not rendered from the references", file)
-		case string(h) == string(w):
-			continue
 		default:
 			msg = fmt.Sprintf("%s differs from what the references render", file)
 		}
-		diff, line := unifiedDiff("committed/"+filepath.ToSlash(rel), "rendered/"+filepath.ToSlash(rel), h, w, maxDiffLines)
-		if inCommitted {
-			d.Line = max(1, min(line, len(splitLines(h))))
+		diff, line := unifiedDiff("committed/"+c.Path, "rendered/"+c.Path, c.Old, c.New, maxDiffLines)
+		if c.Kind != filetree.Added {
+			d.Line = max(1, min(line, len(splitLines(c.Old))))
 		}
 		d.Message = msg + ":\n" + diff
 		ds = append(ds, d)
 	}
 	return diag.Sort(ds), nil
-}
-
-// readTree reads every regular file under dir, keyed by its path relative to dir. A missing dir is an
-// empty tree; anything but directories and regular files is an error.
-func readTree(dir string) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	root, err := os.OpenRoot(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return files, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s is not a regular file", p)
-		}
-		data, err := fs.ReadFile(root.FS(), p)
-		if err != nil {
-			return err
-		}
-		files[filepath.FromSlash(p)] = data
-		return nil
-	})
-	return files, err
 }

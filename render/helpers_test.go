@@ -25,6 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
@@ -316,7 +317,7 @@ func config(t testing.TB, name string, refs ...Reference) *Config {
 // readAll returns every file under dir as path -> content.
 func readAll(t testing.TB, dir string) map[string]string {
 	t.Helper()
-	files, err := readTree(dir)
+	files, err := filetree.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -96,46 +95,28 @@ fmt refuses to rewrite a directory that also holds files that are not catalog bl
 // compareTrees lists the files that differ between the formatted tree and the catalog (added, changed or
 // removed by formatting), and the files of the catalog directory that are not catalog files at all.
 func compareTrees(want, have string, catalogFiles []string) (changed, extra []string, err error) {
-	isCatalog := map[string]bool{}
-	for _, f := range catalogFiles {
-		isCatalog[f] = true
-	}
-	seen := map[string]bool{}
-	err = filepath.WalkDir(want, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(want, p)
-		rel = filepath.ToSlash(rel)
-		seen[rel] = true
-		a, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(have, filepath.FromSlash(rel)))
-		if err != nil || !bytes.Equal(a, b) {
-			changed = append(changed, rel)
-		}
-		return nil
-	})
+	formatted, err := filetree.Read(want)
 	if err != nil {
 		return nil, nil, err
+	}
+	current := map[string][]byte{}
+	for _, f := range catalogFiles {
+		if current[f], err = os.ReadFile(filepath.Join(have, filepath.FromSlash(f))); err != nil {
+			return nil, nil, err
+		}
+	}
+	for _, c := range filetree.Diff(current, formatted) {
+		changed = append(changed, c.Path)
 	}
 	err = filepath.WalkDir(have, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		rel, _ := filepath.Rel(have, p)
-		rel = filepath.ToSlash(rel)
-		switch {
-		case !isCatalog[rel]:
-			extra = append(extra, rel)
-		case !seen[rel]:
-			changed = append(changed, rel)
+		rel, err := filepath.Rel(have, p)
+		if _, ok := current[filepath.ToSlash(rel)]; err == nil && !ok {
+			extra = append(extra, filepath.ToSlash(rel))
 		}
-		return nil
+		return err
 	})
-	sort.Strings(changed)
-	sort.Strings(extra)
 	return changed, extra, err
 }

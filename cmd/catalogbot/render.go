@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -126,15 +127,11 @@ The file is rewritten atomically.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: reference %q already points at %s; nothing changed\n", cfgPath, args[0], args[1])
 				return nil
 			}
-			tmp := cfgPath + ".catalogbot-tmp"
 			st, err := os.Stat(cfgPath)
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(tmp, out, st.Mode().Perm()); err != nil {
-				return err
-			}
-			if err := os.Rename(tmp, cfgPath); err != nil {
+			if err := filetree.WriteFileBytes(cfgPath, st.Mode().Perm(), out); err != nil {
 				return err
 			}
 			printChange(cmd.OutOrStdout(), cfgPath, data, out)

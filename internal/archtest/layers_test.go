@@ -20,10 +20,11 @@ var allowed = map[string][]string{
 	// registry requests: deadlines, plain HTTP only to loopback, one set of remote options
 	"netdeadline": nil,
 	"registry":    {"netdeadline"},
+	"filetree":    {"diag"},
 	// domain
-	"catalog":         {"diag"},
+	"catalog":         {"diag", "filetree"},
 	"gitrepo":         {"catalog", "diag"},
-	"build":           {"diag", "registry"},
+	"build":           {"diag", "filetree", "registry"},
 	"checks/approval": nil,
 	"checks/graph":    {"catalog", "diag"},
 	"checks/images":   {"catalog", "diag", "registry"},
@@ -31,8 +32,8 @@ var allowed = map[string][]string{
 	"checks/smoke":    {"catalog", "diag"},
 	"checks/validate": {"catalog", "diag"},
 	"render/bundle":   {"catalog", "diag"},
-	"render":          {"catalog", "diag", "registry", "render/bundle"},
-	"render/template": {"catalog", "diag", "render", "render/bundle"},
+	"render":          {"catalog", "diag", "filetree", "registry", "render/bundle"},
+	"render/template": {"catalog", "diag", "filetree", "render", "render/bundle"},
 	// orchestration
 	"pipeline": {"build", "catalog", "checks/graph", "checks/images", "checks/owners", "checks/smoke", "checks/validate",
 		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},
@@ -43,7 +44,7 @@ var allowed = map[string][]string{
 	"bot":               {"bot/ghclient", "bot/gitcache", "bot/queue", "checks/approval", "config", "diag", "gitrepo", "netdeadline", "pipeline", "registry", "report"},
 	"internal/demo":     {"build", "catalog", "gitrepo", "internal/registrytest", "pipeline", "render/bundle", "report"},
 	"internal/ghaction": {"bot/ghclient", "build", "config", "diag", "gitrepo", "pipeline", "report"},
-	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/smoke", "checks/validate", "config", "diag",
+	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/smoke", "checks/validate", "config", "diag", "filetree",
 		"gitrepo", "internal/demo", "internal/ghaction", "netdeadline", "pipeline", "registry", "render",
 		"render/template", "report"},
 	// small shared helpers and test kits: nothing of the product

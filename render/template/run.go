@@ -12,6 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/render"
 )
 
@@ -155,15 +156,8 @@ func WriteResults(root string, results []Result) error {
 		if old, err := os.ReadFile(file); err == nil && string(old) == string(r.Data) {
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			return fmt.Errorf("writing %s: %w", r.Job.Output(), err)
-		}
-		tmp := file + ".catalogbot-tmp"
-		if err := os.WriteFile(tmp, r.Data, 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", r.Job.Output(), err)
-		}
-		if err := os.Rename(tmp, file); err != nil {
-			return fmt.Errorf("writing %s: %w", r.Job.Output(), err)
+		if err := filetree.WriteFileBytes(file, 0o644, r.Data); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/bundle"
 )
@@ -152,12 +153,7 @@ func (s *Store) put(key string, e *entry) {
 		return
 	}
 	// The disk copy only saves time: failing to write it fails nothing.
-	if os.MkdirAll(s.dir, 0o755) == nil {
-		tmp := s.path(key) + ".tmp"
-		if os.WriteFile(tmp, data, 0o644) == nil {
-			_ = os.Rename(tmp, s.path(key))
-		}
-	}
+	_ = filetree.WriteFileBytes(s.path(key), 0o644, data)
 }
 
 func (s *Store) path(key string) string {

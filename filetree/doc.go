@@ -1,0 +1,4 @@
+// Package filetree writes files and directory trees atomically and reads and compares trees: a reader
+// (another process, a crash, a failed write) sees the old content or the new, never a half-written file
+// or directory.
+package filetree

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
@@ -119,33 +120,24 @@ func Render(ctx context.Context, cfg *Config, opts Options) (*Output, []diag.Dia
 	n := len(cfg.References)
 	out := &Output{Name: cfg.Name, References: make([]Rendered, n)}
 	errs := make([]error, n)
-	next := make(chan int)
-	var wg sync.WaitGroup
 	prog := &progress{w: opts.Progress, total: n}
 	if n < progressThreshold {
 		prog.w = nil
 	}
-	for w := 0; w < min(r.opts.Concurrency, max(n, 1)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				start := time.Now()
-				out.References[i], errs[i] = r.reference(ctx, cfg.References[i])
-				prog.done(out.References[i], cfg.References[i], errs[i], time.Since(start))
-			}
-		}()
-	}
-feed:
+	var g errgroup.Group
+	g.SetLimit(max(r.opts.Concurrency, 1))
 	for i := range n {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+		if ctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			start := time.Now()
+			out.References[i], errs[i] = r.reference(ctx, cfg.References[i])
+			prog.done(out.References[i], cfg.References[i], errs[i], time.Since(start))
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	if err := ctx.Err(); err != nil {
 		// Say what was cut short (the registry that did not answer is named in its reference's error).
 		var cut []string

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/registry"
@@ -119,25 +120,18 @@ func plan(refs []Ref, pol *compiledPolicy) ([]diag.Diagnostic, []*target) {
 func (c *Checker) run(ctx context.Context, p *remote.Puller, pol *compiledPolicy, targets []*target, jobs int) {
 	timeout := cmp.Or(c.Timeout, defaultTimeout)
 	br := &breaker{down: map[string]string{}}
-	work := make(chan *target)
-	var wg sync.WaitGroup
-	for range min(jobs, len(targets)) {
-		wg.Go(func() {
-			for t := range work {
-				t.out = checkOne(ctx, p, pol, br, t.ref, timeout)
-			}
+	var g errgroup.Group
+	g.SetLimit(max(jobs, 1))
+	for _, t := range targets {
+		if ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			t.out = checkOne(ctx, p, pol, br, t.ref, timeout)
+			return nil
 		})
 	}
-feed:
-	for _, t := range targets {
-		select {
-		case work <- t:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(work)
-	wg.Wait()
+	g.Wait()
 }
 
 // checkOne verifies one reference, unless its registry already proved unavailable during this Check.

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/filetree"
@@ -49,45 +51,36 @@ func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concur
 	var mu sync.Mutex
 	done := 0
 	start := time.Now()
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(concurrency, max(len(jobs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				data, err := jobs[i].Render(ctx, root, src)
-				results[i] = Result{Job: jobs[i], Data: data, Err: err}
-				mu.Lock()
-				c := jobs[i].Catalog.Name
-				left[c]--
-				if err != nil {
-					failed[c]++
-				}
-				if left[c] == 0 {
-					done++
-					if progress != nil {
-						status := "ok"
-						if failed[c] > 0 {
-							status = fmt.Sprintf("%d FAILED", failed[c])
-						}
-						fmt.Fprintf(progress, "render [%d/%d] %s: %d packages, %s (%s)\n", done, len(order), c, total[c], status, time.Since(start).Round(time.Millisecond))
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
+	var g errgroup.Group
+	g.SetLimit(concurrency)
 	for i := range jobs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+		if ctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			data, err := jobs[i].Render(ctx, root, src)
+			results[i] = Result{Job: jobs[i], Data: data, Err: err}
+			mu.Lock()
+			c := jobs[i].Catalog.Name
+			left[c]--
+			if err != nil {
+				failed[c]++
+			}
+			if left[c] == 0 {
+				done++
+				if progress != nil {
+					status := "ok"
+					if failed[c] > 0 {
+						status = fmt.Sprintf("%d FAILED", failed[c])
+					}
+					fmt.Fprintf(progress, "render [%d/%d] %s: %d packages, %s (%s)\n", done, len(order), c, total[c], status, time.Since(start).Round(time.Millisecond))
+				}
+			}
+			mu.Unlock()
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	for i := range results {
 		if results[i].Err == nil && results[i].Data == nil {
 			results[i] = Result{Job: jobs[i], Err: ctx.Err()}

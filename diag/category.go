@@ -30,6 +30,19 @@ func (c Category) String() string {
 	}
 }
 
+// severity orders categories as the verdict orders statuses (report.Worse): the command line or the
+// configuration first (nothing can be judged until it is fixed), then a problem of the catalog (the
+// author has something to fix, outage or not), then a bug, then the infrastructure.
+var severity = map[Category]int{Infra: 0, Internal: 1, Invalid: 2, Usage: 3}
+
+// Worse returns the category that decides the outcome of a run that failed with both a and b.
+func Worse(a, b Category) Category {
+	if severity[b] > severity[a] {
+		return b
+	}
+	return a
+}
+
 type categorized struct {
 	cat Category
 	err error

@@ -28,15 +28,12 @@ func ruleOf(err error) (rule, hint string) {
 	return "render-reference", ""
 }
 
-// worst picks the category a run with these failures exits with: a bug first, then the infrastructure
-// (the result is incomplete through no fault of the user), then the user's setup, then the references.
+// worst picks the category a run with these failures exits with, in the verdict's order (diag.Worse):
+// a reference that is wrong fails the render even when a registry was also down.
 func worst(errs []error) diag.Category {
-	rank := map[diag.Category]int{diag.Internal: 4, diag.Infra: 3, diag.Usage: 2, diag.Invalid: 1}
-	best := diag.Invalid
+	c := diag.Infra
 	for _, err := range errs {
-		if c := diag.CategoryOf(err); rank[c] > rank[best] {
-			best = c
-		}
+		c = diag.Worse(c, diag.CategoryOf(err))
 	}
-	return best
+	return c
 }

@@ -3,6 +3,7 @@ package render
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -46,5 +48,32 @@ func TestRenderPlainHTTPOnlyToLoopback(t *testing.T) {
 				t.Fatalf("render waited for an address off loopback: %v", err)
 			}
 		})
+	}
+}
+
+// A references config with a wrong reference is the author's to fix even when another reference's
+// registry is down at the same time: the render fails as invalid (exit 1), not as an outage (exit 3),
+// the order the verdict uses (diag.Worse).
+func TestRenderWrongReferenceOutranksOutage(t *testing.T) {
+	reg := newTestRegistry(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := l.Addr().String()
+	l.Close()
+	cfg := config(t, "catalog",
+		Reference{Name: "commons-operator", Image: reg.Host + "/idx/nothing:v1"},
+		Reference{Name: "listener-operator", Image: down + "/idx/catalog:v1"})
+	_, ds, err := Render(context.Background(), cfg, Options{NoCache: true, RemoteOptions: []remote.Option{fastRetry}})
+	if diag.CategoryOf(err) != diag.Invalid {
+		t.Fatalf("want an invalid render, got %v (%s)", err, diag.CategoryOf(err))
+	}
+	rules := map[string]bool{}
+	for _, d := range ds {
+		rules[d.Rule] = true
+	}
+	if !rules["image-not-found"] || !rules["registry-unavailable"] {
+		t.Fatalf("want both failures listed, got %v", ds)
 	}
 }

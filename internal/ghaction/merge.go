@@ -10,6 +10,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -88,21 +89,7 @@ func strictConfig(repo *gitrepo.Repo, sha string) (*config.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the base tip %s is not in the checkout (use fetch-depth: 0): %w", short(sha), err)
 	}
-	data, ok, err := repo.ReadFile(c, config.ConfigFile)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return config.Default(), nil
-	}
-	cfg, _, err := config.ParseConfig(config.ConfigFile, data)
-	if err != nil {
-		return nil, fmt.Errorf("%s at %s: %w", config.ConfigFile, short(sha), err)
-	}
-	if cfg == nil {
-		return nil, fmt.Errorf("%s at %s does not parse", config.ConfigFile, short(sha))
-	}
-	return cfg, nil
+	return pipeline.ConfigAt(repo, c)
 }
 
 // mayApprove keeps the approvers whose approval counts toward merge.requiredApprovals: maintainers (logins

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -8,8 +9,16 @@ import (
 	"github.com/catalogbot/catalogbot/internal/ghaction"
 )
 
-func newActionCmd() *cobra.Command {
-	var o ghaction.Options
+// actionOptions are what action's command line says; the event comes from the GITHUB_* environment.
+type actionOptions struct {
+	io     streams
+	getenv func(string) string
+	action ghaction.Options
+}
+
+func newActionCmd(runF runner[actionOptions]) *cobra.Command {
+	ao := &actionOptions{getenv: os.Getenv}
+	o := &ao.action
 	cmd := &cobra.Command{
 		Use:   "action",
 		Short: "Run the pipeline for a GitHub Actions workflow's event (what action.yml calls)",
@@ -22,18 +31,24 @@ report, appends the markdown report to GITHUB_STEP_SUMMARY and writes the output
 (when set) catalog_digest, merged and merge_sha to GITHUB_OUTPUT.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := ghaction.Run(cmd.Context(), os.Getenv, cmd.OutOrStdout(), cmd.ErrOrStderr(), o)
-			if err != nil {
-				return err
-			}
-			if code := r.ExitCode(); code != 0 {
-				return errSilentExit{code: code}
-			}
-			return nil
+			ao.io = streamsOf(cmd)
+			return orDefault(runF, runAction)(cmd.Context(), ao)
 		},
 	}
 	cmd.Flags().StringVar(&o.RepoDir, "repo", ".", "the checked-out repository")
 	cmd.Flags().BoolVar(&o.SkipImages, "skip-images", false, "skip the image existence checks")
 	cmd.Flags().BoolVar(&o.Merge, "merge", false, "merge the pull request (head SHA as guard) when the checks pass and every merge rule holds")
 	return cmd
+}
+
+// runAction runs the pipeline for the workflow's event; the report's verdict is the exit code.
+func runAction(ctx context.Context, o *actionOptions) error {
+	r, err := ghaction.Run(ctx, o.getenv, o.io.out, o.io.err, o.action)
+	if err != nil {
+		return err
+	}
+	if code := r.ExitCode(); code != 0 {
+		return errSilentExit{code: code}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -40,13 +41,18 @@ func (b *buildFlags) options() (build.Options, error) {
 	return o, nil
 }
 
-func newBuildCmd() *cobra.Command {
-	var (
-		bf         buildFlags
-		output     string
-		tag        string
-		dockerfile bool
-	)
+// buildOptions are what build's command line says.
+type buildOptions struct {
+	io         streams
+	image      buildFlags
+	dir        string
+	output     string
+	tag        string
+	dockerfile bool
+}
+
+func newBuildCmd(runF runner[buildOptions]) *cobra.Command {
+	o := &buildOptions{}
 	cmd := &cobra.Command{
 		Use:   "build DIR",
 		Short: "Build the catalog image from a file-based catalog without a daemon (or write its Dockerfile)",
@@ -58,52 +64,27 @@ sets the timestamps). Write it with --output oci-layout:DIR or tarball:FILE, or 
 --dockerfile prints the Dockerfile opm generate dockerfile would write, for your own builder.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dockerfile {
-				_, err := cmd.OutOrStdout().Write(build.Dockerfile(bf.base, args[0]))
-				return err
-			}
-			if output == "" {
-				return diag.UsageError(fmt.Errorf("say where the image goes: --output oci-layout:DIR or --output tarball:FILE (or use catalogbot publish)"))
-			}
-			out, err := build.ParseOutput(output)
-			if err != nil {
-				return err
-			}
-			opts, err := bf.options()
-			if err != nil {
-				return err
-			}
-			ref, err := name.ParseReference(tag)
-			if err != nil {
-				return diag.UsageError(fmt.Errorf("--tag %q: %w", tag, err))
-			}
-			res, err := build.Image(cmd.Context(), args[0], opts)
-			if err != nil {
-				return err
-			}
-			if err := out.Write(cmd.Context(), res, ref); err != nil {
-				return err
-			}
-			dig, err := res.Digest()
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", dig)
-			return err
+			o.io, o.dir = streamsOf(cmd), args[0]
+			return orDefault(runF, runBuild)(cmd.Context(), o)
 		},
 	}
-	bf.add(cmd)
-	cmd.Flags().StringVar(&output, "output", "", "oci-layout:DIR or tarball:FILE")
-	cmd.Flags().StringVar(&tag, "tag", "catalog:latest", "image name recorded in the layout or tarball")
-	cmd.Flags().BoolVar(&dockerfile, "dockerfile", false, "print the Dockerfile opm generate dockerfile would write instead")
+	o.image.add(cmd)
+	cmd.Flags().StringVar(&o.output, "output", "", "oci-layout:DIR or tarball:FILE")
+	cmd.Flags().StringVar(&o.tag, "tag", "catalog:latest", "image name recorded in the layout or tarball")
+	cmd.Flags().BoolVar(&o.dockerfile, "dockerfile", false, "print the Dockerfile opm generate dockerfile would write instead")
 	return cmd
 }
 
-func newPublishCmd() *cobra.Command {
-	var (
-		bf  buildFlags
-		out outputFlags
-	)
+// publishOptions are what publish's command line says.
+type publishOptions struct {
+	io          streams
+	out         outputFlags
+	image       buildFlags
+	dir, target string
+}
+
+func newPublishCmd(runF runner[publishOptions]) *cobra.Command {
+	o := &publishOptions{}
 	cmd := &cobra.Command{
 		Use:   "publish DIR IMAGE",
 		Short: "Validate, build and push the catalog image: by digest first, then move the tag",
@@ -113,19 +94,61 @@ Base layers already in the registry, or mountable from another repository of it,
 A failed push never moves the tag. Credentials come from the docker config (docker login / DOCKER_CONFIG).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := bf.options()
-			if err != nil {
-				return err
-			}
-			st, digest := pipeline.Publish(cmd.Context(), pipeline.PublishInput{CatalogDir: args[0], Target: args[1], Build: opts})
-			r := &report.Report{Title: "publish " + args[0] + " to " + args[1], Stages: []report.Stage{st}}
-			if digest != "" {
-				r.Outputs = map[string]string{"catalog_digest": digest}
-			}
-			return out.emit(cmd, r)
+			o.io, o.dir, o.target = streamsOf(cmd), args[0], args[1]
+			return orDefault(runF, runPublish)(cmd.Context(), o)
 		},
 	}
-	bf.add(cmd)
-	out.add(cmd)
+	o.image.add(cmd)
+	o.out.add(cmd)
 	return cmd
+}
+
+// runBuild builds the catalog image into a layout or tarball (or prints the Dockerfile).
+func runBuild(ctx context.Context, o *buildOptions) error {
+	if o.dockerfile {
+		_, err := o.io.out.Write(build.Dockerfile(o.image.base, o.dir))
+		return err
+	}
+	if o.output == "" {
+		return diag.UsageError(fmt.Errorf("say where the image goes: --output oci-layout:DIR or --output tarball:FILE (or use catalogbot publish)"))
+	}
+	out, err := build.ParseOutput(o.output)
+	if err != nil {
+		return err
+	}
+	opts, err := o.image.options()
+	if err != nil {
+		return err
+	}
+	ref, err := name.ParseReference(o.tag)
+	if err != nil {
+		return diag.UsageError(fmt.Errorf("--tag %q: %w", o.tag, err))
+	}
+	res, err := build.Image(ctx, o.dir, opts)
+	if err != nil {
+		return err
+	}
+	if err := out.Write(ctx, res, ref); err != nil {
+		return err
+	}
+	dig, err := res.Digest()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.io.out, "%s\n", dig)
+	return err
+}
+
+// runPublish validates, builds and pushes the catalog image, by digest and then the tag.
+func runPublish(ctx context.Context, o *publishOptions) error {
+	opts, err := o.image.options()
+	if err != nil {
+		return err
+	}
+	st, digest := pipeline.Publish(ctx, pipeline.PublishInput{CatalogDir: o.dir, Target: o.target, Build: opts})
+	r := &report.Report{Title: "publish " + o.dir + " to " + o.target, Stages: []report.Stage{st}}
+	if digest != "" {
+		r.Outputs = map[string]string{"catalog_digest": digest}
+	}
+	return o.out.emit(o.io.out, r)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -11,11 +12,16 @@ import (
 	"github.com/catalogbot/catalogbot/report"
 )
 
-func newCheckImagesCmd() *cobra.Command {
-	var (
-		out outputFlags
-		c   images.Checker
-	)
+// checkImagesOptions are what check-images' command line says.
+type checkImagesOptions struct {
+	io      streams
+	out     outputFlags
+	dir     string // "" when not given
+	checker images.Checker
+}
+
+func newCheckImagesCmd(runF runner[checkImagesOptions]) *cobra.Command {
+	o := &checkImagesOptions{}
 	cmd := &cobra.Command{
 		Use:   "check-images [DIR]",
 		Short: "Check that every image the catalog references exists (one manifest HEAD per unique image)",
@@ -25,31 +31,37 @@ Credentials come from the docker config. Missing images fail (exit 1); registrie
 the request are infrastructure errors (exit 3) and never pass silently.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := catalogDirArg(cmd.Context(), args)
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			res, err := validate.Dir(cmd.Context(), dir, validate.Options{})
-			if err != nil {
-				return err
-			}
-			refs := images.RefsFromCatalog(res.Catalog)
-			ds, cerr := c.Check(cmd.Context(), refs)
-			st := report.Stage{Name: images.CheckName, Status: report.StatusOf(ds, cerr), Duration: time.Since(start), Diagnostics: ds,
-				Summary: fmt.Sprintf("%d image references in %d bundles", len(refs), len(res.Catalog.Bundles))}
-			if cerr != nil {
-				st.Err = cerr.Error()
-			}
-			r := &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}}
-			out.relocate(cmd.Context(), r, dir)
-			return out.emit(cmd, r)
+			o.io, o.dir = streamsOf(cmd), optionalArg(args)
+			return orDefault(runF, runCheckImages)(cmd.Context(), o)
 		},
 	}
-	out.add(cmd)
-	cmd.Flags().IntVar(&c.Concurrency, "concurrency", 8, "requests in flight at once")
-	cmd.Flags().BoolVar(&c.Policy.RequireDigest, "require-digest", false, "fail images referenced by tag")
-	cmd.Flags().StringSliceVar(&c.Policy.AllowedRegistries, "allowed-registry", nil, "registries images may come from (repeatable)")
-	cmd.Flags().StringSliceVar(&c.Policy.RequiredPlatforms, "require-platform", nil, "platforms every image must provide, e.g. linux/arm64 (repeatable)")
+	o.out.add(cmd)
+	cmd.Flags().IntVar(&o.checker.Concurrency, "concurrency", 8, "requests in flight at once")
+	cmd.Flags().BoolVar(&o.checker.Policy.RequireDigest, "require-digest", false, "fail images referenced by tag")
+	cmd.Flags().StringSliceVar(&o.checker.Policy.AllowedRegistries, "allowed-registry", nil, "registries images may come from (repeatable)")
+	cmd.Flags().StringSliceVar(&o.checker.Policy.RequiredPlatforms, "require-platform", nil, "platforms every image must provide, e.g. linux/arm64 (repeatable)")
 	return cmd
+}
+
+// runCheckImages checks every image the catalog references.
+func runCheckImages(ctx context.Context, o *checkImagesOptions) error {
+	dir, err := catalogDirArg(ctx, o.dir)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	res, err := validate.Dir(ctx, dir, validate.Options{})
+	if err != nil {
+		return err
+	}
+	refs := images.RefsFromCatalog(res.Catalog)
+	ds, cerr := o.checker.Check(ctx, refs)
+	st := report.Stage{Name: images.CheckName, Status: report.StatusOf(ds, cerr), Duration: time.Since(start), Diagnostics: ds,
+		Summary: fmt.Sprintf("%d image references in %d bundles", len(refs), len(res.Catalog.Bundles))}
+	if cerr != nil {
+		st.Err = cerr.Error()
+	}
+	r := &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}}
+	o.out.relocate(ctx, r, dir)
+	return o.out.emit(o.io.out, r)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,11 +16,16 @@ import (
 	"github.com/catalogbot/catalogbot/report"
 )
 
-func newFmtCmd() *cobra.Command {
-	var (
-		format string
-		check  bool
-	)
+// fmtOptions are what fmt's command line says.
+type fmtOptions struct {
+	io     streams
+	dir    string
+	format string
+	check  bool
+}
+
+func newFmtCmd(runF runner[fmtOptions]) *cobra.Command {
+	o := &fmtOptions{}
 	cmd := &cobra.Command{
 		Use:   "fmt [DIR]",
 		Short: "Rewrite a file-based catalog in opm's canonical form, one directory per package",
@@ -31,65 +38,68 @@ fmt refuses to rewrite a directory that also holds files that are not catalog bl
 .indexignore, for example): move them out of the catalog directory first.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			res, err := catalog.LoadDir(cmd.Context(), dir, catalog.LoadOptions{})
-			if err != nil {
-				return err
-			}
-			if diag.HasErrors(res.Diagnostics) {
-				r := &report.Report{Title: "fmt " + dir, Stages: []report.Stage{{Name: "load", Status: report.Fail, Diagnostics: res.Diagnostics,
-					Summary: "the catalog does not load; fix these first"}}}
-				if err := report.WriteText(cmd.OutOrStdout(), r, report.TextOptions{}); err != nil {
-					return err
-				}
-				return errSilentExit{code: 1}
-			}
-			tmp, err := os.MkdirTemp("", "catalogbot-fmt-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			want := filepath.Join(tmp, "catalog")
-			kept, err := formattedTree(tmp, want, dir, res.Catalog, format)
-			if err != nil {
-				return err
-			}
-			changed, extra, err := compareTrees(want, dir, res.Files)
-			if err != nil {
-				return err
-			}
-			if check {
-				for _, f := range changed {
-					fmt.Fprintln(cmd.OutOrStdout(), f)
-				}
-				if len(changed) > 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "catalogbot: %d files are not formatted; run catalogbot fmt %s\n", len(changed), dir)
-					return errSilentExit{code: 1}
-				}
-				return nil
-			}
-			if len(extra) > 0 {
-				return diag.UsageError(fmt.Errorf("%s holds files that are not catalog blobs (%s): move them out of the catalog directory before formatting", dir, extra[0]))
-			}
-			if len(changed) == 0 {
-				return nil
-			}
-			if kept == "" {
-				return errMixedFormats(dir)
-			}
-			if err := catalog.WriteDir(dir, res.Catalog, kept); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "catalogbot: formatted %d files\n", len(changed))
-			return nil
+			o.io, o.dir = streamsOf(cmd), cmp.Or(optionalArg(args), ".")
+			return orDefault(runF, runFmt)(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "", "json or yaml (default: each package keeps the format of its files)")
-	cmd.Flags().BoolVar(&check, "check", false, "only list files that are not formatted (exit 1 if any)")
+	cmd.Flags().StringVar(&o.format, "format", "", "json or yaml (default: each package keeps the format of its files)")
+	cmd.Flags().BoolVar(&o.check, "check", false, "only list files that are not formatted (exit 1 if any)")
 	return cmd
+}
+
+// runFmt rewrites the catalog in opm's canonical form, or with check lists the files that are not.
+func runFmt(ctx context.Context, o *fmtOptions) error {
+	dir := o.dir
+	res, err := catalog.LoadDir(ctx, dir, catalog.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	if diag.HasErrors(res.Diagnostics) {
+		r := &report.Report{Title: "fmt " + dir, Stages: []report.Stage{{Name: "load", Status: report.Fail, Diagnostics: res.Diagnostics,
+			Summary: "the catalog does not load; fix these first"}}}
+		if err := report.WriteText(o.io.out, r, report.TextOptions{}); err != nil {
+			return err
+		}
+		return errSilentExit{code: 1}
+	}
+	tmp, err := os.MkdirTemp("", "catalogbot-fmt-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	want := filepath.Join(tmp, "catalog")
+	kept, err := formattedTree(tmp, want, dir, res.Catalog, o.format)
+	if err != nil {
+		return err
+	}
+	changed, extra, err := compareTrees(want, dir, res.Files)
+	if err != nil {
+		return err
+	}
+	if o.check {
+		for _, f := range changed {
+			fmt.Fprintln(o.io.out, f)
+		}
+		if len(changed) > 0 {
+			fmt.Fprintf(o.io.err, "catalogbot: %d files are not formatted; run catalogbot fmt %s\n", len(changed), dir)
+			return errSilentExit{code: 1}
+		}
+		return nil
+	}
+	if len(extra) > 0 {
+		return diag.UsageError(fmt.Errorf("%s holds files that are not catalog blobs (%s): move them out of the catalog directory before formatting", dir, extra[0]))
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	if kept == "" {
+		return errMixedFormats(dir)
+	}
+	if err := catalog.WriteDir(dir, res.Catalog, kept); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.io.err, "catalogbot: formatted %d files\n", len(changed))
+	return nil
 }
 
 // compareTrees lists the files that differ between the formatted tree and the catalog (added, changed or

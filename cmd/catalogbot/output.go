@@ -37,8 +37,7 @@ func (o *outputFlags) add(cmd *cobra.Command) {
 }
 
 // emit renders the report and turns its verdict into the exit code.
-func (o *outputFlags) emit(cmd *cobra.Command, r *report.Report) error {
-	w := cmd.OutOrStdout()
+func (o *outputFlags) emit(w io.Writer, r *report.Report) error {
 	if err := report.Render(w, r, o.format, o.root, version, isTerminal(w)); err != nil {
 		return err
 	}

@@ -94,10 +94,10 @@ func defaultCatalogDir(ctx context.Context) (string, error) {
 	return dir, nil
 }
 
-// catalogDirArg is a verb's optional DIR argument, or defaultCatalogDir.
-func catalogDirArg(ctx context.Context, args []string) (string, error) {
-	if len(args) == 1 {
-		return args[0], nil
+// catalogDirArg is a verb's optional DIR argument ("" when not given), or defaultCatalogDir.
+func catalogDirArg(ctx context.Context, dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
 	}
 	return defaultCatalogDir(ctx)
 }

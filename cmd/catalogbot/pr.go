@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -16,19 +16,22 @@ import (
 	"github.com/catalogbot/catalogbot/report"
 )
 
-func newPRCmd() *cobra.Command {
-	var (
-		out        outputFlags
-		in         pipeline.Input
-		repoDir    string
-		approvers  string
-		skipImages bool
-		summary    string
-		smokeIn    pipeline.SmokeInput
+// prOptions are what pr's command line says.
+type prOptions struct {
+	io              streams
+	out             outputFlags
+	limits          limitFlags
+	in              pipeline.Input // Base, Head, Author, StageTimeout
+	repoDir         string
+	approvers       []string
+	skipImages      bool
+	summary         string
+	smoke           pipeline.SmokeInput
+	registryTimeout time.Duration
+}
 
-		registryTimeout time.Duration
-		limits          limitFlags
-	)
+func newPRCmd(runF runner[prOptions]) *cobra.Command {
+	o := &prOptions{}
 	cmd := &cobra.Command{
 		Use:   "pr --base REF --head REF [--author LOGIN]",
 		Short: "Run the pull-request pipeline on a range of a local catalog repository",
@@ -40,52 +43,57 @@ Exit codes: 0 all stages passed, 1 the change is invalid or not permitted, 2 con
 error, 3 infrastructure failure (registry, cluster) or internal error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			repo, err := gitrepo.Open(repoDir)
-			if err != nil {
-				return err
-			}
-			in.Repo = repo
-			in.Limits = limits.override()
-			in.SkipImages = skipImages
-			in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.Transport(registryTimeout)))
-			if smokeIn.KubeconfigPath != "" || smokeIn.NodeImage != "" || len(smokeIn.NodeImages) > 0 || smokeIn.OLMManifestsDir != "" {
-				in.Smoke = &smokeIn
-			}
-			in.Progress = cmd.ErrOrStderr()
-			if approvers != "" {
-				in.Approvers = strings.Split(approvers, ",")
-			}
-			r, err := pipeline.Run(cmd.Context(), in)
-			if err != nil {
-				return err
-			}
-			if summary != "" {
-				if err := writeMarkdownSummary(summary, r); err != nil {
-					return err
-				}
-			}
-			return out.emit(cmd, r)
+			o.io = streamsOf(cmd)
+			return orDefault(runF, runPR)(cmd.Context(), o)
 		},
 	}
-	out.add(cmd)
-	limits.add(cmd)
-	cmd.Flags().StringVar(&repoDir, "repo", ".", "the catalog repository (work tree or bare)")
-	cmd.Flags().StringVar(&in.Base, "base", "", "base revision (config and owners are read from it)")
-	cmd.Flags().StringVar(&in.Head, "head", "HEAD", "head revision (the change)")
-	cmd.Flags().StringVar(&in.Author, "author", "", "login of the change's author")
-	cmd.Flags().StringVar(&approvers, "approved-by", "", "comma-separated logins that approved the change")
-	cmd.Flags().BoolVar(&skipImages, "skip-images", false, "skip the image existence checks (offline)")
-	cmd.Flags().StringVar(&summary, "summary", "", "also append the markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
-	cmd.Flags().StringVar(&smokeIn.KubeconfigPath, "smoke-kubeconfig", "", "run smoke installs in this cluster (when smoke.enabled)")
-	cmd.Flags().StringVar(&smokeIn.NodeImage, "smoke-node-image", "", "create kind clusters for smoke installs with this node image")
-	cmd.Flags().StringToStringVar(&smokeIn.NodeImages, "smoke-node-images", nil, "kind node images by Kubernetes version (v1.33.13=IMAGE,...): the oldest that satisfies the changed bundles' minKubeVersion is used")
-	cmd.Flags().StringVar(&smokeIn.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
-	cmd.Flags().StringSliceVar(&smokeIn.ImageArchives, "smoke-image-archive", nil, "image archives to load into kind nodes (repeatable)")
-	cmd.Flags().BoolVar(&smokeIn.Keep, "smoke-keep", false, "keep the smoke cluster")
-	cmd.Flags().DurationVar(&registryTimeout, "registry-timeout", 2*time.Minute, "deadline of each registry request (0: none)")
-	cmd.Flags().DurationVar(&in.StageTimeout, "stage-timeout", 30*time.Minute, "deadline of each stage; one that runs out is an infrastructure failure (0: none)")
+	o.out.add(cmd)
+	o.limits.add(cmd)
+	cmd.Flags().StringVar(&o.repoDir, "repo", ".", "the catalog repository (work tree or bare)")
+	cmd.Flags().StringVar(&o.in.Base, "base", "", "base revision (config and owners are read from it)")
+	cmd.Flags().StringVar(&o.in.Head, "head", "HEAD", "head revision (the change)")
+	cmd.Flags().StringVar(&o.in.Author, "author", "", "login of the change's author")
+	cmd.Flags().StringSliceVar(&o.approvers, "approved-by", nil, "logins that approved the change (comma-separated or repeated)")
+	cmd.Flags().BoolVar(&o.skipImages, "skip-images", false, "skip the image existence checks (offline)")
+	cmd.Flags().StringVar(&o.summary, "summary", "", "also append the markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
+	cmd.Flags().StringVar(&o.smoke.KubeconfigPath, "smoke-kubeconfig", "", "run smoke installs in this cluster (when smoke.enabled)")
+	cmd.Flags().StringVar(&o.smoke.NodeImage, "smoke-node-image", "", "create kind clusters for smoke installs with this node image")
+	cmd.Flags().StringToStringVar(&o.smoke.NodeImages, "smoke-node-images", nil, "kind node images by Kubernetes version (v1.33.13=IMAGE,...): the oldest that satisfies the changed bundles' minKubeVersion is used")
+	cmd.Flags().StringVar(&o.smoke.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
+	cmd.Flags().StringSliceVar(&o.smoke.ImageArchives, "smoke-image-archive", nil, "image archives to load into kind nodes (repeatable)")
+	cmd.Flags().BoolVar(&o.smoke.Keep, "smoke-keep", false, "keep the smoke cluster")
+	cmd.Flags().DurationVar(&o.registryTimeout, "registry-timeout", 2*time.Minute, "deadline of each registry request (0: none)")
+	cmd.Flags().DurationVar(&o.in.StageTimeout, "stage-timeout", 30*time.Minute, "deadline of each stage; one that runs out is an infrastructure failure (0: none)")
 	_ = cmd.MarkFlagRequired("base")
 	return cmd
+}
+
+// runPR runs the pull request pipeline on the repository's range and prints its report.
+func runPR(ctx context.Context, o *prOptions) error {
+	repo, err := gitrepo.Open(o.repoDir)
+	if err != nil {
+		return err
+	}
+	in := o.in
+	in.Repo = repo
+	in.Limits = o.limits.override()
+	in.SkipImages = o.skipImages
+	in.Approvers = o.approvers
+	in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.Transport(o.registryTimeout)))
+	if sm := o.smoke; sm.KubeconfigPath != "" || sm.NodeImage != "" || len(sm.NodeImages) > 0 || sm.OLMManifestsDir != "" {
+		in.Smoke = &sm
+	}
+	in.Progress = o.io.err
+	r, err := pipeline.Run(ctx, in)
+	if err != nil {
+		return err
+	}
+	if o.summary != "" {
+		if err := writeMarkdownSummary(o.summary, r); err != nil {
+			return err
+		}
+	}
+	return o.out.emit(o.io.out, r)
 }
 
 // writeMarkdownSummary appends the markdown report to a file (GitHub's step summary is appended to).

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -27,15 +29,19 @@ func readRefsConfig(path string) (*render.Config, []diag.Diagnostic, error) {
 	return cfg, ds, nil
 }
 
-func newRenderCmd() *cobra.Command {
-	var (
-		out     outputFlags
-		cfgPath string
-		dir     string
-		opts    render.Options
-		check   bool
-		repo    repoFlags
-	)
+// renderOptions are what render's command line says.
+type renderOptions struct {
+	io      streams
+	out     outputFlags
+	cfgPath string
+	dir     string
+	opts    render.Options
+	check   bool
+	repo    repoFlags
+}
+
+func newRenderCmd(runF runner[renderOptions]) *cobra.Command {
+	o := &renderOptions{}
 	cmd := &cobra.Command{
 		Use:   "render",
 		Short: "Render the catalog from a references config (catalog.yaml), deterministically; --check fails on drift",
@@ -51,62 +57,30 @@ references are cached on disk by digest; tags are resolved once per run.
 what is committed under <output>/<name>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, cats, err := multiCatalogConfig(repo.repo); err != nil || cats != nil {
-				if err != nil {
-					return err
-				}
-				return runTemplateRender(cmd, &repo, cats, check, opts, &out)
-			}
-			start := time.Now()
-			cfg, ds, err := readRefsConfig(cfgPath)
-			if err != nil {
-				return err
-			}
-			st := report.Stage{Name: render.Check}
-			if diag.HasErrors(ds) {
-				st.Status, st.Diagnostics, st.Summary = report.Fail, ds, cfgPath+" is invalid"
-				return out.emit(cmd, &report.Report{Title: "render " + cfgPath, Stages: []report.Stage{st}})
-			}
-			if opts.BaseDir == "" {
-				opts.BaseDir = filepath.Dir(cfgPath)
-			}
-			opts.Progress = cmd.ErrOrStderr()
-			if check {
-				ds, err = render.Drift(cmd.Context(), cfg, dir, opts)
-				st.Summary = fmt.Sprintf("%s and compared with %s", renderedCount(cfg, ds), filepath.Join(dir, cfg.Name))
-			} else {
-				var o *render.Output
-				o, ds, err = render.Render(cmd.Context(), cfg, opts)
-				if err == nil && !diag.HasErrors(ds) {
-					format := opts.Format
-					if format == "" {
-						format = "yaml"
-					}
-					err = o.Write(dir, format)
-				}
-				st.Summary = fmt.Sprintf("%s into %s", renderedCount(cfg, ds), filepath.Join(dir, cfg.Name))
-			}
-			st.Diagnostics, st.Duration = ds, time.Since(start)
-			// a failed render's error decides (its category is the worst of the references' failures)
-			if st.Status = report.StatusOf(ds, nil); err != nil {
-				st.Status, st.Err = report.StatusOf(nil, err), err.Error()
-			}
-			return out.emit(cmd, &report.Report{Title: "render " + cfgPath, Stages: []report.Stage{st}})
+			o.io = streamsOf(cmd)
+			return orDefault(runF, runRender)(cmd.Context(), o)
 		},
 	}
-	out.add(cmd)
-	cmd.Flags().StringVarP(&cfgPath, "config", "c", "catalog.yaml", "the references config")
-	cmd.Flags().StringVar(&dir, "output-dir", ".", "directory the catalog <name>/ is written to (or compared with)")
-	cmd.Flags().StringVar(&opts.Format, "format", "yaml", "yaml or json")
-	cmd.Flags().BoolVar(&check, "check", false, "do not write: fail with a diff when the committed catalog differs")
-	cmd.Flags().BoolVar(&opts.NoCache, "no-cache", false, "do not use the on-disk render cache")
-	cmd.Flags().IntVar(&opts.Concurrency, "concurrency", 0, "references rendered at once (default 4)")
-	repo.addRender(cmd)
+	o.out.add(cmd)
+	cmd.Flags().StringVarP(&o.cfgPath, "config", "c", "catalog.yaml", "the references config")
+	cmd.Flags().StringVar(&o.dir, "output-dir", ".", "directory the catalog <name>/ is written to (or compared with)")
+	cmd.Flags().StringVar(&o.opts.Format, "format", "yaml", "yaml or json")
+	cmd.Flags().BoolVar(&o.check, "check", false, "do not write: fail with a diff when the committed catalog differs")
+	cmd.Flags().BoolVar(&o.opts.NoCache, "no-cache", false, "do not use the on-disk render cache")
+	cmd.Flags().IntVar(&o.opts.Concurrency, "concurrency", 0, "references rendered at once (default 4)")
+	o.repo.addRender(cmd)
 	return cmd
 }
 
-func newBumpCmd() *cobra.Command {
-	var cfgPath string
+// bumpOptions are what bump's command line says.
+type bumpOptions struct {
+	io               streams
+	cfgPath          string
+	reference, image string
+}
+
+func newBumpCmd(runF runner[bumpOptions]) *cobra.Command {
+	o := &bumpOptions{}
 	cmd := &cobra.Command{
 		Use:   "bump REFERENCE IMAGE",
 		Short: "Point one reference of the references config at a new image, changing only that line",
@@ -115,31 +89,81 @@ func newBumpCmd() *cobra.Command {
 The file is rewritten atomically.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := os.ReadFile(cfgPath)
-			if err != nil {
-				return diag.UsageError(fmt.Errorf("read references config: %w", err))
-			}
-			out, err := render.Bump(data, args[0], args[1])
-			if err != nil {
-				return err
-			}
-			if bytes.Equal(out, data) {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: reference %q already points at %s; nothing changed\n", cfgPath, args[0], args[1])
-				return nil
-			}
-			st, err := os.Stat(cfgPath)
-			if err != nil {
-				return err
-			}
-			if err := filetree.WriteFileBytes(cfgPath, st.Mode().Perm(), out); err != nil {
-				return err
-			}
-			printChange(cmd.OutOrStdout(), cfgPath, data, out)
-			return nil
+			o.io, o.reference, o.image = streamsOf(cmd), args[0], args[1]
+			return orDefault(runF, runBump)(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVarP(&cfgPath, "config", "c", "catalog.yaml", "the references config")
+	cmd.Flags().StringVarP(&o.cfgPath, "config", "c", "catalog.yaml", "the references config")
 	return cmd
+}
+
+// runRender renders the references config (or every template mapping of a template-driven repository),
+// or with check compares the render with what is committed.
+func runRender(ctx context.Context, o *renderOptions) error {
+	if _, cats, err := multiCatalogConfig(o.repo.repo); err != nil || cats != nil {
+		if err != nil {
+			return err
+		}
+		return runTemplateRender(ctx, o.io, &o.repo, cats, o.check, o.opts, &o.out)
+	}
+	start := time.Now()
+	cfg, ds, err := readRefsConfig(o.cfgPath)
+	if err != nil {
+		return err
+	}
+	st := report.Stage{Name: render.Check}
+	title := "render " + o.cfgPath
+	if diag.HasErrors(ds) {
+		st.Status, st.Diagnostics, st.Summary = report.Fail, ds, o.cfgPath+" is invalid"
+		return o.out.emit(o.io.out, &report.Report{Title: title, Stages: []report.Stage{st}})
+	}
+	opts := o.opts
+	if opts.BaseDir == "" {
+		opts.BaseDir = filepath.Dir(o.cfgPath)
+	}
+	opts.Progress = o.io.err
+	if o.check {
+		ds, err = render.Drift(ctx, cfg, o.dir, opts)
+		st.Summary = fmt.Sprintf("%s and compared with %s", renderedCount(cfg, ds), filepath.Join(o.dir, cfg.Name))
+	} else {
+		var out *render.Output
+		out, ds, err = render.Render(ctx, cfg, opts)
+		if err == nil && !diag.HasErrors(ds) {
+			err = out.Write(o.dir, cmp.Or(opts.Format, "yaml"))
+		}
+		st.Summary = fmt.Sprintf("%s into %s", renderedCount(cfg, ds), filepath.Join(o.dir, cfg.Name))
+	}
+	st.Diagnostics, st.Duration = ds, time.Since(start)
+	// a failed render's error decides (its category is the worst of the references' failures)
+	if st.Status = report.StatusOf(ds, nil); err != nil {
+		st.Status, st.Err = report.StatusOf(nil, err), err.Error()
+	}
+	return o.out.emit(o.io.out, &report.Report{Title: title, Stages: []report.Stage{st}})
+}
+
+// runBump points one reference at a new image, rewriting only that line, atomically.
+func runBump(_ context.Context, o *bumpOptions) error {
+	data, err := os.ReadFile(o.cfgPath)
+	if err != nil {
+		return diag.UsageError(fmt.Errorf("read references config: %w", err))
+	}
+	out, err := render.Bump(data, o.reference, o.image)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(out, data) {
+		fmt.Fprintf(o.io.out, "%s: reference %q already points at %s; nothing changed\n", o.cfgPath, o.reference, o.image)
+		return nil
+	}
+	st, err := os.Stat(o.cfgPath)
+	if err != nil {
+		return err
+	}
+	if err := filetree.WriteFileBytes(o.cfgPath, st.Mode().Perm(), out); err != nil {
+		return err
+	}
+	printChange(o.io.out, o.cfgPath, data, out)
+	return nil
 }
 
 // renderedCount says how many of cfg's references rendered: each reference that failed is an error

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -10,12 +11,16 @@ import (
 	"github.com/catalogbot/catalogbot/diag"
 )
 
-func newServeCmd() *cobra.Command {
-	var (
-		configPath string
-		logLevel   string
-		check      bool
-	)
+// serveOptions are what serve's command line says.
+type serveOptions struct {
+	io         streams
+	configPath string
+	logLevel   string
+	check      bool
+}
+
+func newServeCmd(runF runner[serveOptions]) *cobra.Command {
+	o := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve --config bot.yaml",
 		Short: "Run the GitHub App: check pull requests, merge what passes, republish the catalog",
@@ -32,35 +37,41 @@ the GitHub App private key or the token. See bot/README.md for a sample configur
 permissions and a deployment manifest.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return diag.UsageError(fmt.Errorf("--log-level %q: %w", logLevel, err))
-			}
-			cfg, err := bot.LoadConfig(configPath)
-			if err != nil {
-				return err
-			}
-			if check {
-				if _, err := cfg.LoadSecrets(); err != nil {
-					return err
-				}
-				if _, _, err := cfg.LoadCredentials(); err != nil {
-					return err
-				}
-				if err := cfg.CheckAccessSecrets(); err != nil { // the status token and the registry passwords
-					return err
-				}
-				if _, err := cfg.QueueDSN(); err != nil { // the PostgreSQL URL's variable, when named
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: configuration, secrets and credentials are in order\n", configPath)
-				return nil
-			}
-			return bot.Serve(cmd.Context(), cfg, cmd.ErrOrStderr(), level, nil)
+			o.io = streamsOf(cmd)
+			return orDefault(runF, runServe)(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&configPath, "config", "bot.yaml", "the bot's configuration file")
-	cmd.Flags().StringVar(&logLevel, "log-level", "info", "debug, info, warn or error (JSON logs on stderr)")
-	cmd.Flags().BoolVar(&check, "check", false, "check the configuration, secrets and credentials, then exit")
+	cmd.Flags().StringVar(&o.configPath, "config", "bot.yaml", "the bot's configuration file")
+	cmd.Flags().StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error (JSON logs on stderr)")
+	cmd.Flags().BoolVar(&o.check, "check", false, "check the configuration, secrets and credentials, then exit")
 	return cmd
+}
+
+// runServe runs the GitHub App until ctx ends, or with check only checks its configuration and secrets.
+func runServe(ctx context.Context, o *serveOptions) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return diag.UsageError(fmt.Errorf("--log-level %q: %w", o.logLevel, err))
+	}
+	cfg, err := bot.LoadConfig(o.configPath)
+	if err != nil {
+		return err
+	}
+	if !o.check {
+		return bot.Serve(ctx, cfg, o.io.err, level, nil)
+	}
+	if _, err := cfg.LoadSecrets(); err != nil {
+		return err
+	}
+	if _, _, err := cfg.LoadCredentials(); err != nil {
+		return err
+	}
+	if err := cfg.CheckAccessSecrets(); err != nil { // the status token and the registry passwords
+		return err
+	}
+	if _, err := cfg.QueueDSN(); err != nil { // the PostgreSQL URL's variable, when named
+		return err
+	}
+	_, err = fmt.Fprintf(o.io.out, "%s: configuration, secrets and credentials are in order\n", o.configPath)
+	return err
 }

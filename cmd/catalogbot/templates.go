@@ -1,12 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,20 +60,11 @@ func multiCatalogConfig(repo string) (*config.Config, []config.Catalog, error) {
 	return cfg, cats, nil
 }
 
-func templateCatalogs(cats []config.Catalog) []template.Catalog {
-	out := make([]template.Catalog, 0, len(cats))
-	for _, c := range cats {
-		out = append(out, template.Catalog{Name: c.Name, Dir: c.Dir, MigrateLevel: c.MigrateLevel})
-	}
-	return out
-}
-
 // runTemplateRender renders every mapping (or --package's) into every catalog, writing the files, or,
 // with check, failing with a diff per catalog file that differs from the render.
-func runTemplateRender(cmd *cobra.Command, f *repoFlags, cats []config.Catalog, check bool, opts render.Options, out *outputFlags) error {
-	ctx := cmd.Context()
+func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []config.Catalog, check bool, opts render.Options, out *outputFlags) error {
 	start := time.Now()
-	tcats := templateCatalogs(cats)
+	tcats := template.CatalogsOf(cats)
 	jobs, warnings, err := template.Plan(f.repo, tcats, f.pkg)
 	if err != nil {
 		return diag.UsageError(err)
@@ -97,7 +88,7 @@ func runTemplateRender(cmd *cobra.Command, f *repoFlags, cats []config.Catalog, 
 			return err
 		}
 	}
-	results := template.RenderJobs(ctx, f.repo, jobs, src, opts.Concurrency, cmd.ErrOrStderr())
+	results := template.RenderJobs(ctx, f.repo, jobs, src, opts.Concurrency, io.err)
 	ds := template.Diagnostics(f.repo, results, check)
 	for _, w := range warnings {
 		ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: template.Check, Rule: "template-unknown-catalog", Message: w})
@@ -113,49 +104,35 @@ func runTemplateRender(cmd *cobra.Command, f *repoFlags, cats []config.Catalog, 
 	if st.Status == report.Pass && diag.HasErrors(st.Diagnostics) {
 		st.Status = report.Fail
 	}
-	return out.emit(cmd, &report.Report{Title: "render " + f.repo, Stages: []report.Stage{st}})
+	return out.emit(io.out, &report.Report{Title: "render " + f.repo, Stages: []report.Stage{st}})
 }
 
-// runMultiValidate validates every configured catalog (in parallel), one stage and one progress line
+// runMultiValidate validates every configured catalog (two at a time), one stage and one progress line
 // per catalog.
-func runMultiValidate(cmd *cobra.Command, repo string, cats []config.Catalog, out *outputFlags) error {
-	ctx := cmd.Context()
-	stages := make([]report.Stage, len(cats))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
-	done := 0
+func runMultiValidate(ctx context.Context, io streams, repo string, cats []config.Catalog, out *outputFlags) error {
+	dirs := make([]validate.CatalogDir, len(cats))
 	for i, c := range cats {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			start := time.Now()
-			st := report.Stage{Name: validate.Check + " " + c.Name, Status: report.Pass}
-			res, err := validate.Dir(ctx, filepath.Join(repo, filepath.FromSlash(c.Dir)), validate.Options{})
-			switch {
-			case err != nil:
-				st.Status, st.Err = report.Error, err.Error()
-			default:
-				for k := range res.Diagnostics {
-					if res.Diagnostics[k].File != "" {
-						res.Diagnostics[k].File = filepath.ToSlash(filepath.Join(c.Dir, res.Diagnostics[k].File))
-					}
-				}
-				st.Diagnostics, st.Summary = res.Diagnostics, c.Name+": "+res.Summary()
-				if diag.HasErrors(res.Diagnostics) {
-					st.Status = report.Fail
-				}
-			}
-			st.Duration = time.Since(start)
-			stages[i] = st
-			mu.Lock()
-			done++
-			fmt.Fprintf(cmd.ErrOrStderr(), "validate [%d/%d] %s: %s (%s)\n", done, len(cats), c.Name, st.Status, st.Duration.Round(time.Millisecond))
-			mu.Unlock()
-		}()
+		dirs[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
 	}
-	wg.Wait()
-	return out.emit(cmd, &report.Report{Title: fmt.Sprintf("%d catalogs of %s", len(cats), repo), Stages: stages})
+	done := 0
+	results := validate.Catalogs(ctx, repo, dirs, 2, validate.Options{}, func(r validate.CatalogResult) {
+		done++
+		fmt.Fprintf(io.err, "validate [%d/%d] %s: %s (%s)\n", done, len(cats), r.Name, catalogStage(r).Status, r.Duration.Round(time.Millisecond))
+	})
+	stages := make([]report.Stage, len(results))
+	for i, r := range results {
+		stages[i] = catalogStage(r)
+	}
+	return out.emit(io.out, &report.Report{Title: fmt.Sprintf("%d catalogs of %s", len(cats), repo), Stages: stages})
+}
+
+// catalogStage is one catalog's validation as a report stage.
+func catalogStage(r validate.CatalogResult) report.Stage {
+	st := report.Stage{Name: validate.Check + " " + r.Name, Duration: r.Duration}
+	if r.Err != nil {
+		st.Status, st.Err = report.StatusOf(nil, r.Err), r.Err.Error()
+		return st
+	}
+	st.Status, st.Diagnostics, st.Truncated, st.Summary = report.StatusOf(r.Diagnostics, nil), r.Diagnostics, r.Truncated, r.Name+": "+r.Summary()
+	return st
 }

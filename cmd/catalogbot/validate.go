@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"time"
 
@@ -11,13 +13,18 @@ import (
 	"github.com/catalogbot/catalogbot/report"
 )
 
-func newValidateCmd() *cobra.Command {
-	var (
-		out          outputFlags
-		changedSince string
-		staged       bool
-		limits       limitFlags
-	)
+// validateOptions are what validate's command line says.
+type validateOptions struct {
+	io           streams
+	out          outputFlags
+	limits       limitFlags
+	dir          string // "" when not given
+	changedSince string
+	staged       bool
+}
+
+func newValidateCmd(runF runner[validateOptions]) *cobra.Command {
+	o := &validateOptions{}
 	cmd := &cobra.Command{
 		Use:   "validate [DIR]",
 		Short: "Validate a file-based catalog exactly as opm validate does, reporting every problem with file:line",
@@ -39,59 +46,64 @@ is validated, with a progress line and a report stage per catalog.
 Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if root := append(args, ".")[0]; changedSince == "" && !staged {
-				if _, cats, err := multiCatalogConfig(root); err != nil || cats != nil {
-					if err != nil {
-						return err
-					}
-					return runMultiValidate(cmd, root, cats, &out)
-				}
-			}
-			ctx := cmd.Context()
-			dir, err := catalogDirArg(ctx, args)
-			if err != nil {
-				return err
-			}
-			cfg, err := repoConfig(dir)
-			if err != nil {
-				return err
-			}
-			lim := limits.limits(cfg)
-			boundMemory(dir)
-			start := time.Now()
-			var (
-				res      *validate.Result
-				scope    string
-				fellBack bool
-			)
-			if changedSince != "" || staged {
-				files, cerr := gitrepo.WorkTreeChanged(ctx, dir, changedSince, staged)
-				if cerr != nil {
-					return cerr
-				}
-				res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: files, Before: gitrepo.Before(ctx, dir, changedSince, staged), Limits: lim})
-				scope = fmt.Sprintf(" (%d changed files", len(files))
-				if fellBack {
-					scope += "; whole catalog validated"
-				}
-				scope += ")"
-			} else {
-				res, err = validate.Dir(ctx, dir, validate.Options{Limits: lim})
-			}
-			if err != nil {
-				return err
-			}
-			st := report.Stage{Name: validate.Check, Status: report.StatusOf(res.Diagnostics, nil), Duration: time.Since(start),
-				Diagnostics: res.Diagnostics, Truncated: res.Truncated, Summary: res.Summary() + scope}
-			r := &report.Report{Title: "catalog " + dir, Stages: []report.Stage{st}}
-			out.relocate(ctx, r, dir)
-			return out.emit(cmd, r)
+			o.io, o.dir = streamsOf(cmd), optionalArg(args)
+			return orDefault(runF, runValidate)(cmd.Context(), o)
 		},
 	}
-	out.add(cmd)
-	limits.add(cmd)
-	cmd.Flags().StringVar(&changedSince, "changed-since", "", "validate only packages changed since this git revision")
-	cmd.Flags().BoolVar(&staged, "staged", false, "validate only packages with staged changes (pre-commit)")
+	o.out.add(cmd)
+	o.limits.add(cmd)
+	cmd.Flags().StringVar(&o.changedSince, "changed-since", "", "validate only packages changed since this git revision")
+	cmd.Flags().BoolVar(&o.staged, "staged", false, "validate only packages with staged changes (pre-commit)")
 	cmd.MarkFlagsMutuallyExclusive("changed-since", "staged")
 	return cmd
+}
+
+// runValidate validates the catalog (or every configured catalog of a template-driven repository).
+func runValidate(ctx context.Context, o *validateOptions) error {
+	if root := cmp.Or(o.dir, "."); o.changedSince == "" && !o.staged {
+		if _, cats, err := multiCatalogConfig(root); err != nil || cats != nil {
+			if err != nil {
+				return err
+			}
+			return runMultiValidate(ctx, o.io, root, cats, &o.out)
+		}
+	}
+	dir, err := catalogDirArg(ctx, o.dir)
+	if err != nil {
+		return err
+	}
+	cfg, err := repoConfig(dir)
+	if err != nil {
+		return err
+	}
+	lim := o.limits.limits(cfg)
+	boundMemory(dir)
+	start := time.Now()
+	var (
+		res      *validate.Result
+		scope    string
+		fellBack bool
+	)
+	if o.changedSince != "" || o.staged {
+		files, cerr := gitrepo.WorkTreeChanged(ctx, dir, o.changedSince, o.staged)
+		if cerr != nil {
+			return cerr
+		}
+		res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: files, Before: gitrepo.Before(ctx, dir, o.changedSince, o.staged), Limits: lim})
+		scope = fmt.Sprintf(" (%d changed files", len(files))
+		if fellBack {
+			scope += "; whole catalog validated"
+		}
+		scope += ")"
+	} else {
+		res, err = validate.Dir(ctx, dir, validate.Options{Limits: lim})
+	}
+	if err != nil {
+		return err
+	}
+	st := report.Stage{Name: validate.Check, Status: report.StatusOf(res.Diagnostics, nil), Duration: time.Since(start),
+		Diagnostics: res.Diagnostics, Truncated: res.Truncated, Summary: res.Summary() + scope}
+	r := &report.Report{Title: "catalog " + dir, Stages: []report.Stage{st}}
+	o.out.relocate(ctx, r, dir)
+	return o.out.emit(o.io.out, r)
 }

@@ -1,0 +1,63 @@
+package validate
+
+import (
+	"context"
+	"path"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// CatalogDir is one catalog of a repository holding several.
+type CatalogDir struct {
+	Name, Dir string // Dir is slash-separated, relative to the repository root
+}
+
+// CatalogResult is the validation of one catalog directory.
+type CatalogResult struct {
+	CatalogDir
+	*Result
+	Err      error // the catalog could not be validated (unreadable, over a limit, canceled)
+	Duration time.Duration
+}
+
+// Catalogs validates catalog directories of the repository at root, at most parallel at once (2 when 0),
+// and returns one result per directory in the order given.
+// Diagnostics' files are made relative to root. done, when set, is called as each catalog finishes (from
+// one goroutine at a time).
+func Catalogs(ctx context.Context, root string, catalogs []CatalogDir, parallel int, opts Options, done func(CatalogResult)) []CatalogResult {
+	if parallel <= 0 {
+		parallel = 2
+	}
+	out := make([]CatalogResult, len(catalogs))
+	finished := make(chan CatalogResult)
+	var g errgroup.Group
+	g.SetLimit(parallel)
+	go func() {
+		for i, c := range catalogs {
+			g.Go(func() error {
+				start := time.Now()
+				res, err := Dir(ctx, filepath.Join(root, filepath.FromSlash(c.Dir)), opts)
+				if err == nil {
+					for k := range res.Diagnostics {
+						if res.Diagnostics[k].File != "" {
+							res.Diagnostics[k].File = path.Join(c.Dir, res.Diagnostics[k].File)
+						}
+					}
+				}
+				out[i] = CatalogResult{CatalogDir: c, Result: res, Err: err, Duration: time.Since(start)}
+				finished <- out[i]
+				return nil
+			})
+		}
+		g.Wait()
+		close(finished)
+	}()
+	for r := range finished {
+		if done != nil {
+			done(r)
+		}
+	}
+	return out
+}

@@ -14,6 +14,7 @@ type actionOptions struct {
 	io     streams
 	getenv func(string) string
 	action ghaction.Options
+	smoke  smokeFlags
 }
 
 func newActionCmd(runF runner[actionOptions]) *cobra.Command {
@@ -37,13 +38,16 @@ report, appends the markdown report to GITHUB_STEP_SUMMARY and writes the output
 	}
 	cmd.Flags().StringVar(&o.RepoDir, "repo", ".", "the checked-out repository")
 	cmd.Flags().BoolVar(&o.SkipImages, "skip-images", false, "skip the image existence checks")
+	ao.smoke.add(cmd)
 	cmd.Flags().BoolVar(&o.Merge, "merge", false, "merge the pull request (head SHA as guard) when the checks pass and every merge rule holds")
 	return cmd
 }
 
 // runAction runs the pipeline for the workflow's event; the report's verdict is the exit code.
 func runAction(ctx context.Context, o *actionOptions) error {
-	r, err := ghaction.Run(ctx, o.getenv, o.io.out, o.io.err, o.action)
+	opts := o.action
+	opts.Smoke = o.smoke.input()
+	r, err := ghaction.Run(ctx, o.getenv, o.io.out, o.io.err, opts)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ type prOptions struct {
 	approvers       []string
 	skipImages      bool
 	summary         string
-	smoke           pipeline.SmokeInput
+	smoke           smokeFlags
 	registryTimeout time.Duration
 }
 
@@ -56,12 +56,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 	cmd.Flags().StringSliceVar(&o.approvers, "approved-by", nil, "logins that approved the change (comma-separated or repeated)")
 	cmd.Flags().BoolVar(&o.skipImages, "skip-images", false, "skip the image existence checks (offline)")
 	cmd.Flags().StringVar(&o.summary, "summary", "", "also append the markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
-	cmd.Flags().StringVar(&o.smoke.KubeconfigPath, "smoke-kubeconfig", "", "run smoke installs in this cluster (when smoke.enabled)")
-	cmd.Flags().StringVar(&o.smoke.NodeImage, "smoke-node-image", "", "create kind clusters for smoke installs with this node image")
-	cmd.Flags().StringToStringVar(&o.smoke.NodeImages, "smoke-node-images", nil, "kind node images by Kubernetes version (v1.33.13=IMAGE,...): the oldest that satisfies the changed bundles' minKubeVersion is used")
-	cmd.Flags().StringVar(&o.smoke.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
-	cmd.Flags().StringSliceVar(&o.smoke.ImageArchives, "smoke-image-archive", nil, "image archives to load into kind nodes (repeatable)")
-	cmd.Flags().BoolVar(&o.smoke.Keep, "smoke-keep", false, "keep the smoke cluster")
+	o.smoke.add(cmd)
 	cmd.Flags().DurationVar(&o.registryTimeout, "registry-timeout", 2*time.Minute, "deadline of each registry request (0: none)")
 	cmd.Flags().DurationVar(&o.in.StageTimeout, "stage-timeout", 30*time.Minute, "deadline of each stage; one that runs out is an infrastructure failure (0: none)")
 	_ = cmd.MarkFlagRequired("base")
@@ -80,9 +75,7 @@ func runPR(ctx context.Context, o *prOptions) error {
 	in.SkipImages = o.skipImages
 	in.Approvers = o.approvers
 	in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.Transport(o.registryTimeout)))
-	if sm := o.smoke; sm.KubeconfigPath != "" || sm.NodeImage != "" || len(sm.NodeImages) > 0 || sm.OLMManifestsDir != "" {
-		in.Smoke = &sm
-	}
+	in.Smoke = o.smoke.input()
 	in.Progress = o.io.err
 	r, err := pipeline.Run(ctx, in)
 	if err != nil {
@@ -94,6 +87,27 @@ func runPR(ctx context.Context, o *prOptions) error {
 		}
 	}
 	return o.out.emit(o.io.out, r)
+}
+
+// smokeFlags are the cluster settings of the smoke stage (pr and action).
+type smokeFlags struct{ in pipeline.SmokeInput }
+
+func (f *smokeFlags) add(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.in.KubeconfigPath, "smoke-kubeconfig", "", "run smoke installs in this cluster (when smoke.enabled)")
+	fs.StringVar(&f.in.NodeImage, "smoke-node-image", "", "create kind clusters for smoke installs with this node image")
+	fs.StringToStringVar(&f.in.NodeImages, "smoke-node-images", nil, "kind node images by Kubernetes version (v1.33.13=IMAGE,...): the oldest that satisfies the changed bundles' minKubeVersion is used")
+	fs.StringVar(&f.in.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
+	fs.StringSliceVar(&f.in.ImageArchives, "smoke-image-archive", nil, "image archives to load into kind nodes (repeatable)")
+	fs.BoolVar(&f.in.Keep, "smoke-keep", false, "keep the smoke cluster")
+}
+
+// input is the smoke stage's cluster settings, nil when no flag gave a cluster.
+func (f *smokeFlags) input() *pipeline.SmokeInput {
+	if in := f.in; in.KubeconfigPath != "" || in.NodeImage != "" || len(in.NodeImages) > 0 || in.OLMManifestsDir != "" {
+		return &in
+	}
+	return nil
 }
 
 // writeMarkdownSummary appends the markdown report to a file (GitHub's step summary is appended to).

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/pipeline"
 )
 
 // parse runs one verb's command line with a run function that only records the options it got.
@@ -85,13 +87,14 @@ func TestVerbFlags(t *testing.T) {
 		check(t, "approvers", o.approvers, []string{"bob", "carol", "dave"})
 		check(t, "skip images", o.skipImages, true)
 		check(t, "summary", o.summary, "s.md")
-		check(t, "node images", o.smoke.NodeImages, map[string]string{"v1.33.13": "kindest/node:a"})
-		check(t, "kubeconfig", o.smoke.KubeconfigPath, "kc")
+		check(t, "node images", o.smoke.in.NodeImages, map[string]string{"v1.33.13": "kindest/node:a"})
+		check(t, "kubeconfig", o.smoke.input().KubeconfigPath, "kc")
 		check(t, "timeouts", [2]time.Duration{o.registryTimeout, o.in.StageTimeout}, [2]time.Duration{5 * time.Second, time.Minute})
 		check(t, "repository", o.repoDir, "r")
 		check(t, "total size", o.limits.override().MaxTotalBytes, int64(1<<30))
 		o = parse(t, newPRCmd, "--base", "main")
 		check(t, "default head", o.in.Head, "HEAD")
+		check(t, "no smoke cluster", o.smoke.input() == nil, true)
 		check(t, "default timeouts", [2]time.Duration{o.registryTimeout, o.in.StageTimeout}, [2]time.Duration{2 * time.Minute, 30 * time.Minute})
 	})
 	t.Run("smoke", func(t *testing.T) {
@@ -130,6 +133,10 @@ func TestVerbFlags(t *testing.T) {
 		check(t, "demo", [3]any{d.demo.Dir, d.demo.Keep, d.demo.Format}, [3]any{"d", true, "json"})
 		a := parse(t, newActionCmd, "--repo", "r", "--merge", "--skip-images")
 		check(t, "action", [3]any{a.action.RepoDir, a.action.Merge, a.action.SkipImages}, [3]any{"r", true, true})
+		check(t, "action without smoke", a.smoke.input() == nil, true)
+		a = parse(t, newActionCmd, "--smoke-olm-manifests", "olm", "--smoke-node-images", "v1.33.13=kindest/node:a", "--smoke-node-images", "v1.37.0=kindest/node:b")
+		check(t, "action smoke", *a.smoke.input(), pipeline.SmokeInput{OLMManifestsDir: "olm",
+			NodeImages: map[string]string{"v1.33.13": "kindest/node:a", "v1.37.0": "kindest/node:b"}})
 	})
 }
 

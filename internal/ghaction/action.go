@@ -58,6 +58,9 @@ type Options struct {
 	SkipImages bool
 	// Merge merges a pull request whose run passes and meets the merge rules (see merge.go).
 	Merge bool
+	// Smoke is the smoke stage's cluster (a kind cluster created on the runner); nil when the workflow
+	// gives none (a catalog with smoke.enabled then ends action_required).
+	Smoke *pipeline.SmokeInput
 }
 
 // Run runs the front-end for the workflow's event: the pull request's checks (and, with Merge, the
@@ -98,7 +101,7 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 	}
 	pr := ev.PullRequest
 	in := pipeline.Input{Repo: repo, Base: pr.Base.SHA, Head: pr.Head.SHA, Author: pr.User.Login,
-		SkipImages: o.SkipImages, Progress: progress}
+		SkipImages: o.SkipImages, Smoke: o.Smoke, Progress: progress}
 	gh, err := newGitHub(env)
 	if err != nil {
 		return nil, err

@@ -29,7 +29,7 @@ const catalogV2 = `{"schema":"olm.package","name":"foo","defaultChannel":"stable
 `
 
 // testRepo makes a repository whose base commit holds v0.1.0 and whose head commit adds v0.2.0.
-func testRepo(t *testing.T, owner string) (dir, base, head string) {
+func testRepo(t *testing.T, owner string, config ...string) (dir, base, head string) {
 	t.Helper()
 	dir = t.TempDir()
 	r, err := git.PlainInit(dir, false)
@@ -57,7 +57,7 @@ func testRepo(t *testing.T, owner string) (dir, base, head string) {
 		}
 		return h.String()
 	}
-	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\nowners:\n  foo: [" + owner + "]\n"
+	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\nowners:\n  foo: [" + owner + "]\n" + strings.Join(config, "")
 	base = commit(map[string]string{".catalogbot.yaml": cfg, "catalog/foo/catalog.json": catalogV1}, "admin")
 	head = commit(map[string]string{"catalog/foo/catalog.json": catalogV2}, owner)
 	if err := r.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", plumbing.NewHash(base))); err != nil {

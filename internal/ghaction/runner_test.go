@@ -40,8 +40,8 @@ import (
 // runner runs action.yml's composite steps the way the Actions runner does: `if:` conditions, `${{ }}`
 // expressions from inputs, github and earlier steps' outputs, a fresh GITHUB_OUTPUT file per step whose
 // outputs become steps.<id>.outputs, the job's GITHUB_STEP_SUMMARY, env and working-directory, bash for
-// `shell: bash`. A `uses:` step (actions/setup-go) is not run: the test machine has Go, which is what it
-// installs.
+// `shell: bash`. A `uses:` step (actions/setup-go, actions/cache) is not run: the test machine has Go,
+// which is what the one installs, and the other only saves time.
 type runner struct {
 	t          *testing.T
 	actionPath string
@@ -107,11 +107,16 @@ func (r *runner) cond(s string) bool {
 	if s == "" {
 		return true
 	}
-	m := condRe.FindStringSubmatch(strings.TrimSpace(s))
-	if m == nil {
-		r.t.Fatalf("if: %q is not a condition the test runner evaluates", s)
+	for _, alt := range strings.Split(s, "||") {
+		m := condRe.FindStringSubmatch(strings.TrimSpace(alt))
+		if m == nil {
+			r.t.Fatalf("if: %q is not a condition the test runner evaluates", s)
+		}
+		if (r.eval(m[1]) == m[3]) == (m[2] == "==") {
+			return true
+		}
 	}
-	return (r.eval(m[1]) == m[3]) == (m[2] == "==")
+	return false
 }
 
 // run runs every step and returns the action's outputs; a failing step fails the run (err).
@@ -139,7 +144,7 @@ func (r *runner) run(ctx context.Context) (map[string]string, error) {
 			continue
 		}
 		if s.Uses != "" {
-			if !strings.HasPrefix(s.Uses, "actions/setup-go@") {
+			if !strings.HasPrefix(s.Uses, "actions/setup-go@") && !strings.HasPrefix(s.Uses, "actions/cache@") {
 				r.t.Fatalf("step %d uses %s, which the test runner cannot stand in for", i, s.Uses)
 			}
 			r.skipped = append(r.skipped, s.Uses)
@@ -370,6 +375,52 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		}
 	})
 
+	// smoke.enabled in the base configuration: without the smoke input the run cannot judge the change
+	// (action_required); with it, OLM's pinned manifests are fetched and the smoke stage creates a kind
+	// cluster with the node image the inputs give (here one that cannot be pulled: an infrastructure error
+	// naming it).
+	t.Run("smoke", func(t *testing.T) {
+		gh := githubtest.New(t)
+		reg := registrytest.New(t, nil)
+		dir, base, head := testRepo(t, "alice", "publish:\n  base: "+pushStandInBase(t, reg.Host)+"\nsmoke:\n  enabled: true\n")
+		gh.AddRepo(full)
+		gh.SetRef(full, "heads/main", base)
+		gh.AddPullRequest(full, githubtest.PullRequest{Number: 4, User: "alice", HeadSHA: head, BaseRef: "main", BaseSHA: base})
+		event := editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
+			p["number"] = 4
+			pr := p["pull_request"].(map[string]any)
+			pr["number"] = 4
+			pr["base"].(map[string]any)["sha"] = base
+			pr["head"].(map[string]any)["sha"] = head
+			pr["user"].(map[string]any)["login"] = "alice"
+		})
+		r := newRunner(t, release, dir, "pull_request", event, gh.URL)
+		outs, _ := r.run(ctx)
+		if outs["verdict"] != "action_required" || !strings.Contains(r.log.String(), "no cluster settings") {
+			t.Fatalf("smoke.enabled without the smoke input: outputs %v\n%s", outs, r.log.String())
+		}
+		if _, ran := r.steps["olm"]; ran {
+			t.Fatalf("OLM's manifests were fetched without the smoke input")
+		}
+		r = newRunner(t, release, dir, "pull_request", event, gh.URL)
+		r.inputs["smoke"] = "true"
+		// A node image no registry serves: the cluster cannot be created, whether or not this machine
+		// runs a container engine, and nothing is left behind.
+		const node = "127.0.0.1:1/no/node@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+		r.inputs["smoke-node-images"] = "v1.33.13=" + node + "\n"
+		r.env["CATALOGBOT_OLM_CACHE"] = t.TempDir()
+		outs, _ = r.run(ctx)
+		olm := r.steps["olm"]["dir"]
+		for _, f := range []string{"crds.yaml", "olm.yaml"} {
+			if fi, err := os.Stat(filepath.Join(olm, f)); err != nil || fi.Size() == 0 {
+				t.Fatalf("OLM manifest %s not fetched into %q: %v\n%s", f, olm, err, r.log.String())
+			}
+		}
+		if outs["verdict"] != "error" || !strings.Contains(r.log.String(), "127.0.0.1:1/no/node") {
+			t.Fatalf("smoke against a cluster that does not answer: outputs %v\n%s", outs, r.log.String())
+		}
+	})
+
 	t.Run("push", func(t *testing.T) {
 		gh := githubtest.New(t)
 		reg := registrytest.New(t, nil)
@@ -420,9 +471,9 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 	})
 }
 
-// publishRepo makes a repository whose main went before (foo 0.1.0) → after (foo 0.2.0), configured to
-// publish to target on a stand-in opm base image pushed to host.
-func publishRepo(t *testing.T, host, target string) (dir, before, after string) {
+// pushStandInBase pushes an empty linux/amd64 image as host/ops/opm-base:v1, a base for catalog images
+// that needs no network.
+func pushStandInBase(t *testing.T, host string) string {
 	t.Helper()
 	img, err := mutate.ConfigFile(mutate.MediaType(empty.Image, types.OCIManifestSchema1), &v1.ConfigFile{OS: runtime.GOOS, Architecture: "amd64"})
 	if err != nil {
@@ -432,6 +483,14 @@ func publishRepo(t *testing.T, host, target string) (dir, before, after string) 
 	if err := remote.Write(baseTag, img); err != nil {
 		t.Fatal(err)
 	}
+	return baseTag.String()
+}
+
+// publishRepo makes a repository whose main went before (foo 0.1.0) → after (foo 0.2.0), configured to
+// publish to target on a stand-in opm base image pushed to host.
+func publishRepo(t *testing.T, host, target string) (dir, before, after string) {
+	t.Helper()
+	baseTag := pushStandInBase(t, host)
 	dir = t.TempDir()
 	r, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
 	if err != nil {
@@ -458,7 +517,7 @@ func publishRepo(t *testing.T, host, target string) (dir, before, after string) 
 		}
 		return h.String()
 	}
-	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\npublish:\n  image: " + target + "\n  base: " + baseTag.String() + "\n"
+	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\npublish:\n  image: " + target + "\n  base: " + baseTag + "\n"
 	before = commit(map[string]string{".catalogbot.yaml": cfg, "catalog/foo/catalog.json": catalogV1})
 	after = commit(map[string]string{"catalog/foo/catalog.json": catalogV2})
 	return dir, before, after

@@ -295,9 +295,3 @@ func (s *state) validateCatalogs(ctx context.Context) report.Stage {
 	st.Details = "#### Catalogs\n\n" + details.String()
 	return st
 }
-
-// notYetPerCatalog is the stage of a check that does not cover template-driven repositories yet: said
-// as such, rather than as "nothing changed".
-func notYetPerCatalog(check string) report.Stage {
-	return report.Stage{Status: report.Skipped, Summary: check + " does not cover repositories with several catalogs (catalogs: in " + config.ConfigFile + ") yet"}
-}

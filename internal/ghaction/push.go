@@ -118,5 +118,15 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 	if res.Digest != "" {
 		r.Outputs["catalog_digest"] = res.Digest
 	}
+	for name, d := range res.Digests {
+		r.Outputs["catalog_digest_"+strings.ReplaceAll(name, ".", "_")] = d
+	}
+	if res.Rendered.Path != "" && res.Rendered.Dir != "" {
+		for i := range r.Stages {
+			if s := &r.Stages[i]; s.Name == "render" {
+				s.Summary = "not published: the committed catalogs are not what their templates render (run catalogbot render and commit it); " + s.Summary
+			}
+		}
+	}
 	return r, nil
 }

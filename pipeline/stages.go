@@ -297,6 +297,13 @@ func (s *state) owners(ctx context.Context) report.Stage {
 		ds = append(ds, d)
 	}
 	touched := len(ch.Packages) + len(ch.Paths) + len(ch.ReferenceEntries)
+	for _, pc := range ch.Packages {
+		for _, f := range pc.Files {
+			if _, ok := cfg.OwnersFilePackage(f); (ok || config.IsOwnersFileName(f)) && !ch.OwnersKept[f] {
+				touched++ // an owners file is a subject of its own
+			}
+		}
+	}
 	if dec.Allowed || diag.HasErrors(ds) && len(dec.Denied) == 0 {
 		sum := fmt.Sprintf("%s may change everything touched (%s)", s.in.Author, touchedCount(touched))
 		if diag.HasErrors(ds) {

@@ -240,6 +240,11 @@ func TestMultiCatalogTemplateBreaksOneCatalogGraph(t *testing.T) {
 	if r.Verdict() != report.Fail {
 		t.Errorf("verdict %s, want fail", r.Verdict())
 	}
+	md, text := report.Markdown(r, 0), reportText(t, r)
+	t.Logf("eleven catalogs, two distinct graph diffs: markdown %d bytes, text %d bytes", len(md), len(text))
+	if len(md) > 12000 || len(text) > 6000 {
+		t.Errorf("report too long: markdown %d, text %d bytes", len(md), len(text))
+	}
 }
 
 // A stranger's template change fails the owners stage on the template, naming the ci.yaml reviewers.
@@ -310,6 +315,15 @@ func TestMultiCatalogReviewerStaleRenderFails(t *testing.T) {
 	}
 	if o := stageOf(t, r, "owners"); o.Status != report.Pass {
 		t.Errorf("owners %s: %+v", o.Status, o.Diagnostics)
+	}
+	// readable at eleven catalogs: the eleven identical diffs are printed once
+	md, text := report.Markdown(r, 0), reportText(t, r)
+	t.Logf("eleven catalogs, stale render: markdown %d bytes, text %d bytes", len(md), len(text))
+	if n := strings.Count(text, "+name: stable"); n != 1 {
+		t.Errorf("the diff is printed %d times in the text report, want once", n)
+	}
+	if len(md) > 12000 || len(text) > 8000 {
+		t.Errorf("report too long for one stale render in eleven catalogs: markdown %d, text %d bytes", len(md), len(text))
 	}
 }
 

@@ -25,8 +25,8 @@ import (
 )
 
 // Publishing a template-driven repository (catalogs: in .catalogbot.yaml): the templates of the packages
-// the push touched are rendered (the drift gate, the bundle cache seeded from the pushed commit's first
-// parent), and every catalog whose directory differs from the commit its tag holds is validated, built
+// the push touched are rendered (the drift gate, the bundle cache seeded from the default branch's
+// committed catalogs before the push and at the pushed commit), and every catalog whose directory differs from the commit its tag holds is validated, built
 // and pushed to its own image (by digest, then the tag, never backwards), publishConcurrency at a time. A
 // catalog that drifts from its templates or does not validate is not published; the others still are.
 
@@ -217,8 +217,8 @@ func publishSummary(outcomes []catalogOutcome) report.Stage {
 }
 
 // renderForPublish renders the templates of the packages the push touched (since plan.Before, else the
-// commit's first parent; every package when there is neither) with the bundle cache seeded from that
-// trusted revision's committed catalogs, and compares them with the committed catalogs. drifted names
+// commit's first parent; every package when there is neither) with the bundle cache seeded from the
+// committed catalogs of that revision and of the pushed commit (the default branch: trusted), and compares them with the committed catalogs. drifted names
 // the catalogs whose committed render differs; with publish.commitRendered, rd is set to the rendered
 // catalogs (rd.Path replaced by rd.Dir) when rendering succeeded.
 func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, tree string, cats []config.Catalog,
@@ -272,17 +272,23 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 	if len(jobs) == 0 && len(ds) == 0 {
 		return st, drifted, nil
 	}
+	// The default branch is trusted (what reaches it passed the pull request gate, or a maintainer pushed
+	// it): its committed catalogs, before the push and at the pushed commit, seed the bundle cache.
 	store := template.NewStore("")
-	seedRev := since
-	if seedRev == nil {
-		seedRev = plan.Commit
-	}
-	seedFS, err := repo.TreeFS(seedRev, "", func(string) bool { return true })
-	if err != nil {
-		return st, nil, err
-	}
-	if err := template.SeedFromFS(ctx, store, seedFS, tcats, jobs); err != nil {
-		return st, nil, fmt.Errorf("seeding the bundle cache from %s: %w", short(seedRev.Hash.String()), err)
+	for _, rev := range []*object.Commit{since, plan.Commit} {
+		if rev == nil {
+			continue
+		}
+		seedFS, err := repo.TreeFS(rev, "", func(p string) bool { // the touched packages' committed catalogs only
+			pkg, ok := packageOf(p, cats)
+			return ok && !strings.HasPrefix(p, template.OperatorsDir+"/") && slices.Contains(pkgs, pkg)
+		})
+		if err != nil {
+			return st, nil, err
+		}
+		if err := template.SeedFromFS(ctx, store, seedFS, tcats, jobs); err != nil {
+			return st, nil, fmt.Errorf("seeding the bundle cache from %s: %w", short(rev.Hash.String()), err)
+		}
 	}
 	pull, err := render.NewBundleImages(render.Options{RemoteOptions: remoteOpts, AllowedRegistries: plan.Config.Images.AllowedRegistries})
 	if err != nil {

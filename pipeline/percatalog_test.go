@@ -374,3 +374,45 @@ func TestMultiCatalogImageCheckedOnce(t *testing.T) {
 		t.Errorf("%d manifest requests, want 1: the image is checked once across catalogs", n)
 	}
 }
+
+// The owners are the ci.yaml reviewers of the base branch's tip, not of the pull request's merge base: a
+// reviewer removed on main after the pull request branched no longer approves it (the bot and the Action
+// load the rules from the tip).
+func TestMultiCatalogReviewersFromBaseTip(t *testing.T) {
+	ctx := t.Context()
+	base := elevenBase(t)
+	head := renderedTree(t, base.with(map[string]string{odfTemplate: withStable(t, base.files[odfTemplate])}), base, odfPkg)
+	dir := filepath.Join(t.TempDir(), "repo")
+	g := initRepo(t, dir)
+	mergeBase := g.commit(ctx, t, base, "base", "catalog-admin")
+	g.branch(t, "pr", mergeBase)
+	g.commit(ctx, t, head, "change", odfReviewer)
+	g.branch(t, "main2", mergeBase)
+	removed := strings.Replace(base.files[odfCI], "  - "+odfReviewer+"\n", "", 1)
+	if removed == base.files[odfCI] {
+		t.Fatalf("no %s in %s", odfReviewer, odfCI)
+	}
+	tip := g.commit(ctx, t, base.with(map[string]string{odfCI: removed}), "remove a reviewer", "catalog-admin")
+	repo, err := gitrepo.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rulesAt string
+		want    report.Status
+	}{{mergeBase.String(), report.Pass}, {tip.String(), report.Fail}} {
+		rules, st := pipeline.LoadRules(repo, tc.rulesAt)
+		if st.Status != report.Pass {
+			t.Fatalf("rules: %+v", st)
+		}
+		var requests atomic.Int64
+		r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: mergeBase.String(), Head: "pr", Author: odfReviewer, Rules: rules,
+			RemoteOptions: []remote.Option{remote.WithTransport(refusingTransport{&requests})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := stageOf(t, r, "owners"); o.Status != tc.want {
+			t.Errorf("rules at %s: owners %s, want %s: %+v", tc.rulesAt[:12], o.Status, tc.want, o.Diagnostics)
+		}
+	}
+}

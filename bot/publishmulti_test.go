@@ -98,3 +98,65 @@ func TestPushPublishesChangedCatalogs(t *testing.T) {
 		}
 	}
 }
+
+// nfsRepo seeds main with a template-driven configuration and nfs-provisioner-operator (reviewer Jooho)
+// from the shared data, rendered into v4.19-v4.22; it returns main and the template's path and content.
+func nfsRepo(t *testing.T, h *harness) (main, tmplPath, tmpl string) {
+	t.Helper()
+	cfg := repoConfig + "catalogs:\n  pattern: catalogs/{version}\n  image: " + h.reg.Host + "/ops/index:{version}\n" +
+		"  migrateLevel: bundle-object-to-csv-metadata\n  migrateFrom: v4.17\n"
+	seeded := h.seedMain(cfg)
+	const pkg = "nfs-provisioner-operator"
+	tmplPath = "operators/" + pkg + "/catalog-templates/basic-template.yaml"
+	root := shareddata.Dir(t, "fbc-templates")
+	files := map[string]string{}
+	for _, rel := range []string{tmplPath, "operators/" + pkg + "/ci.yaml", "catalogs/v4.19/" + pkg + "/catalog.yaml",
+		"catalogs/v4.20/" + pkg + "/catalog.yaml", "catalogs/v4.21/" + pkg + "/catalog.yaml", "catalogs/v4.22/" + pkg + "/catalog.yaml"} {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[rel] = string(data)
+	}
+	main = h.label(h.git.Commit("main", seeded, "catalog-admin", "nfs-provisioner-operator", files), "MAIN2")
+	h.gh.SetRef(repoFull, "heads/main", main)
+	return main, tmplPath, files[tmplPath]
+}
+
+// The bot's pull request check on a template-driven repository: a template change by the package's
+// ci.yaml reviewer passes and merges; the same change by a stranger fails with an annotation on the
+// template and is not merged.
+func TestPullRequestTemplateDrivenReviewer(t *testing.T) {
+	for _, tc := range []struct {
+		author string
+		merged bool
+	}{{"Jooho", true}, {"mallory", false}} {
+		t.Run(tc.author, func(t *testing.T) {
+			h := newHarness(t)
+			main, tmplPath, tmpl := nfsRepo(t, h)
+			head := h.label(h.git.Commit(tc.author+"/nfs", main, tc.author, "reviewed", map[string]string{tmplPath: tmpl + "# reviewed\n"}), "HEAD")
+			h.openPR(3, tc.author, head, main)
+			h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(3, tc.author, head, main, nil))
+			h.waitIdle()
+			if merged, _ := h.gh.Merged(repoFull, 3); merged != tc.merged {
+				t.Fatalf("merged %v, want %v; check runs %+v\n%s", merged, tc.merged, h.gh.CheckRuns(repoFull), h.logs.String())
+			}
+			if tc.merged {
+				return
+			}
+			runs := h.gh.CheckRuns(repoFull)
+			if len(runs) != 1 || runs[0].Conclusion != "failure" {
+				t.Fatalf("check runs: %+v", runs)
+			}
+			onTemplate := false
+			for _, a := range runs[0].Output.Annotations {
+				if a.Path == tmplPath && strings.Contains(a.Message, "not an owner") {
+					onTemplate = true
+				}
+			}
+			if !onTemplate {
+				t.Errorf("no owners annotation on %s: %+v", tmplPath, runs[0].Output.Annotations)
+			}
+		})
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,8 +86,12 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	if cfg.MultiCatalog() {
 		// one publish stage for every catalog: its details name each catalog's outcome
 		b.metrics.stageSeconds.WithLabelValues(st.Name, string(st.Status)).Observe(st.Duration.Seconds())
-		for name, d := range res.Digests {
-			rep.Outputs["catalog_digest_"+strings.ReplaceAll(name, ".", "_")] = d
+		if len(res.Digests) > 0 {
+			lines := make([]string, 0, len(res.Digests))
+			for _, name := range slices.Sorted(maps.Keys(res.Digests)) {
+				lines = append(lines, name+"="+res.Digests[name])
+			}
+			rep.Outputs["catalog_digests"] = strings.Join(lines, "\n")
 		}
 		status.State, status.Description = "success", truncate(st.Summary, 140)
 		if st.Status != report.Pass && st.Status != report.Skipped {

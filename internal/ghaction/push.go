@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
@@ -118,8 +120,12 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 	if res.Digest != "" {
 		r.Outputs["catalog_digest"] = res.Digest
 	}
-	for name, d := range res.Digests {
-		r.Outputs["catalog_digest_"+strings.ReplaceAll(name, ".", "_")] = d
+	if len(res.Digests) > 0 {
+		lines := make([]string, 0, len(res.Digests))
+		for _, name := range slices.Sorted(maps.Keys(res.Digests)) {
+			lines = append(lines, name+"="+res.Digests[name])
+		}
+		r.Outputs["catalog_digests"] = strings.Join(lines, "\n")
 	}
 	if res.Rendered.Path != "" && res.Rendered.Dir != "" {
 		for i := range r.Stages {

@@ -66,6 +66,12 @@ func branchWith(t *testing.T, repo, branch string, render bool, extra map[string
 		return strings.Replace(s, "  - schema: olm.bundle\n", stable+"  - schema: olm.bundle\n", 1)
 	})
 	for rel, fn := range extra {
+		if _, err := os.Stat(filepath.Join(repo, filepath.FromSlash(rel))); os.IsNotExist(err) {
+			if err := os.WriteFile(filepath.Join(repo, filepath.FromSlash(rel)), []byte(fn("")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		edit(rel, fn)
 	}
 	if render {
@@ -86,6 +92,19 @@ func TestPRTemplateDrivenRepository(t *testing.T) {
 	branchWith(t, repo, "stale", false, nil)
 	branchWith(t, repo, "self-added", true, map[string]func(string) string{
 		prOdfCI: func(s string) string { return strings.Replace(s, "reviewers:\n", "reviewers:\n  - mallory\n", 1) }})
+	// v4.18 gets its own template, in which v1.0.0 is gone (a released bundle removed)
+	oddTemplate := "operators/odf-node-recovery-operator/catalog-templates/v4.18.yaml"
+	branchWith(t, repo, "breaks-one", true, map[string]func(string) string{
+		prOdfCI: func(s string) string {
+			return strings.Replace(s, `catalog_names: ["v4.12", "v4.13", "v4.14","v4.15", "v4.16", "v4.17","v4.18"]`,
+				`catalog_names: ["v4.12", "v4.13", "v4.14","v4.15", "v4.16", "v4.17"]`+"\n    type: olm.template.basic\n  - template_name: v4.18.yaml\n    catalog_names: [\"v4.18\"]", 1)
+		},
+		oddTemplate: func(string) string {
+			return "schema: olm.template.basic\nname: odf-node-recovery-operator\nentries:\n" +
+				"  - schema: olm.package\n    name: odf-node-recovery-operator\n    defaultChannel: alpha\n" +
+				"  - entries:\n      - name: odf-node-recovery-operator.v1.1.0\n    name: alpha\n    package: odf-node-recovery-operator\n    schema: olm.channel\n" +
+				"  - schema: olm.bundle\n    image: quay.io/community-operator-pipeline-prod/odf-node-recovery-operator@sha256:77b0ef6110a71da56216719ceed0f448257dec9633c98d7dfabc1038b23b6e29\n"
+		}})
 	pr := func(head, author string) (string, int) {
 		out, _, code := runCLI(t, "pr", "--repo", repo, "--base", "main", "--head", head, "--author", author, "--skip-images")
 		return out, code
@@ -110,6 +129,12 @@ func TestPRTemplateDrivenRepository(t *testing.T) {
 	out, code = pr("self-added", "mallory")
 	if code != 1 || !strings.Contains(out, prOdfCI+": error") || !strings.Contains(out, prOdfTemplate) {
 		t.Errorf("self-added reviewer: exit %d, want 1 with errors on %s and %s:\n%s", code, prOdfCI, prOdfTemplate, out)
+	}
+	// A template that breaks one catalog's graph (by a reviewer, rendered) fails on that catalog's file only.
+	out, code = pr("breaks-one", "jordigilh")
+	if code != 1 || !strings.Contains(out, "catalogs/v4.18/odf-node-recovery-operator/catalog.yaml: error: released bundle") ||
+		strings.Count(out, "released bundle") != 1 || !strings.Contains(out, "(2 distinct diffs)") {
+		t.Errorf("breaks-one: exit %d, want 1 with one released-bundle error on catalogs/v4.18:\n%s", code, out)
 	}
 	// A stale render fails on each catalog file of the package, with its line.
 	out, code = pr("stale", "jordigilh")

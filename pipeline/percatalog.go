@@ -32,6 +32,9 @@ func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, err
 	if err != nil {
 		return nil, nil, err
 	}
+	if s.pairs != nil {
+		return *s.pairs, a, nil
+	}
 	want := map[string]bool{}
 	for _, p := range a.packages {
 		want[p] = true
@@ -64,6 +67,7 @@ func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, err
 		}
 		out = append(out, pair)
 	}
+	s.pairs = &out // the graph and images stages read the same catalogs
 	return out, a, nil
 }
 

@@ -37,7 +37,8 @@ type state struct {
 	noConfig bool
 	changes  *changes
 
-	multiAffected *affected // a template-driven repository's touched packages and catalogs (catalogs.go)
+	multiAffected *affected      // a template-driven repository's touched packages and catalogs (catalogs.go)
+	pairs         *[]catalogPair // their base and head catalogs (percatalog.go)
 }
 
 func (s *state) loadConfig(ctx context.Context) report.Stage {

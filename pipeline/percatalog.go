@@ -128,7 +128,7 @@ func (s *state) graphCatalogs(ctx context.Context) report.Stage {
 		for _, d := range g {
 			names = append(names, d.cat.Name)
 		}
-		fmt.Fprintf(&b, "### %s\n\n", catalogSpan(names, order))
+		fmt.Fprintf(&b, "#### %s\n\n", catalogSpan(names, order))
 		if len(g[0].diffs) == 0 {
 			b.WriteString("No channel changed; released bundles changed (see the diagnostics).\n\n")
 			continue

@@ -172,7 +172,7 @@ func TestMultiCatalogReviewerTemplateChangePasses(t *testing.T) {
 	if g.Status != report.Pass || !strings.Contains(g.Summary, "11 changed channels") || !strings.Contains(g.Summary, "across 11 catalogs (1 distinct diff)") {
 		t.Errorf("graph %s: %q", g.Status, g.Summary)
 	}
-	if strings.Count(g.Details, "### catalogs") != 1 || !strings.Contains(g.Details, "### catalogs v4.12-v4.22\n") ||
+	if strings.Count(g.Details, "#### catalogs") != 1 || !strings.HasPrefix(g.Details, "#### catalogs v4.12-v4.22\n") ||
 		strings.Count(g.Details, "odf-node-recovery-operator / stable (new channel)") != 1 {
 		t.Errorf("graph details do not read as one diff:\n%s", g.Details)
 	}
@@ -229,12 +229,12 @@ func TestMultiCatalogTemplateBreaksOneCatalogGraph(t *testing.T) {
 	if got := filesOf(g, "released-bundle-removed"); !slices.Equal(got, []string{oddCatalog}) {
 		t.Errorf("released-bundle-removed on %q, want only %s", got, oddCatalog)
 	}
-	for _, want := range []string{"### catalogs v4.12-v4.17, v4.19-v4.22\n", "### catalog v4.18\n"} {
+	for _, want := range []string{"#### catalogs v4.12-v4.17, v4.19-v4.22\n", "#### catalog v4.18\n"} {
 		if !strings.Contains(g.Details, want) {
 			t.Errorf("graph details lack %q:\n%s", want, g.Details)
 		}
 	}
-	if strings.Count(g.Details, "\n### ") != 1 || !strings.Contains(g.Summary, "(2 distinct diffs)") {
+	if strings.Count(g.Details, "\n#### catalog") != 1 || !strings.Contains(g.Summary, "(2 distinct diffs)") {
 		t.Errorf("want two groups: %q\n%s", g.Summary, g.Details)
 	}
 	if r.Verdict() != report.Fail {

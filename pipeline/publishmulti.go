@@ -33,10 +33,11 @@ import (
 // publishConcurrency bounds the catalogs built and pushed at once.
 const publishConcurrency = 3
 
-// multiSources are the paths a template-driven repository's catalogs are built from: the templates and
-// ci.yaml files, and the catalogs' directories.
+// multiSources are the paths a template-driven repository's catalogs are built from: the configuration
+// (images, build settings), the templates and ci.yaml files, and the catalogs' directories. Which
+// catalogs are rebuilt is decided per catalog (publishOne).
 func multiSources(cfg *config.Config) []string {
-	out := []string{template.OperatorsDir}
+	out := []string{config.ConfigFile, template.OperatorsDir}
 	if cc := cfg.Catalogs; cc.Pattern != "" {
 		if parent, _, _ := strings.Cut(cc.Pattern, config.VersionPlaceholder); strings.HasSuffix(parent, "/") {
 			return append(out, path.Clean(parent))
@@ -128,7 +129,7 @@ func publishOne(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, tree
 	if rev, found, err := TagRevision(ctx, c.Image, bopts); err != nil {
 		return stageFromErr(err), ""
 	} else if found && rev != "" {
-		if same, err := sameDir(repo, rev, plan.Commit, c.Dir); err == nil && same {
+		if same, err := sameDir(repo, rev, plan.Commit, c.Dir); err == nil && same && sameBuild(repo, rev, plan.Config) {
 			return report.Stage{Status: report.Skipped, Summary: "unchanged since " + short(rev) + ", which " + c.Image + " holds"}, ""
 		}
 	}
@@ -143,6 +144,17 @@ func publishOne(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, tree
 		}
 	}
 	return st, digest
+}
+
+// sameBuild tells whether the image built at revision rev used the build settings of cfg (publish.base
+// and publish.platforms): when they changed, every catalog is rebuilt.
+func sameBuild(repo *gitrepo.Repo, rev string, cfg *config.Config) bool {
+	held, err := repo.Resolve(rev)
+	if err != nil {
+		return false
+	}
+	old, err := ConfigAt(repo, held)
+	return err == nil && old.Publish.Base == cfg.Publish.Base && slices.Equal(old.Publish.Platforms, cfg.Publish.Platforms)
 }
 
 // sameDir tells whether dir has the same git tree at revision rev as at commit c.

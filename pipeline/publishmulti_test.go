@@ -156,6 +156,12 @@ func TestPublishChangedCatalogs(t *testing.T) {
 		}
 	}
 
+	// Publishing B again (a re-run) publishes nothing: every tag holds B's catalog.
+	res = w.publish(t, plumbing.ZeroHash, b)
+	if st := lastStage(t, res); len(res.Digests) != 0 || !strings.Contains(st.Summary, "10 unchanged") {
+		t.Errorf("re-run of B: %q, pushed %v", st.Summary, res.Digests)
+	}
+
 	// Publishing A again (a late job) moves no tag back, and publishes nothing.
 	res = w.publish(t, plumbing.ZeroHash, a)
 	if len(res.Digests) != 0 {
@@ -163,6 +169,14 @@ func TestPublishChangedCatalogs(t *testing.T) {
 	}
 	if got := w.revisions(t); got["v4.20"] != b.String() {
 		t.Errorf("v4.20 moved back to %s", got["v4.20"])
+	}
+
+	// C changes publish.platforms only: every valid catalog is rebuilt, though no directory changed.
+	w.cfg += "  platforms: [linux/amd64]\n"
+	c := w.commit(t, bTree, "platforms")
+	res = w.publish(t, b, c)
+	if len(res.Digests) != 10 {
+		t.Errorf("after a build setting changed, pushed %d catalogs, want the 10 valid ones: %s", len(res.Digests), lastStage(t, res).Details)
 	}
 }
 

@@ -41,21 +41,29 @@ func (s *state) multiOwners(ctx context.Context) (*config.Config, owners.Change,
 		pc.Files = append(pc.Files, file)
 		ch.Packages[pkg] = pc
 	}
+	baseTree, err := s.base.Tree()
+	if err != nil {
+		return nil, ch, err
+	}
+	// Only catalogs the base has belong to packages: a directory a catalogs pattern would take for a new
+	// catalog (a new published image) is the repository's, for a maintainer to add.
+	var existing []config.Catalog
+	for _, c := range a.catalogs {
+		if _, err := baseTree.Tree(path.Clean(c.Dir)); err == nil {
+			existing = append(existing, c)
+		}
+	}
 	for _, p := range s.changes.paths {
 		if p == config.ConfigFile {
 			ch.ConfigChanged = true
 		}
-		if pkg, ok := packageOf(p, a.catalogs); ok {
+		if pkg, ok := packageOf(p, existing); ok {
 			add(pkg, p)
 			continue
 		}
 		ch.Paths = append(ch.Paths, p)
 	}
 	sort.Strings(ch.Paths)
-	baseTree, err := s.base.Tree()
-	if err != nil {
-		return nil, ch, err
-	}
 	for _, pkg := range slices.Sorted(maps.Keys(ch.Packages)) {
 		dirs := []string{path.Join(template.OperatorsDir, pkg)}
 		for _, c := range a.catalogs {

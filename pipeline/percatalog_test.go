@@ -416,3 +416,21 @@ func TestMultiCatalogReviewersFromBaseTip(t *testing.T) {
 		}
 	}
 }
+
+// Attack: a package's reviewer adds a catalog directory the base does not have. A catalogs pattern would
+// take it for a new catalog, published as a new image: that is for a maintainer, whoever owns the package.
+func TestMultiCatalogNewCatalogNeedsMaintainer(t *testing.T) {
+	base := elevenBase(t)
+	rogue := "catalogs/v4.99/" + odfPkg + "/catalog.yaml"
+	head := base.with(map[string]string{rogue: base.files["catalogs/v4.18/"+odfPkg+"/catalog.yaml"]})
+	var requests atomic.Int64
+	r := runMultiAs(t, base, head, odfReviewer, remote.WithTransport(refusingTransport{&requests})).r
+	o := stageOf(t, r, "owners")
+	if got := filesOf(o, "owners-outside-package"); o.Status != report.Fail || !slices.Equal(got, []string{rogue}) {
+		t.Errorf("owners %s, outside-package on %q, want a failure on %s: %+v", o.Status, got, rogue, o.Diagnostics)
+	}
+	// A maintainer may add it.
+	if o := stageOf(t, runMultiAs(t, base, head, "catalog-admin", remote.WithTransport(refusingTransport{&requests})).r, "owners"); o.Status != report.Pass {
+		t.Errorf("maintainer: owners %s %+v", o.Status, o.Diagnostics)
+	}
+}

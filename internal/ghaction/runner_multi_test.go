@@ -79,6 +79,71 @@ func TestActionYAMLPublishesChangedCatalogs(t *testing.T) {
 	}
 }
 
+// TestActionYAMLTemplateDrivenPullRequest runs action.yml for pull requests on a template-driven
+// repository: a template change by the package's ci.yaml reviewer (Jooho) passes; the same change by a
+// stranger fails the step, its owners error on the template.
+func TestActionYAMLTemplateDrivenPullRequest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds catalogbot")
+	}
+	ctx := context.Background()
+	release := releaseServer(t, false)
+	const full = "Codertocat/Hello-World"
+	reg := registrytest.New(t, nil)
+	dir, _, base := templatePublishRepo(t, reg.Host, reg.Host+"/ops/index")
+	tmplPath := "operators/nfs-provisioner-operator/catalog-templates/basic-template.yaml"
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := r.Worktree()
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(tmplPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(tmplPath)), append(data, "# reviewed\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Add(tmplPath); err != nil {
+		t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "Jooho", Email: "jooho@example.com", When: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}
+	h, err := wt.Commit("reviewed", &git.CommitOptions{Author: sig, Committer: sig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := h.String()
+	for _, tc := range []struct {
+		n       int
+		author  string
+		verdict string
+	}{{4, "Jooho", "pass"}, {5, "mallory", "fail"}} {
+		gh := githubtest.New(t)
+		gh.AddRepo(full)
+		gh.SetRef(full, "heads/main", base)
+		gh.AddPullRequest(full, githubtest.PullRequest{Number: tc.n, User: tc.author, HeadSHA: head, BaseRef: "main", BaseSHA: base})
+		event := editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
+			p["number"] = tc.n
+			pr := p["pull_request"].(map[string]any)
+			pr["number"] = tc.n
+			pr["base"].(map[string]any)["sha"] = base
+			pr["head"].(map[string]any)["sha"] = head
+			pr["user"].(map[string]any)["login"] = tc.author
+		})
+		run := newRunner(t, release, dir, "pull_request", event, gh.URL)
+		outs, err := run.run(ctx)
+		if outs["verdict"] != tc.verdict || (err == nil) != (tc.verdict == "pass") {
+			t.Fatalf("%s: verdict %q (%v), want %s\n%s", tc.author, outs["verdict"], err, tc.verdict, run.log.String())
+		}
+		if tc.verdict == "fail" {
+			summary, _ := os.ReadFile(run.env["GITHUB_STEP_SUMMARY"])
+			if !strings.Contains(string(summary), tmplPath) || !strings.Contains(string(summary), "owners-not-owner") {
+				t.Errorf("%s: the step summary has no owners error on %s:\n%s", tc.author, tmplPath, summary)
+			}
+		}
+	}
+}
+
 // templatePublishRepo makes a template-driven repository whose main went before (the configuration) →
 // after (nfs-provisioner-operator's template, ci.yaml and renders), configured to publish each catalog to
 // index:{version} on a stand-in opm base image pushed to host.

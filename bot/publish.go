@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,8 +64,12 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 		return err
 	}
 	r.BaseRef = jc.task.DefaultBranch
+	target := cfg.Publish.Image
+	if cfg.MultiCatalog() {
+		target = "the changed catalogs"
+	}
 	status := ghclient.Status{State: "pending", Context: publishContext, TargetURL: b.runURL(r.ID),
-		Description: "building and pushing " + truncate(cfg.Publish.Image, 100)}
+		Description: "building and pushing " + truncate(target, 100)}
 	if err := jc.gh.CreateStatus(ctx, jc.repo, after, status); err != nil {
 		return err
 	}
@@ -74,8 +80,24 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	defer res.Cleanup()
 	rep := &report.Report{Title: fmt.Sprintf("publish %s at %s", jc.task.Repo, short(after)), Outputs: map[string]string{}, Stages: res.Stages}
 	st := res.Stages[len(res.Stages)-1]
-	if st.Name == "render" {
+	if st.Name == "render" || res.Rendered.Path != "" && res.Rendered.Dir != "" {
 		return jc.publishRendered(ctx, r, rep, status, dir, plan.Commit.Message, cfg, res.Rendered)
+	}
+	if cfg.MultiCatalog() {
+		// one publish stage for every catalog: its details name each catalog's outcome
+		b.metrics.stageSeconds.WithLabelValues(st.Name, string(st.Status)).Observe(st.Duration.Seconds())
+		if len(res.Digests) > 0 {
+			lines := make([]string, 0, len(res.Digests))
+			for _, name := range slices.Sorted(maps.Keys(res.Digests)) {
+				lines = append(lines, name+"="+res.Digests[name])
+			}
+			rep.Outputs["catalog_digests"] = strings.Join(lines, "\n")
+		}
+		status.State, status.Description = "success", truncate(st.Summary, 140)
+		if st.Status != report.Pass && st.Status != report.Skipped {
+			status.State = "failure"
+		}
+		return jc.finishPublish(ctx, r, rep, status, st)
 	}
 	b.metrics.stageSeconds.WithLabelValues(st.Name, string(st.Status)).Observe(st.Duration.Seconds())
 	digest := res.Digest
@@ -121,6 +143,15 @@ const renderedTrailer = "Rendered-by: catalogbot"
 func (jc *jobCtx) publishRendered(ctx context.Context, r *run, rep *report.Report, status ghclient.Status, dir, pushedMessage string,
 	cfg *config.Config, rd pipeline.Rendered) error {
 	after, st := jc.task.After, rd.Stage
+	catalogDir, source := cfg.Catalog.Dir, cfg.References.File
+	if rd.Path != "" {
+		catalogDir, source = rd.Path, "the templates"
+		for _, s := range rep.Stages {
+			if s.Name == "render" {
+				st = s
+			}
+		}
+	}
 	status.State = "failure"
 	switch {
 	case rd.Dir == "":
@@ -128,16 +159,16 @@ func (jc *jobCtx) publishRendered(ctx context.Context, r *run, rep *report.Repor
 		return jc.finishPublish(ctx, r, rep, status, st)
 	case !cfg.Publish.CommitRendered:
 		status.Description = truncate(fmt.Sprintf("not published: %s from what %s renders (set publish.commitRendered to commit it)",
-			filesDiffer(len(st.Diagnostics)), cfg.References.File), 140)
+			filesDiffer(len(st.Diagnostics)), source), 140)
 		return jc.finishPublish(ctx, r, rep, status, st)
 	}
 	if strings.Contains(pushedMessage, renderedTrailer) {
-		status.Description = "not published: the rendered commit still differs from what " + truncate(cfg.References.File, 40) + " renders"
+		status.Description = "not published: the rendered commit still differs from what " + truncate(source, 40) + " renders"
 		return jc.finishPublish(ctx, r, rep, status, st)
 	}
 	message := fmt.Sprintf("Render %s from %s\n\nIn the catalog of %s, %s from what %s renders.\n\n%s\n",
-		cfg.Catalog.Dir, cfg.References.File, short(after), filesDiffer(len(st.Diagnostics)), cfg.References.File, renderedTrailer)
-	sha, err := gitcache.CommitDir(dir, after, cfg.Catalog.Dir, rd.Dir, gitcache.Signature{Name: jc.b.cfg.Checks.Name,
+		catalogDir, source, short(after), filesDiffer(len(st.Diagnostics)), source, renderedTrailer)
+	sha, err := gitcache.CommitDir(dir, after, catalogDir, rd.Dir, gitcache.Signature{Name: jc.b.cfg.Checks.Name,
 		Email: jc.b.cfg.Checks.Name + "@users.noreply.github.com"}, message, time.Now())
 	if err != nil {
 		return fmt.Errorf("commit the rendered catalog of %s: %w", short(after), err)
@@ -159,10 +190,14 @@ func (jc *jobCtx) publishRendered(ctx context.Context, r *run, rep *report.Repor
 		rep.Outputs["rendered_commit"] = sha
 		st.Status = report.Pass
 		st.Summary = fmt.Sprintf("%s from what %s renders: committed the rendered catalog as %s", filesDiffer(len(st.Diagnostics)),
-			cfg.References.File, sha)
+			source, sha)
 		jc.log.Info("committed the rendered catalog", "sha", after, "rendered", sha)
 	}
-	rep.Stages[len(rep.Stages)-1] = st
+	for i := range rep.Stages {
+		if rep.Stages[i].Name == st.Name {
+			rep.Stages[i] = st
+		}
+	}
 	return jc.finishPublish(ctx, r, rep, status, st)
 }
 

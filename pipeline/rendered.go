@@ -34,6 +34,9 @@ type Rendered struct {
 	// CatalogDir should be); Cleanup removes it.
 	Dir     string
 	Cleanup func()
+	// Path, when set, is the repository directory Dir replaces (a template-driven repository's catalogs'
+	// parent); otherwise Dir replaces the configured catalog directory.
+	Path string
 }
 
 // RenderCatalog renders the references config of a checked-out revision and compares the result, byte

@@ -30,6 +30,9 @@ type PublishPlan struct {
 	Config *config.Config
 	// Platforms are publish.platforms, parsed (empty: every platform of the base).
 	Platforms []v1.Platform
+	// Before is the push's previous commit when it is in the repository (nil otherwise): a
+	// template-driven repository renders the packages touched since then.
+	Before *object.Commit
 }
 
 // ConfigAt parses .catalogbot.yaml at commit c. A missing file gives the defaults (which configure no
@@ -64,7 +67,11 @@ func PlanPublish(ctx context.Context, repo *gitrepo.Repo, before, after string) 
 	if err != nil {
 		return nil, "", err
 	}
-	if cfg.Publish.Image == "" {
+	multi := cfg.MultiCatalog()
+	switch {
+	case multi && !multiImages(cfg):
+		return nil, "no catalog image is configured (catalogs.image in " + config.ConfigFile + ")", nil
+	case !multi && cfg.Publish.Image == "":
 		return nil, "publish.image is not configured in " + config.ConfigFile, nil
 	}
 	platforms, err := build.ParsePlatforms(cfg.Publish.Platforms)
@@ -82,6 +89,13 @@ func PlanPublish(ctx context.Context, repo *gitrepo.Repo, before, after string) 
 	changed, err := repo.Changed(ctx, prev, commit)
 	if err != nil {
 		return nil, "", err
+	}
+	plan.Before = prev
+	if multi {
+		if !Touches(changed, multiSources(cfg)) {
+			return nil, fmt.Sprintf("no template or catalog changed in %s..%s", short(before), short(after)), nil
+		}
+		return plan, "", nil
 	}
 	if !catalogChanged(repo, commit, cfg, changed) {
 		return nil, fmt.Sprintf("nothing the catalog is built from changed in %s..%s", short(before), short(after)), nil
@@ -113,6 +127,8 @@ type CommitPublish struct {
 	Stages []report.Stage
 	// Digest is the pushed image ("repo@sha256:..."), empty when nothing was pushed.
 	Digest string
+	// Digests are, in a template-driven repository, the pushed images by catalog name (Digest is empty).
+	Digests map[string]string
 	// Rendered is the render when the committed catalog is not what the references config renders
 	// (Rendered.Dir holds the rendered catalog when rendering itself succeeded); call Cleanup when done.
 	Rendered Rendered
@@ -129,6 +145,9 @@ func (p CommitPublish) Cleanup() {
 // when the committed catalog is what it renders, publishes it with Publish. A catalog that differs from
 // its render is not published: the last stage says why, and Rendered keeps the render.
 func PublishCommit(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, remoteOpts []remote.Option) (CommitPublish, error) {
+	if plan.Config.MultiCatalog() {
+		return publishCatalogs(ctx, repo, plan, remoteOpts)
+	}
 	out := CommitPublish{Rendered: Rendered{Cleanup: func() {}}}
 	cfg := plan.Config
 	tree, cleanup, err := repo.Checkout(ctx, plan.Commit)

@@ -37,7 +37,8 @@ type state struct {
 	noConfig bool
 	changes  *changes
 
-	multiAffected *affected // a template-driven repository's touched packages and catalogs (catalogs.go)
+	multiAffected *affected      // a template-driven repository's touched packages and catalogs (catalogs.go)
+	pairs         *[]catalogPair // their base and head catalogs (percatalog.go)
 }
 
 func (s *state) loadConfig(ctx context.Context) report.Stage {
@@ -235,6 +236,7 @@ func (s *state) owners(ctx context.Context) report.Stage {
 	if s.noConfig {
 		return report.Stage{Status: report.Skipped, Summary: "no " + config.ConfigFile + " on the base branch: ownership is not enforced"}
 	}
+	cfg := s.cfg
 	ch := owners.Change{Packages: map[string]owners.PackageChange{}, Paths: s.changes.other,
 		NewPackages: s.changes.newPackages, ReferenceEntries: s.changes.refEntries}
 	for pkg, files := range s.changes.packages {
@@ -245,12 +247,19 @@ func (s *state) owners(ctx context.Context) report.Stage {
 			ch.ConfigChanged = true
 		}
 	}
+	if s.multi() {
+		var err error
+		if cfg, ch, err = s.multiOwners(ctx); err != nil {
+			return stageFromErr(err)
+		}
+	}
 	ownersFiles := map[string][]string{}
 	var ds []diag.Diagnostic
-	if s.cfg.OwnersFrom != "" {
-		pkgs := append(slices.Sorted(maps.Keys(s.changes.packages)), s.changes.refEntries...)
+	if cfg.OwnersFrom != "" {
+		// read at the rules' commit (the base branch's tip), never from the change itself
+		pkgs := append(slices.Sorted(maps.Keys(ch.Packages)), ch.ReferenceEntries...)
 		for _, pkg := range pkgs {
-			file := s.cfg.OwnersFilePath(pkg)
+			file := cfg.OwnersFilePath(pkg)
 			data, ok, err := s.in.Repo.ReadFile(s.rules.Commit, file)
 			if err != nil {
 				return stageFromErr(err)
@@ -274,18 +283,28 @@ func (s *state) owners(ctx context.Context) report.Stage {
 			ds = append(ds, cds...)
 		}
 	}
-	dec, err := owners.Decide(ctx, s.cfg, ownersFiles, ch, s.in.Author, s.in.Approvers, s.in.Membership)
+	dec, err := owners.Decide(ctx, cfg, ownersFiles, ch, s.in.Author, s.in.Approvers, s.in.Membership)
 	if err != nil {
 		return stageFromErr(err)
 	}
 	for _, d := range dec.Diagnostics {
 		// place package-level findings (a new package, say) on the package's first changed file
-		if files := s.changes.packages[d.Package]; d.File == "" && len(files) > 0 {
+		if files := ch.Packages[d.Package].Files; d.File == "" && len(files) > 0 {
 			d.File = files[0]
+		}
+		if s.multi() && d.Rule == "owners-not-owner" {
+			d.File = templateFirst(ch.Packages[d.Package].Files, d.File, cfg.OwnersFilePath(d.Package))
 		}
 		ds = append(ds, d)
 	}
 	touched := len(ch.Packages) + len(ch.Paths) + len(ch.ReferenceEntries)
+	for _, pc := range ch.Packages {
+		for _, f := range pc.Files {
+			if _, ok := cfg.OwnersFilePackage(f); (ok || config.IsOwnersFileName(f)) && !ch.OwnersKept[f] {
+				touched++ // an owners file is a subject of its own
+			}
+		}
+	}
 	if dec.Allowed || diag.HasErrors(ds) && len(dec.Denied) == 0 {
 		sum := fmt.Sprintf("%s may change everything touched (%s)", s.in.Author, touchedCount(touched))
 		if diag.HasErrors(ds) {
@@ -322,9 +341,9 @@ func (s *state) repoPaths(ds []diag.Diagnostic) []diag.Diagnostic {
 	return ds
 }
 
-func (s *state) graph(_ context.Context) report.Stage {
+func (s *state) graph(ctx context.Context) report.Stage {
 	if s.multi() {
-		return notYetPerCatalog("the graph diff")
+		return s.graphCatalogs(ctx)
 	}
 	pkgs := map[string]bool{}
 	for p := range s.changes.packages {
@@ -349,7 +368,7 @@ func (s *state) images(ctx context.Context) report.Stage {
 		return report.Stage{Status: report.Skipped, Summary: "image checks disabled for this run"}
 	}
 	if s.multi() {
-		return notYetPerCatalog("the image checks")
+		return s.imagesCatalogs(ctx)
 	}
 	pkgs := map[string]bool{}
 	for p := range s.changes.packages {

@@ -25,6 +25,10 @@ type Change struct {
 	ConfigChanged bool
 	// ReferenceEntries are touched entries of the references file, named by their package.
 	ReferenceEntries []string
+	// OwnersKept are owners files (repository paths) whose list of owners this change leaves as it was at
+	// its base (a ci.yaml whose catalog mapping changed, say): they are package content, which an owner
+	// may change. Any other change to an owners file needs a maintainer.
+	OwnersKept map[string]bool
 }
 
 // PackageChange is one touched package.
@@ -159,7 +163,7 @@ func subjects(cfg *config.Config, ch Change) []subject {
 		files := slices.Sorted(slices.Values(ch.Packages[pkg].Files))
 		var content []string
 		for _, f := range files {
-			if _, ok := cfg.OwnersFilePackage(f); ok || config.IsOwnersFileName(f) {
+			if _, ok := cfg.OwnersFilePackage(f); (ok || config.IsOwnersFileName(f)) && !ch.OwnersKept[f] {
 				addSubject(subject{name: f, kind: kindOwnersFile, pkg: pkg, file: f})
 			} else {
 				content = append(content, f)

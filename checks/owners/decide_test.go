@@ -237,3 +237,29 @@ func TestDecideErrors(t *testing.T) {
 		t.Errorf("bad owners-file entry: err=%v %+v", err, dec)
 	}
 }
+
+// An owners file whose owners the change keeps (OwnersKept, decided by the caller from the base and head
+// revisions) is package content: its package's owner may change it. Without the mark it needs a
+// maintainer, whoever the owner is.
+func TestOwnersKeptFileIsPackageContent(t *testing.T) {
+	cfg := testConfig(t)
+	file := "operators/etcd/ci.yaml"
+	for _, tc := range []struct {
+		kept, allowed bool
+	}{{true, true}, {false, false}} {
+		ch := Change{Packages: map[string]PackageChange{"etcd": {Files: []string{file, "operators/etcd/catalog-templates/basic.yaml"}}}}
+		if tc.kept {
+			ch.OwnersKept = map[string]bool{file: true}
+		}
+		dec, err := Decide(context.Background(), cfg, testOwnersFiles, ch, "dave", nil, teams())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dec.Allowed != tc.allowed {
+			t.Errorf("kept %v: allowed %v, want %v: %+v", tc.kept, dec.Allowed, tc.allowed, dec.Denied)
+		}
+		if !tc.kept && (len(dec.Denied) != 1 || dec.Denied[0].Subject != file) {
+			t.Errorf("kept false: denied %+v, want only %s", dec.Denied, file)
+		}
+	}
+}

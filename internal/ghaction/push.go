@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
@@ -117,6 +119,20 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 	}
 	if res.Digest != "" {
 		r.Outputs["catalog_digest"] = res.Digest
+	}
+	if len(res.Digests) > 0 {
+		lines := make([]string, 0, len(res.Digests))
+		for _, name := range slices.Sorted(maps.Keys(res.Digests)) {
+			lines = append(lines, name+"="+res.Digests[name])
+		}
+		r.Outputs["catalog_digests"] = strings.Join(lines, "\n")
+	}
+	if res.Rendered.Path != "" && res.Rendered.Dir != "" {
+		for i := range r.Stages {
+			if s := &r.Stages[i]; s.Name == "render" {
+				s.Summary = "not published: the committed catalogs are not what their templates render (run catalogbot render and commit it); " + s.Summary
+			}
+		}
 	}
 	return r, nil
 }

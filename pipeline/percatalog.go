@@ -1,0 +1,278 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/graph"
+	"github.com/catalogbot/catalogbot/checks/images"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/report"
+)
+
+// The graph and images stages of a template-driven repository: each catalog holding a touched package is
+// compared between the base and the head (as git stores them), the graph diffs of catalogs that changed
+// alike are reported once, and each image is checked once whatever the number of catalogs naming it.
+
+// catalogPair is one affected catalog's touched packages at the base and at the head.
+type catalogPair struct {
+	cat        config.Catalog
+	base, head *catalog.Catalog
+}
+
+// catalogPairs loads, for every catalog holding a touched package, the touched packages' blobs at the base
+// and at the head, read from git (catalog-relative positions).
+func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, error) {
+	a, err := s.affectedCatalogs()
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.pairs != nil {
+		return *s.pairs, a, nil
+	}
+	want := map[string]bool{}
+	for _, p := range a.packages {
+		want[p] = true
+	}
+	include := func(p string) bool {
+		top, _, _ := strings.Cut(p, "/")
+		return want[top]
+	}
+	var out []catalogPair
+	for _, c := range a.dirs {
+		dir := path.Clean(c.Dir)
+		pair := catalogPair{cat: c}
+		for _, side := range []struct {
+			rev **catalog.Catalog
+			at  string
+		}{{&pair.base, "base"}, {&pair.head, "head"}} {
+			commit := s.base
+			if side.at == "head" {
+				commit = s.head
+			}
+			fsys, err := s.in.Repo.TreeFS(commit, dir, include)
+			if err != nil {
+				return nil, nil, err
+			}
+			cat, err := loadSubset(ctx, fsys)
+			if err != nil {
+				return nil, nil, fmt.Errorf("loading catalog %s at the %s: %w", c.Name, side.at, err)
+			}
+			*side.rev = cat
+		}
+		out = append(out, pair)
+	}
+	s.pairs = &out // the graph and images stages read the same catalogs
+	return out, a, nil
+}
+
+// catalogDiff is one catalog's graph diff, and the key under which identical diffs are grouped.
+type catalogDiff struct {
+	cat   config.Catalog
+	head  *catalog.Catalog
+	diffs []graph.ChannelDiff
+	ds    []diag.Diagnostic
+	key   string
+}
+
+// graphCatalogs diffs the upgrade graph of the touched packages in every catalog holding one. Catalogs
+// whose diffs (channels, heads, entries, edges, and released-bundle findings) are identical are
+// described once, under the list of their names; released-bundle findings stay on each catalog's line.
+func (s *state) graphCatalogs(ctx context.Context) report.Stage {
+	pairs, a, err := s.catalogPairs(ctx)
+	if err != nil {
+		return stageFromErr(err)
+	}
+	if len(a.packages) == 0 || len(pairs) == 0 {
+		return report.Stage{Status: report.Skipped, Summary: "no catalog holds a touched package"}
+	}
+	pkgs := map[string]bool{}
+	for _, p := range a.packages {
+		pkgs[p] = true
+	}
+	var all []diag.Diagnostic
+	var changed []catalogDiff
+	channels := 0
+	for _, p := range pairs {
+		diffs, ds := graph.DiffGraphs(p.base, p.head, pkgs, s.cfg.Graph.AllowModifyReleased)
+		var key strings.Builder
+		for _, d := range diffs {
+			fmt.Fprintf(&key, "%+v\n", d)
+		}
+		for i := range ds {
+			fmt.Fprintf(&key, "%s %s %s %s %s\n", ds[i].Severity, ds[i].Rule, ds[i].Package, ds[i].Bundle, ds[i].Message)
+			if ds[i].File != "" {
+				ds[i].File = path.Join(p.cat.Dir, ds[i].File)
+			}
+		}
+		all = append(all, ds...)
+		if len(diffs) == 0 && len(ds) == 0 {
+			continue
+		}
+		channels += len(diffs)
+		changed = append(changed, catalogDiff{cat: p.cat, head: p.head, diffs: diffs, ds: ds, key: key.String()})
+	}
+	order := make([]string, 0, len(a.catalogs))
+	for _, c := range a.catalogs {
+		order = append(order, c.Name)
+	}
+	groups := groupDiffs(changed)
+	var b strings.Builder
+	for _, g := range groups {
+		names := make([]string, 0, len(g))
+		for _, d := range g {
+			names = append(names, d.cat.Name)
+		}
+		fmt.Fprintf(&b, "#### %s\n\n", catalogSpan(names, order))
+		if len(g[0].diffs) == 0 {
+			b.WriteString("No channel changed; released bundles changed (see the diagnostics).\n\n")
+			continue
+		}
+		b.WriteString(demote(graph.GraphMarkdown(g[0].head, g[0].diffs)))
+	}
+	unchanged := len(pairs) - len(changed)
+	sum := fmt.Sprintf("%s in %s across %s", plural(channels, "changed channel"), plural(len(a.packages), "package"), plural(len(changed), "catalog"))
+	if len(changed) > 0 {
+		sum += fmt.Sprintf(" (%s)", plural(len(groups), "distinct diff"))
+	}
+	if unchanged > 0 {
+		sum += fmt.Sprintf("; %d of the catalogs holding them unchanged", unchanged)
+	}
+	st := stageFromDiags(sum, all)
+	st.Details = b.String()
+	return st
+}
+
+// groupDiffs groups catalog diffs by key, in the order their first catalog comes.
+func groupDiffs(ds []catalogDiff) [][]catalogDiff {
+	var groups [][]catalogDiff
+	index := map[string]int{}
+	for _, d := range ds {
+		i, ok := index[d.key]
+		if !ok {
+			i = len(groups)
+			index[d.key] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], d)
+	}
+	return groups
+}
+
+// catalogSpan names a set of catalogs compactly: runs of catalogs that are consecutive in order are
+// written first-last ("catalogs v4.12-v4.22", "catalogs v4.12-v4.14, v4.16").
+func catalogSpan(names, order []string) string {
+	pos := map[string]int{}
+	for i, n := range order {
+		pos[n] = i
+	}
+	sorted := slices.Clone(names)
+	slices.SortStableFunc(sorted, func(a, b string) int { return pos[a] - pos[b] })
+	var parts []string
+	for i := 0; i < len(sorted); {
+		j := i
+		for j+1 < len(sorted) && pos[sorted[j+1]] == pos[sorted[j]]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			parts = append(parts, sorted[i])
+		case j == i+1:
+			parts = append(parts, sorted[i], sorted[j])
+		default:
+			parts = append(parts, sorted[i]+"-"+sorted[j])
+		}
+		i = j + 1
+	}
+	if len(names) == 1 {
+		return "catalog " + parts[0]
+	}
+	return "catalogs " + strings.Join(parts, ", ")
+}
+
+// demote turns the channel headings of graph.GraphMarkdown into subheadings of a catalog group.
+func demote(md string) string {
+	return strings.ReplaceAll("\n"+md, "\n#### ", "\n##### ")[1:]
+}
+
+// imageUse is one image reference of a bundle field, with every catalog that holds it.
+type imageUse struct {
+	ref      images.Ref
+	catalogs []string
+}
+
+// imagesCatalogs checks the images of the new or changed bundles of every catalog holding a touched
+// package, each unique use (image, package, bundle, field) once: its diagnostic is on the first catalog's
+// line and names every catalog that references the image.
+func (s *state) imagesCatalogs(ctx context.Context) report.Stage {
+	pairs, a, err := s.catalogPairs(ctx)
+	if err != nil {
+		return stageFromErr(err)
+	}
+	order := make([]string, 0, len(a.catalogs))
+	for _, c := range a.catalogs {
+		order = append(order, c.Name)
+	}
+	var uses []*imageUse
+	byKey := map[string]*imageUse{}
+	bundles := map[string]bool{}
+	for _, p := range pairs {
+		old := map[string]*catalog.Bundle{}
+		for _, b := range p.base.Bundles {
+			old[b.Package+"/"+b.Name] = b
+		}
+		sub := &catalog.Catalog{}
+		for _, b := range p.head.Bundles {
+			if prev, ok := old[b.Package+"/"+b.Name]; !ok || graph.BundleChange(prev, b) != "" {
+				sub.Bundles = append(sub.Bundles, b)
+				bundles[b.Package+"/"+b.Name] = true
+			}
+		}
+		for _, r := range images.RefsFromCatalog(sub) {
+			k := strings.Join([]string{r.Image, r.Package, r.Bundle, r.Field}, "\x00")
+			u, ok := byKey[k]
+			if !ok {
+				if r.File != "" {
+					r.File = path.Join(p.cat.Dir, r.File)
+				}
+				u = &imageUse{ref: r}
+				byKey[k] = u
+				uses = append(uses, u)
+			}
+			if !slices.Contains(u.catalogs, p.cat.Name) {
+				u.catalogs = append(u.catalogs, p.cat.Name)
+			}
+		}
+	}
+	if len(uses) == 0 {
+		return report.Stage{Status: report.Skipped, Summary: "no new or changed bundle references an image"}
+	}
+	refs := make([]images.Ref, 0, len(uses))
+	unique := map[string]bool{}
+	for _, u := range uses {
+		refs = append(refs, u.ref)
+		unique[u.ref.Image] = true
+	}
+	c := &images.Checker{RemoteOptions: s.in.RemoteOptions, Policy: images.Policy{
+		RequireDigest: s.cfg.Images.RequireDigest, AllowedRegistries: s.cfg.Images.AllowedRegistries, RequiredPlatforms: s.cfg.Images.RequiredPlatforms}}
+	ds, err := c.Check(ctx, refs)
+	for i := range ds {
+		for _, u := range uses {
+			if u.ref.File == ds[i].File && u.ref.Line == ds[i].Line && u.ref.Bundle == ds[i].Bundle && strings.Contains(ds[i].Message, u.ref.Image) {
+				ds[i].Message += " (referenced by " + catalogSpan(u.catalogs, order) + ")"
+				break
+			}
+		}
+	}
+	st := stageFromDiags(fmt.Sprintf("%s (%d uses) of %s in %s checked once each",
+		plural(len(unique), "image"), len(refs), plural(len(bundles), "new or changed bundle"), plural(len(pairs), "catalog")), ds)
+	if err != nil {
+		st.Err, st.Status = err.Error(), report.StatusOf(ds, err)
+	}
+	return st
+}

@@ -48,3 +48,14 @@ func BenchmarkLoadComposed(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadInlineObjects loads community-operators-prod-v4.16 (20 MB, bundles with inline
+// olm.bundle.object CSVs and CRDs) as validate does.
+func BenchmarkLoadInlineObjects(b *testing.B) {
+	dir := sharedData(b, "catalogs", "community-operators-prod-v4.16")
+	for b.Loop() {
+		if _, err := LoadDir(context.Background(), dir, LoadOptions{Lean: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

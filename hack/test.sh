@@ -88,7 +88,7 @@ step "webhook burst: bash bench/webhooks.sh"
 if have_postgres; then bash bench/webhooks.sh; else BACKENDS=sqlite bash bench/webhooks.sh; fi
 
 step "main job: catalogbot demo"
-go run ./cmd/catalogbot demo
+go run -tags full ./cmd/catalogbot demo
 
 if [ "${CATALOGBOT_KIND_LANE:-on}" = "off" ]; then
   step "KIND OFFLINE LANE SKIPPED: CATALOGBOT_KIND_LANE=off"

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // A reflection-driven decoder over the validating scanner. It follows encoding/json's rules for the shapes
@@ -353,9 +354,14 @@ func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
 	if err != nil {
 		return end, err
 	}
-	s := stringValue(data, i, end, esc)
-	b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
-	n, derr := base64.StdEncoding.Decode(b, []byte(s))
+	// the literal's bytes are the string's unless it has escapes or invalid UTF-8 (which stringValue
+	// rewrites); base64 text has neither, so it is decoded in place, without two copies of it
+	raw := data[i+1 : end-1]
+	if esc || !utf8.Valid(raw) {
+		raw = []byte(stringValue(data, i, end, esc))
+	}
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
+	n, derr := base64.StdEncoding.Decode(b, raw)
 	if derr != nil {
 		return end, &typeError{off: i, cause: fmt.Errorf("invalid base64 data: %w", derr)}
 	}

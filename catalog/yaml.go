@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // YAML catalogs are read the way opm reads them: documents split on lines starting with "---", each
@@ -72,7 +70,7 @@ func newDoc(data []byte, start, end int) yamlDoc {
 
 // docJSON converts a document to JSON; nil means the document is empty (null), as a comment-only one is.
 func docJSON(data []byte, d yamlDoc) ([]byte, error) {
-	js, err := yaml.YAMLToJSON(data[d.start:d.end])
+	js, err := yamlToJSON(data[d.start:d.end])
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog/internal/scan"
 )
 
 // YAML catalogs are read the way opm reads them: documents split on lines starting with "---", each
@@ -30,7 +32,7 @@ func splitYAML(data []byte, from int) ([]yamlDoc, error) {
 		if isSeparator(line) {
 			rest := strings.TrimSpace(string(line[3:]))
 			if rest != "" && rest[0] != '#' {
-				return docs, &syntaxError{off: i, msg: fmt.Sprintf("invalid YAML document separator: %s", rest)}
+				return docs, &scan.SyntaxError{Off: i, Msg: fmt.Sprintf("invalid YAML document separator: %s", rest)}
 			}
 			// Kubernetes' reader ends a document only at a separator that follows some text; a separator
 			// with nothing before it is kept as the first line of the next document, so "---" alone (or
@@ -99,7 +101,7 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 			continue
 		}
 		l.yamlDoc = &pos
-		i := skipSpace(js, 0)
+		i := scan.SkipSpace(js, 0)
 		m, end, err := l.keys.metaKeys(js, i)
 		if err != nil {
 			l.reportErr(err)

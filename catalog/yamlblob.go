@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 
+	"github.com/catalogbot/catalogbot/catalog/internal/scan"
 	"sigs.k8s.io/yaml"
 )
 
@@ -93,7 +94,7 @@ func restoreScalars(js []byte, scalars [][]byte) ([]byte, error) {
 	}
 }
 
-var errStandIn = &syntaxError{msg: "internal error: YAML stand-in not found in the converted document"}
+var errStandIn = &scan.SyntaxError{Msg: "internal error: YAML stand-in not found in the converted document"}
 
 // longScalar finds `KEY: SCALAR` (optionally after "- ") on the line doc[from:end] with SCALAR a long run of
 // base64 characters ending the line, followed by no more-indented line; it returns SCALAR's range.

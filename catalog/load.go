@@ -133,6 +133,11 @@ func (r rootFS) inside(from, target string) (string, bool) {
 	return "", false
 }
 
+// maxKeptBuffer is the largest read buffer a worker keeps for its next file. A larger one (a file of
+// several MB) would stay live for the rest of the load, and the collector lets the heap grow to twice
+// what is live.
+const maxKeptBuffer = 1 << 20
+
 // LoadFS loads the catalog in fsys.
 func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) {
 	files, err := catalogFiles(fsys)
@@ -178,7 +183,9 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 			var buf []byte // reused across this worker's files
 			for i := range next {
 				l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink}
-				buf = l.load(fsys, maxSize, buf)
+				if buf = l.load(fsys, maxSize, buf); cap(buf) > maxKeptBuffer {
+					buf = nil
+				}
 				parts[i] = l
 			}
 		}()

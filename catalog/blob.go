@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/catalogbot/catalogbot/catalog/internal/scan"
 	"golang.org/x/text/cases"
 	"sigs.k8s.io/yaml"
 )
@@ -91,17 +92,17 @@ func (sc *keyScratch) find(f string) int {
 func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) {
 	if data[i] != '{' {
 		// not an object: a syntax error (e.g. YAML after a JSON blob) is the better message
-		end, err = skipValue(data, i, 0)
+		end, err = scan.SkipValue(data, i, 0)
 		if err != nil {
 			return m, end, err
 		}
 		return m, end, &blobError{off: i, rule: RuleNotObject,
-			msg: fmt.Sprintf("expected a JSON object (a blob with a \"schema\" key), got %s", kindAt(data, i))}
+			msg: fmt.Sprintf("expected a JSON object (a blob with a \"schema\" key), got %s", scan.KindAt(data, i))}
 	}
 	clear(sc.list) // drop the previous blob's strings
 	sc.list, sc.index = sc.list[:0], nil
-	end, err = iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
-		key := stringValue(data, ks, ke, esc)
+	end, err = scan.IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+		key := scan.StringValue(data, ks, ke, esc)
 		f := foldKey(key)
 		j := sc.find(f)
 		if j < 0 {
@@ -119,7 +120,7 @@ func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) 
 			e.others = append(e.others, key)
 		}
 		sc.list[j].val = at
-		return fastSkip(data, at)
+		return scan.FastSkip(data, at)
 	})
 	if err != nil {
 		return m, end, err
@@ -149,17 +150,17 @@ func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) 
 			last = s.others[len(s.others)-1]
 		}
 		if data[s.val] != '"' {
-			vend, _ := fastSkip(data, s.val)
+			vend, _ := scan.FastSkip(data, s.val)
 			return m, end, &blobError{off: s.val, rule: RuleMetaNotString,
 				msg:  fmt.Sprintf("value of key %q must be a string, got %s", last, strings.TrimSpace(string(data[s.val:vend]))),
 				hint: "quote the value"}
 		}
 		// values were only skipped so far, not validated: a bad string is a syntax error, as in opm
-		send, esc, serr := scanString(data, s.val)
+		send, esc, serr := scan.ScanString(data, s.val)
 		if serr != nil {
 			return m, end, serr
 		}
-		*k.dst = stringValue(data, s.val, send, esc)
+		*k.dst = scan.StringValue(data, s.val, send, esc)
 	}
 	return m, end, nil
 }
@@ -179,8 +180,8 @@ func wrapBlobError(err error, m *Meta, i int) error {
 	}
 	be := &blobError{rule: RuleWrongType, schema: m.Schema, pkg: m.Package, name: m.Name}
 	switch e := err.(type) {
-	case *typeError:
-		be.off, be.msg = e.off, e.Error()
+	case *scan.TypeError:
+		be.off, be.msg = e.Off, e.Error()
 	case *PropertyError:
 		be.off, be.msg, be.rule = e.Off, e.Error(), RulePropertyInvalid
 		if e.Type == PropertyBundleObject {
@@ -204,7 +205,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 			hint: "add a schema, or list non-catalog files in a .indexignore file"}
 	case SchemaPackage:
 		p := &Package{Pos: pos}
-		if _, err := decodeInto(data, i, p); err != nil {
+		if _, err := scan.DecodeInto(data, i, p); err != nil {
 			return wrapBlobError(err, &m, i)
 		}
 		p.Properties = cloneProperties(p.Properties)
@@ -212,7 +213,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		l.cat.Packages = append(l.cat.Packages, p)
 	case SchemaChannel:
 		c := &Channel{Pos: pos}
-		if _, err := decodeInto(data, i, c); err != nil {
+		if _, err := scan.DecodeInto(data, i, c); err != nil {
 			return wrapBlobError(err, &m, i)
 		}
 		l.entryPositions(data, i, c)
@@ -221,7 +222,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		l.cat.Channels = append(l.cat.Channels, c)
 	case SchemaBundle:
 		b := &Bundle{Pos: pos}
-		if _, err := decodeInto(data, i, b); err != nil {
+		if _, err := scan.DecodeInto(data, i, b); err != nil {
 			return wrapBlobError(err, &m, i)
 		}
 		parsed, err := parseProperties(data, b.Properties, l.lean)
@@ -241,12 +242,12 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		l.cat.Bundles = append(l.cat.Bundles, b)
 	case SchemaDeprecations:
 		d := &Deprecation{Pos: pos}
-		if _, err := decodeInto(data, i, d); err != nil {
+		if _, err := scan.DecodeInto(data, i, d); err != nil {
 			return wrapBlobError(err, &m, i)
 		}
 		l.cat.Deprecations = append(l.cat.Deprecations, d)
 	default:
-		if _, err := skipValue(data, i, 0); err != nil {
+		if _, err := scan.SkipValue(data, i, 0); err != nil {
 			return err
 		}
 		o := m // a copy, so that m itself stays on the stack for the common schemas
@@ -262,16 +263,16 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 // entryPositions finds where each entry of a channel starts (a third, cheap pass over the entries array).
 func (l *fileLoader) entryPositions(data []byte, i int, c *Channel) {
 	n := 0
-	_, _ = iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
-		if !strings.EqualFold(stringValue(data, ks, ke, esc), "entries") || data[at] != '[' {
-			return skipValue(data, at, 0)
+	_, _ = scan.IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+		if !strings.EqualFold(scan.StringValue(data, ks, ke, esc), "entries") || data[at] != '[' {
+			return scan.SkipValue(data, at, 0)
 		}
-		return iterArray(data, at, func(_ int, e int) (int, error) {
+		return scan.IterArray(data, at, func(_ int, e int) (int, error) {
 			if n < len(c.Entries) {
 				c.Entries[n].Pos = l.pos(e)
 			}
 			n++
-			return skipValue(data, e, 0)
+			return scan.SkipValue(data, e, 0)
 		})
 	})
 }
@@ -292,48 +293,48 @@ func parseProperties(data []byte, props []Property, lean bool) (*Parsed, error) 
 		switch prop.Type {
 		case PropertyPackage:
 			var x PackageProperty
-			if _, err = decodeInto(v, 0, &x); err == nil {
+			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.Packages = append(p.Packages, x)
 			}
 		case PropertyPackageRequired:
 			var x PackageRequired
-			if _, err = decodeInto(v, 0, &x); err == nil {
+			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.PackagesRequired = append(p.PackagesRequired, x)
 			}
 		case PropertyGVK:
 			var x GVK
-			if _, err = decodeInto(v, 0, &x); err == nil {
+			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.GVKs = append(p.GVKs, x)
 			}
 		case PropertyGVKRequired:
 			var x GVK
-			if _, err = decodeInto(v, 0, &x); err == nil {
+			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.GVKsRequired = append(p.GVKsRequired, x)
 			}
 		case PropertyChannel:
 			var x ChannelProperty
-			if _, err = decodeInto(v, 0, &x); err == nil {
+			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.Channels = append(p.Channels, x)
 			}
 		case PropertyBundleObject:
 			var x BundleObject
-			if _, err = decodeInto(v, 0, &x); err == nil {
+			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
 				err = checkManifest(x.Data)
 				p.Objects++
 			}
 		case PropertyCSVMetadata:
 			if lean {
-				_, err = checkAs[CSVMetadata](v, 0)
+				_, err = scan.CheckAs[CSVMetadata](v, 0)
 			} else {
 				x := &CSVMetadata{} // decoded from a copy: its raw descriptor values must not alias the file
-				if _, err = decodeInto(bytes.Clone(v), 0, x); err == nil {
+				if _, err = scan.DecodeInto(bytes.Clone(v), 0, x); err == nil {
 					p.CSVMetadata = x
 				}
 			}
 		}
 		if err != nil {
-			if te, ok := err.(*typeError); ok && off >= 0 {
-				off += te.off
+			if te, ok := err.(*scan.TypeError); ok && off >= 0 {
+				off += te.Off
 			}
 			return nil, &PropertyError{Index: idx, Type: prop.Type, Off: off, Err: err}
 		}

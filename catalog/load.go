@@ -18,6 +18,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
+	"github.com/catalogbot/catalogbot/catalog/internal/scan"
 	"github.com/catalogbot/catalogbot/diag"
 )
 
@@ -132,6 +133,11 @@ func (r rootFS) inside(from, target string) (string, bool) {
 	return "", false
 }
 
+// maxKeptBuffer is the largest read buffer a worker keeps for its next file. A larger one (a file of
+// several MB) would stay live for the rest of the load, and the collector lets the heap grow to twice
+// what is live.
+const maxKeptBuffer = 1 << 20
+
 // LoadFS loads the catalog in fsys.
 func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) {
 	files, err := catalogFiles(fsys)
@@ -177,7 +183,9 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 			var buf []byte // reused across this worker's files
 			for i := range next {
 				l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink}
-				buf = l.load(fsys, maxSize, buf)
+				if buf = l.load(fsys, maxSize, buf); cap(buf) > maxKeptBuffer {
+					buf = nil
+				}
 				parts[i] = l
 			}
 		}()
@@ -294,7 +302,7 @@ func (l *fileLoader) report(p Pos, rule, msg, hint string) {
 
 func (l *fileLoader) reportErr(err error) {
 	var be *blobError
-	var se *syntaxError
+	var se *scan.SyntaxError
 	switch {
 	case errors.As(err, &be):
 		d := diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: be.rule, Message: be.msg, Hint: be.hint}
@@ -316,7 +324,7 @@ func (l *fileLoader) reportErr(err error) {
 		}
 		l.sink.Add(d)
 	case errors.As(err, &se):
-		l.report(l.pos(se.off), RuleSyntax, "JSON syntax error: "+se.msg, "fix the JSON syntax at this position")
+		l.report(l.pos(se.Off), RuleSyntax, "JSON syntax error: "+se.Msg, "fix the JSON syntax at this position")
 	default:
 		l.report(Pos{File: l.file}, RuleFile, err.Error(), "")
 	}
@@ -400,7 +408,7 @@ func looksLikeJSON(data []byte) bool {
 func (l *fileLoader) loadJSON(data []byte) {
 	i, count, consumed := 0, 0, 0
 	for {
-		i = skipSpace(data, i)
+		i = scan.SkipSpace(data, i)
 		if i >= len(data) {
 			return
 		}
@@ -408,7 +416,7 @@ func (l *fileLoader) loadJSON(data []byte) {
 		if err == nil {
 			if derr := l.decodeBlob(data, i, end, m); derr != nil {
 				// a syntax error anywhere in the blob is found before any other problem, as in opm
-				if _, serr := skipValue(data, i, 0); serr != nil {
+				if _, serr := scan.SkipValue(data, i, 0); serr != nil {
 					err = serr
 				} else {
 					l.reportErr(derr)
@@ -464,7 +472,7 @@ func (l *fileLoader) tryYAML(data []byte, from int) bool {
 		return false
 	}
 	if js != nil {
-		if _, _, err := metaKeys(js, skipSpace(js, 0)); err != nil {
+		if _, _, err := metaKeys(js, scan.SkipSpace(js, 0)); err != nil {
 			return false
 		}
 	}

@@ -48,3 +48,18 @@ func BenchmarkLoadComposed(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadYAMLCatalogs loads the community-operators-prod catalogs (YAML; v4.16's bundles carry inline
+// olm.bundle.object CSVs and CRDs) as validate does.
+func BenchmarkLoadYAMLCatalogs(b *testing.B) {
+	for _, name := range []string{"community-operators-prod-v4.16", "community-operators-prod-v4.20"} {
+		b.Run(name, func(b *testing.B) {
+			dir := sharedData(b, "catalogs", name)
+			for b.Loop() {
+				if _, err := LoadDir(context.Background(), dir, LoadOptions{Lean: true}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/catalogbot/catalogbot/catalog/internal/scan"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/filetree"
 )
@@ -275,10 +276,10 @@ func canonicalProperties(props []Property) ([]Property, error) {
 // float64, strings are re-escaped and whitespace goes. It gives the bytes encoding/json would (a test
 // proves it against encoding/json), several times faster: plain strings and small integers are copied.
 func canonicalJSON(raw json.RawMessage) (json.RawMessage, error) {
-	i := skipSpace(raw, 0)
+	i := scan.SkipSpace(raw, 0)
 	out, end, err := appendCanonical(make([]byte, 0, len(raw)), raw, i, 0)
-	if err == nil && skipSpace(raw, end) != len(raw) {
-		err = errAt(raw, skipSpace(raw, end), "after top-level value")
+	if err == nil && scan.SkipSpace(raw, end) != len(raw) {
+		err = scan.ErrAt(raw, scan.SkipSpace(raw, end), "after top-level value")
 	}
 	if err != nil {
 		return nil, diag.InvalidError(fmt.Errorf("decode value: %w", err))
@@ -297,18 +298,18 @@ type canonicalMember struct {
 // appendCanonical appends the canonical form of the value at data[i] and returns the offset after it.
 func appendCanonical(dst, data []byte, i, depth int) ([]byte, int, error) {
 	if i >= len(data) {
-		return dst, i, errAt(data, i, "looking for beginning of value")
+		return dst, i, scan.ErrAt(data, i, "looking for beginning of value")
 	}
 	switch c := data[i]; {
 	case c == '{':
-		if depth >= maxDepth {
-			return dst, i, &syntaxError{off: i, msg: "exceeded max depth"}
+		if depth >= scan.MaxDepth {
+			return dst, i, &scan.SyntaxError{Off: i, Msg: "exceeded max depth"}
 		}
 		var members []canonicalMember
-		end, err := iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
-			members = append(members, canonicalMember{key: stringValue(data, ks, ke, esc), ks: ks, ke: ke,
+		end, err := scan.IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+			members = append(members, canonicalMember{key: scan.StringValue(data, ks, ke, esc), ks: ks, ke: ke,
 				plain: isPlainString(data[ks+1:ke-1], esc), val: at})
-			return skipValue(data, at, depth+1)
+			return scan.SkipValue(data, at, depth+1)
 		})
 		if err != nil {
 			return dst, end, err
@@ -337,11 +338,11 @@ func appendCanonical(dst, data []byte, i, depth int) ([]byte, int, error) {
 		}
 		return append(dst, '}'), end, nil
 	case c == '[':
-		if depth >= maxDepth {
-			return dst, i, &syntaxError{off: i, msg: "exceeded max depth"}
+		if depth >= scan.MaxDepth {
+			return dst, i, &scan.SyntaxError{Off: i, Msg: "exceeded max depth"}
 		}
 		dst = append(dst, '[')
-		end, err := iterArray(data, i, func(n int, at int) (int, error) {
+		end, err := scan.IterArray(data, i, func(n int, at int) (int, error) {
 			if n > 0 {
 				dst = append(dst, ',')
 			}
@@ -355,17 +356,17 @@ func appendCanonical(dst, data []byte, i, depth int) ([]byte, int, error) {
 		}
 		return append(dst, ']'), end, nil
 	case c == '"':
-		end, esc, err := scanString(data, i)
+		end, esc, err := scan.ScanString(data, i)
 		if err != nil {
 			return dst, end, err
 		}
 		if isPlainString(data[i+1:end-1], esc) {
 			return append(dst, data[i:end]...), end, nil
 		}
-		dst, err = appendEncoded(dst, stringValue(data, i, end, esc))
+		dst, err = appendEncoded(dst, scan.StringValue(data, i, end, esc))
 		return dst, end, err
 	case c == '-' || '0' <= c && c <= '9':
-		end, err := scanNumber(data, i)
+		end, err := scan.ScanNumber(data, i)
 		if err != nil {
 			return dst, end, err
 		}
@@ -386,11 +387,11 @@ func appendCanonical(dst, data []byte, i, depth int) ([]byte, int, error) {
 	case c == 'n':
 		return appendLiteral(dst, data, i, "null")
 	}
-	return dst, i, errAt(data, i, "looking for beginning of value")
+	return dst, i, scan.ErrAt(data, i, "looking for beginning of value")
 }
 
 func appendLiteral(dst, data []byte, i int, lit string) ([]byte, int, error) {
-	end, err := scanLiteral(data, i, lit)
+	end, err := scan.ScanLiteral(data, i, lit)
 	return append(dst, lit...), end, err
 }
 

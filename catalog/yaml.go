@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	"github.com/catalogbot/catalogbot/catalog/internal/scan"
 )
 
 // YAML catalogs are read the way opm reads them: documents split on lines starting with "---", each
@@ -32,7 +32,7 @@ func splitYAML(data []byte, from int) ([]yamlDoc, error) {
 		if isSeparator(line) {
 			rest := strings.TrimSpace(string(line[3:]))
 			if rest != "" && rest[0] != '#' {
-				return docs, &syntaxError{off: i, msg: fmt.Sprintf("invalid YAML document separator: %s", rest)}
+				return docs, &scan.SyntaxError{Off: i, Msg: fmt.Sprintf("invalid YAML document separator: %s", rest)}
 			}
 			// Kubernetes' reader ends a document only at a separator that follows some text; a separator
 			// with nothing before it is kept as the first line of the next document, so "---" alone (or
@@ -72,7 +72,7 @@ func newDoc(data []byte, start, end int) yamlDoc {
 
 // docJSON converts a document to JSON; nil means the document is empty (null), as a comment-only one is.
 func docJSON(data []byte, d yamlDoc) ([]byte, error) {
-	js, err := yaml.YAMLToJSON(data[d.start:d.end])
+	js, err := yamlToJSON(data[d.start:d.end])
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 			continue
 		}
 		l.yamlDoc = &pos
-		i := skipSpace(js, 0)
+		i := scan.SkipSpace(js, 0)
 		m, end, err := l.keys.metaKeys(js, i)
 		if err != nil {
 			l.reportErr(err)

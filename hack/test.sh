@@ -45,6 +45,7 @@ fi
 
 step "go vet"
 go vet -tags tools ./...
+go vet ./cmd/...   # the lean build (what go install ./... and the pre-commit hook install)
 
 wait "$opm_pid" || { cat "$logs/opm.log"; echo "building opm failed" >&2; exit 1; }
 wait "$reg_pid" || { cat "$logs/registry.log"; echo "building the registry failed" >&2; exit 1; }
@@ -88,7 +89,7 @@ step "webhook burst: bash bench/webhooks.sh"
 if have_postgres; then bash bench/webhooks.sh; else BACKENDS=sqlite bash bench/webhooks.sh; fi
 
 step "main job: catalogbot demo"
-go run ./cmd/catalogbot demo
+go run -tags full ./cmd/catalogbot demo
 
 if [ "${CATALOGBOT_KIND_LANE:-on}" = "off" ]; then
   step "KIND OFFLINE LANE SKIPPED: CATALOGBOT_KIND_LANE=off"

@@ -1,3 +1,5 @@
+//go:build full || tools
+
 package main
 
 import (

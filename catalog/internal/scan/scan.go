@@ -1,4 +1,8 @@
-package catalog
+// Package scan is the catalog loader's JSON engine: a validating, allocation-free scanner over JSON text
+// (this file) and a reflection-driven decoder over it (decode.go) that accept and reject exactly what
+// encoding/json, and so opm, accepts and rejects, and report byte offsets. Package catalog holds the model
+// and drives it.
+package scan
 
 import (
 	"bytes"
@@ -9,17 +13,16 @@ import (
 	"unicode/utf8"
 )
 
-// The loader's JSON scanner: a validating, allocation-free walker over JSON text that the typed decoders
-// (decode.go) drive. It accepts exactly the grammar encoding/json accepts (RFC 8259), so a blob it takes is
-// a blob opm takes, and it reports the byte offset of the first error.
+// The scanner accepts exactly the grammar encoding/json accepts (RFC 8259), so a blob it takes is a blob
+// opm takes, and it reports the byte offset of the first error.
 
-// syntaxError is a JSON grammar error at a byte offset of the scanned text.
-type syntaxError struct {
-	off int
-	msg string
+// SyntaxError is a JSON grammar error at a byte offset of the scanned text.
+type SyntaxError struct {
+	Off int
+	Msg string
 }
 
-func (e *syntaxError) Error() string { return e.msg }
+func (e *SyntaxError) Error() string { return e.Msg }
 
 // strFlags classifies bytes inside a string: 1 = must stop (quote, backslash, control character).
 var strStop = func() (t [256]bool) {
@@ -33,7 +36,7 @@ var strStop = func() (t [256]bool) {
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func skipSpace(data []byte, i int) int {
+func SkipSpace(data []byte, i int) int {
 	for i < len(data) && isSpace(data[i]) {
 		i++
 	}
@@ -51,16 +54,16 @@ func describe(data []byte, i int) string {
 	return strconv.Quote(string(c))
 }
 
-func errAt(data []byte, i int, context string) error {
+func ErrAt(data []byte, i int, context string) error {
 	if i >= len(data) {
-		return &syntaxError{off: i, msg: "unexpected end of JSON input " + context}
+		return &SyntaxError{Off: i, Msg: "unexpected end of JSON input " + context}
 	}
-	return &syntaxError{off: i, msg: fmt.Sprintf("invalid character %s %s", describe(data, i), context)}
+	return &SyntaxError{Off: i, Msg: fmt.Sprintf("invalid character %s %s", describe(data, i), context)}
 }
 
-// scanString validates the string starting at data[i] == '"' and returns the offset after its closing quote
+// ScanString validates the string starting at data[i] == '"' and returns the offset after its closing quote
 // and whether it holds escapes.
-func scanString(data []byte, i int) (end int, escaped bool, err error) {
+func ScanString(data []byte, i int) (end int, escaped bool, err error) {
 	i++ // opening quote
 	for {
 		// Eight bytes at a time while none of them is a quote, a backslash or a control character.
@@ -75,7 +78,7 @@ func scanString(data []byte, i int) (end int, escaped bool, err error) {
 			i++
 		}
 		if i >= len(data) {
-			return i, escaped, errAt(data, i, "in string literal")
+			return i, escaped, ErrAt(data, i, "in string literal")
 		}
 		switch c := data[i]; {
 		case c == '"':
@@ -83,7 +86,7 @@ func scanString(data []byte, i int) (end int, escaped bool, err error) {
 		case c == '\\':
 			escaped = true
 			if i+1 >= len(data) {
-				return i + 1, escaped, errAt(data, i+1, "in string escape code")
+				return i + 1, escaped, ErrAt(data, i+1, "in string escape code")
 			}
 			switch data[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -91,15 +94,15 @@ func scanString(data []byte, i int) (end int, escaped bool, err error) {
 			case 'u':
 				for k := 2; k < 6; k++ {
 					if i+k >= len(data) || !isHex(data[i+k]) {
-						return i + k, escaped, errAt(data, i+k, "in \\u hexadecimal character escape")
+						return i + k, escaped, ErrAt(data, i+k, "in \\u hexadecimal character escape")
 					}
 				}
 				i += 6
 			default:
-				return i + 1, escaped, errAt(data, i+1, "in string escape code")
+				return i + 1, escaped, ErrAt(data, i+1, "in string escape code")
 			}
 		default:
-			return i, escaped, errAt(data, i, "in string literal")
+			return i, escaped, ErrAt(data, i, "in string literal")
 		}
 	}
 }
@@ -115,9 +118,9 @@ func hasLess(x, n uint64) uint64 { return (x - lsb*n) & ^x & msb }
 // hasByte is non-zero when a byte of x equals b.
 func hasByte(x uint64, b byte) uint64 { return hasLess(x^(lsb*uint64(b)), 1) }
 
-// fastSkip finds the end of the value at data[i] without validating it: it only tracks strings and
-// nesting. Callers validate the value afterwards (the typed decode or skipValue does).
-func fastSkip(data []byte, i int) (int, error) {
+// FastSkip finds the end of the value at data[i] without validating it: it only tracks strings and
+// nesting. Callers validate the value afterwards (the typed decode or SkipValue does).
+func FastSkip(data []byte, i int) (int, error) {
 	depth := 0
 	for i < len(data) {
 		switch data[i] {
@@ -126,7 +129,7 @@ func fastSkip(data []byte, i int) (int, error) {
 			for {
 				k := bytes.IndexByte(data[j:], '"')
 				if k < 0 {
-					return len(data), errAt(data, len(data), "in string literal")
+					return len(data), ErrAt(data, len(data), "in string literal")
 				}
 				j += k
 				bs := 0
@@ -161,15 +164,15 @@ func fastSkip(data []byte, i int) (int, error) {
 		}
 		i++
 	}
-	return i, errAt(data, i, "looking for end of value")
+	return i, ErrAt(data, i, "looking for end of value")
 }
 
 func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// stringValue returns the decoded value of the string literal data[start:end] (quotes included).
-func stringValue(data []byte, start, end int, escaped bool) string {
+// StringValue returns the decoded value of the string literal data[start:end] (quotes included).
+func StringValue(data []byte, start, end int, escaped bool) string {
 	raw := data[start+1 : end-1]
 	if !escaped && utf8.Valid(raw) {
 		return string(raw)
@@ -183,8 +186,8 @@ func stringValue(data []byte, start, end int, escaped bool) string {
 	return s
 }
 
-// scanNumber validates a JSON number at data[i].
-func scanNumber(data []byte, i int) (int, error) {
+// ScanNumber validates a JSON number at data[i].
+func ScanNumber(data []byte, i int) (int, error) {
 	if i < len(data) && data[i] == '-' {
 		i++
 	}
@@ -196,12 +199,12 @@ func scanNumber(data []byte, i int) (int, error) {
 			i++
 		}
 	default:
-		return i, errAt(data, i, "in numeric literal")
+		return i, ErrAt(data, i, "in numeric literal")
 	}
 	if i < len(data) && data[i] == '.' {
 		i++
 		if i >= len(data) || data[i] < '0' || data[i] > '9' {
-			return i, errAt(data, i, "after decimal point in numeric literal")
+			return i, ErrAt(data, i, "after decimal point in numeric literal")
 		}
 		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
 			i++
@@ -213,7 +216,7 @@ func scanNumber(data []byte, i int) (int, error) {
 			i++
 		}
 		if i >= len(data) || data[i] < '0' || data[i] > '9' {
-			return i, errAt(data, i, "in exponent of numeric literal")
+			return i, ErrAt(data, i, "in exponent of numeric literal")
 		}
 		for i < len(data) && '0' <= data[i] && data[i] <= '9' {
 			i++
@@ -222,144 +225,144 @@ func scanNumber(data []byte, i int) (int, error) {
 	return i, nil
 }
 
-func scanLiteral(data []byte, i int, lit string) (int, error) {
+func ScanLiteral(data []byte, i int, lit string) (int, error) {
 	for k := 0; k < len(lit); k++ {
 		if i+k >= len(data) || data[i+k] != lit[k] {
-			return i + k, errAt(data, i+k, "in literal "+lit+" (expecting "+strconv.Quote(lit[k:k+1])+")")
+			return i + k, ErrAt(data, i+k, "in literal "+lit+" (expecting "+strconv.Quote(lit[k:k+1])+")")
 		}
 	}
 	return i + len(lit), nil
 }
 
-// maxDepth bounds nesting like encoding/json does (10000), so hostile input cannot exhaust the stack.
-const maxDepth = 10000
+// MaxDepth bounds nesting like encoding/json does (10000), so hostile input cannot exhaust the stack.
+const MaxDepth = 10000
 
-// skipValue validates the value starting at data[i] (no leading space) and returns the offset after it.
-func skipValue(data []byte, i int, depth int) (int, error) {
+// SkipValue validates the value starting at data[i] (no leading space) and returns the offset after it.
+func SkipValue(data []byte, i int, depth int) (int, error) {
 	if i >= len(data) {
-		return i, errAt(data, i, "looking for beginning of value")
+		return i, ErrAt(data, i, "looking for beginning of value")
 	}
 	switch c := data[i]; {
 	case c == '"':
-		end, _, err := scanString(data, i)
+		end, _, err := ScanString(data, i)
 		return end, err
 	case c == '{':
-		if depth >= maxDepth {
-			return i, &syntaxError{off: i, msg: "exceeded max depth"}
+		if depth >= MaxDepth {
+			return i, &SyntaxError{Off: i, Msg: "exceeded max depth"}
 		}
 		return skipObject(data, i, depth)
 	case c == '[':
-		if depth >= maxDepth {
-			return i, &syntaxError{off: i, msg: "exceeded max depth"}
+		if depth >= MaxDepth {
+			return i, &SyntaxError{Off: i, Msg: "exceeded max depth"}
 		}
 		return skipArray(data, i, depth)
 	case c == '-' || '0' <= c && c <= '9':
-		return scanNumber(data, i)
+		return ScanNumber(data, i)
 	case c == 't':
-		return scanLiteral(data, i, "true")
+		return ScanLiteral(data, i, "true")
 	case c == 'f':
-		return scanLiteral(data, i, "false")
+		return ScanLiteral(data, i, "false")
 	case c == 'n':
-		return scanLiteral(data, i, "null")
+		return ScanLiteral(data, i, "null")
 	default:
-		return i, errAt(data, i, "looking for beginning of value")
+		return i, ErrAt(data, i, "looking for beginning of value")
 	}
 }
 
 func skipObject(data []byte, i int, depth int) (int, error) {
-	i = skipSpace(data, i+1)
+	i = SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return i + 1, nil
 	}
 	for {
 		if i >= len(data) || data[i] != '"' {
-			return i, errAt(data, i, "looking for beginning of object key string")
+			return i, ErrAt(data, i, "looking for beginning of object key string")
 		}
-		ke, _, err := scanString(data, i)
+		ke, _, err := ScanString(data, i)
 		if err != nil {
 			return ke, err
 		}
-		i = skipSpace(data, ke)
+		i = SkipSpace(data, ke)
 		if i >= len(data) || data[i] != ':' {
-			return i, errAt(data, i, "after object key")
+			return i, ErrAt(data, i, "after object key")
 		}
-		i = skipSpace(data, i+1)
-		if i, err = skipValue(data, i, depth+1); err != nil {
+		i = SkipSpace(data, i+1)
+		if i, err = SkipValue(data, i, depth+1); err != nil {
 			return i, err
 		}
-		i = skipSpace(data, i)
+		i = SkipSpace(data, i)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 			continue
 		}
 		if i < len(data) && data[i] == '}' {
 			return i + 1, nil
 		}
-		return i, errAt(data, i, "after object key:value pair")
+		return i, ErrAt(data, i, "after object key:value pair")
 	}
 }
 
 func skipArray(data []byte, i int, depth int) (int, error) {
-	i = skipSpace(data, i+1)
+	i = SkipSpace(data, i+1)
 	if i < len(data) && data[i] == ']' {
 		return i + 1, nil
 	}
 	for {
 		var err error
-		if i, err = skipValue(data, i, depth+1); err != nil {
+		if i, err = SkipValue(data, i, depth+1); err != nil {
 			return i, err
 		}
-		i = skipSpace(data, i)
+		i = SkipSpace(data, i)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 			continue
 		}
 		if i < len(data) && data[i] == ']' {
 			return i + 1, nil
 		}
-		return i, errAt(data, i, "after array element")
+		return i, ErrAt(data, i, "after array element")
 	}
 }
 
-// iterObject walks the object at data[i] == '{'. For each member it calls fn with the key literal's span,
+// IterObject walks the object at data[i] == '{'. For each member it calls fn with the key literal's span,
 // whether the key has escapes, and the offset of the value; fn returns the offset after the value.
-func iterObject(data []byte, i int, fn func(keyStart, keyEnd int, escaped bool, val int) (int, error)) (int, error) {
-	i = skipSpace(data, i+1)
+func IterObject(data []byte, i int, fn func(keyStart, keyEnd int, escaped bool, val int) (int, error)) (int, error) {
+	i = SkipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
 		return i + 1, nil
 	}
 	for {
 		if i >= len(data) || data[i] != '"' {
-			return i, errAt(data, i, "looking for beginning of object key string")
+			return i, ErrAt(data, i, "looking for beginning of object key string")
 		}
 		ks := i
-		ke, esc, err := scanString(data, i)
+		ke, esc, err := ScanString(data, i)
 		if err != nil {
 			return ke, err
 		}
-		i = skipSpace(data, ke)
+		i = SkipSpace(data, ke)
 		if i >= len(data) || data[i] != ':' {
-			return i, errAt(data, i, "after object key")
+			return i, ErrAt(data, i, "after object key")
 		}
-		i = skipSpace(data, i+1)
+		i = SkipSpace(data, i+1)
 		if i, err = fn(ks, ke, esc, i); err != nil {
 			return i, err
 		}
-		i = skipSpace(data, i)
+		i = SkipSpace(data, i)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 			continue
 		}
 		if i < len(data) && data[i] == '}' {
 			return i + 1, nil
 		}
-		return i, errAt(data, i, "after object key:value pair")
+		return i, ErrAt(data, i, "after object key:value pair")
 	}
 }
 
-// iterArray walks the array at data[i] == '['; fn gets each element's index and offset.
-func iterArray(data []byte, i int, fn func(idx int, val int) (int, error)) (int, error) {
-	i = skipSpace(data, i+1)
+// IterArray walks the array at data[i] == '['; fn gets each element's index and offset.
+func IterArray(data []byte, i int, fn func(idx int, val int) (int, error)) (int, error) {
+	i = SkipSpace(data, i+1)
 	if i < len(data) && data[i] == ']' {
 		return i + 1, nil
 	}
@@ -368,20 +371,20 @@ func iterArray(data []byte, i int, fn func(idx int, val int) (int, error)) (int,
 		if i, err = fn(n, i); err != nil {
 			return i, err
 		}
-		i = skipSpace(data, i)
+		i = SkipSpace(data, i)
 		if i < len(data) && data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 			continue
 		}
 		if i < len(data) && data[i] == ']' {
 			return i + 1, nil
 		}
-		return i, errAt(data, i, "after array element")
+		return i, ErrAt(data, i, "after array element")
 	}
 }
 
-// kindAt names the JSON kind of the value at data[i], in encoding/json's words.
-func kindAt(data []byte, i int) string {
+// KindAt names the JSON kind of the value at data[i], in encoding/json's words.
+func KindAt(data []byte, i int) string {
 	if i >= len(data) {
 		return "nothing"
 	}

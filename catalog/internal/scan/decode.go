@@ -1,4 +1,4 @@
-package catalog
+package scan
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // A reflection-driven decoder over the validating scanner. It follows encoding/json's rules for the shapes
@@ -18,16 +19,16 @@ import (
 // rejects is what opm accepts and rejects. It can also check a value against a Go type without building
 // it (check-only mode: an invalid reflect.Value), which is how large property values are validated.
 
-// typeError is a value of the wrong JSON kind for its Go type, at a byte offset.
-type typeError struct {
-	off   int
+// TypeError is a value of the wrong JSON kind for its Go type, at a byte offset.
+type TypeError struct {
+	Off   int
 	field string // dotted path of JSON keys, "" at the top
 	got   string // JSON kind, or "number 1.5"
 	want  string // Go-ish description of the expected kind
 	cause error
 }
 
-func (e *typeError) Error() string {
+func (e *TypeError) Error() string {
 	where := ""
 	if e.field != "" {
 		where = "field " + strconv.Quote(e.field) + ": "
@@ -108,7 +109,7 @@ func (si *structInfo) lookup(key []byte) (fieldInfo, bool) {
 // inField prefixes a type error's field path with the name of the field or key it happened in; the
 // name is computed only on the error path.
 func inField(err error, name func() string) error {
-	te, ok := err.(*typeError)
+	te, ok := err.(*TypeError)
 	if !ok {
 		return err
 	}
@@ -150,14 +151,14 @@ func describeType(t reflect.Type) string {
 // or only checks it when v is not valid. It returns the offset after the value.
 func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, error) {
 	if t == rawMessageType {
-		end, err := skipValue(data, i, 0)
+		end, err := SkipValue(data, i, 0)
 		if err == nil && v.IsValid() {
 			v.SetBytes(data[i:end])
 		}
 		return end, err
 	}
 	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType) {
-		end, err := skipValue(data, i, 0)
+		end, err := SkipValue(data, i, 0)
 		if err != nil {
 			return end, err
 		}
@@ -166,23 +167,23 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 			target = reflect.New(t).Elem()
 		}
 		if err := target.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data[i:end]); err != nil {
-			return end, &typeError{off: i, cause: err}
+			return end, &TypeError{Off: i, cause: err}
 		}
 		return end, nil
 	}
 	if data[i] == 'n' {
-		return scanLiteral(data, i, "null")
+		return ScanLiteral(data, i, "null")
 	}
 	mismatch := func() (int, error) {
-		end, err := skipValue(data, i, 0)
+		end, err := SkipValue(data, i, 0)
 		if err != nil {
 			return end, err
 		}
-		got := kindAt(data, i)
+		got := KindAt(data, i)
 		if got == "number" {
 			got = "number " + string(data[i:end])
 		}
-		return end, &typeError{off: i, got: got, want: describeType(t)}
+		return end, &TypeError{Off: i, got: got, want: describeType(t)}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -195,14 +196,14 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		}
 		return decodeValue(data, i, t.Elem(), elem)
 	case reflect.Interface:
-		return skipValue(data, i, 0)
+		return SkipValue(data, i, 0)
 	case reflect.String:
 		if data[i] != '"' {
 			return mismatch()
 		}
-		end, esc, err := scanString(data, i)
+		end, esc, err := ScanString(data, i)
 		if err == nil && v.IsValid() {
-			v.SetString(stringValue(data, i, end, esc))
+			v.SetString(StringValue(data, i, end, esc))
 		}
 		return end, err
 	case reflect.Bool:
@@ -211,19 +212,19 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 			if v.IsValid() {
 				v.SetBool(true)
 			}
-			return scanLiteral(data, i, "true")
+			return ScanLiteral(data, i, "true")
 		case 'f':
 			if v.IsValid() {
 				v.SetBool(false)
 			}
-			return scanLiteral(data, i, "false")
+			return ScanLiteral(data, i, "false")
 		}
 		return mismatch()
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if kindAt(data, i) != "number" {
+		if KindAt(data, i) != "number" {
 			return mismatch()
 		}
-		end, err := scanNumber(data, i)
+		end, err := ScanNumber(data, i)
 		if err != nil {
 			return end, err
 		}
@@ -236,10 +237,10 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		}
 		return end, nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if kindAt(data, i) != "number" {
+		if KindAt(data, i) != "number" {
 			return mismatch()
 		}
-		end, err := scanNumber(data, i)
+		end, err := ScanNumber(data, i)
 		if err != nil {
 			return end, err
 		}
@@ -252,10 +253,10 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		}
 		return end, nil
 	case reflect.Float32, reflect.Float64:
-		if kindAt(data, i) != "number" {
+		if KindAt(data, i) != "number" {
 			return mismatch()
 		}
-		end, err := scanNumber(data, i)
+		end, err := ScanNumber(data, i)
 		if err != nil {
 			return end, err
 		}
@@ -277,14 +278,14 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		if v.IsValid() {
 			v.Set(reflect.MakeSlice(t, 0, 0)) // [] is an empty slice, not nil, as in encoding/json
 		}
-		return iterArray(data, i, func(n int, at int) (int, error) {
+		return IterArray(data, i, func(n int, at int) (int, error) {
 			var elem reflect.Value
 			if v.IsValid() {
 				v.Set(reflect.Append(v, reflect.Zero(t.Elem())))
 				elem = v.Index(v.Len() - 1)
 			}
 			end, err := decodeValue(data, at, t.Elem(), elem)
-			if te, ok := err.(*typeError); ok {
+			if te, ok := err.(*TypeError); ok {
 				te.field = "[" + strconv.Itoa(n) + "]" + strings.TrimPrefix("."+te.field, ".")
 				if te.field[len(te.field)-1] == '.' {
 					te.field = te.field[:len(te.field)-1]
@@ -299,12 +300,12 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		if v.IsValid() && v.IsNil() {
 			v.Set(reflect.MakeMap(t))
 		}
-		return iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+		return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
 			if !v.IsValid() {
 				end, err := decodeValue(data, at, t.Elem(), reflect.Value{})
-				return end, inField(err, func() string { return stringValue(data, ks, ke, esc) })
+				return end, inField(err, func() string { return StringValue(data, ks, ke, esc) })
 			}
-			key := stringValue(data, ks, ke, esc)
+			key := StringValue(data, ks, ke, esc)
 			elem := reflect.New(t.Elem()).Elem()
 			end, err := decodeValue(data, at, t.Elem(), elem)
 			if err == nil {
@@ -323,14 +324,14 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		if v.IsValid() {
 			winners = make([]string, len(si.fields))
 		}
-		return iterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+		return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
 			key := data[ks+1 : ke-1]
 			if esc {
-				key = []byte(stringValue(data, ks, ke, esc))
+				key = []byte(StringValue(data, ks, ke, esc))
 			}
 			f, ok := si.lookup(key)
 			if !ok {
-				return skipValue(data, at, 0)
+				return SkipValue(data, at, 0)
 			}
 			var fv reflect.Value
 			if v.IsValid() {
@@ -349,15 +350,20 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 // decodeBase64 decodes a JSON string into a []byte the way encoding/json does (standard encoding, padded;
 // CR and LF ignored).
 func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
-	end, esc, err := scanString(data, i)
+	end, esc, err := ScanString(data, i)
 	if err != nil {
 		return end, err
 	}
-	s := stringValue(data, i, end, esc)
-	b := make([]byte, base64.StdEncoding.DecodedLen(len(s)))
-	n, derr := base64.StdEncoding.Decode(b, []byte(s))
+	// the literal's bytes are the string's unless it has escapes or invalid UTF-8 (which StringValue
+	// rewrites); base64 text has neither, so it is decoded in place, without two copies of it
+	raw := data[i+1 : end-1]
+	if esc || !utf8.Valid(raw) {
+		raw = []byte(StringValue(data, i, end, esc))
+	}
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
+	n, derr := base64.StdEncoding.Decode(b, raw)
 	if derr != nil {
-		return end, &typeError{off: i, cause: fmt.Errorf("invalid base64 data: %w", derr)}
+		return end, &TypeError{Off: i, cause: fmt.Errorf("invalid base64 data: %w", derr)}
 	}
 	if v.IsValid() {
 		v.SetBytes(b[:n])
@@ -365,13 +371,13 @@ func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
 	return end, nil
 }
 
-// decodeInto decodes the value at data[i] into *out.
-func decodeInto[T any](data []byte, i int, out *T) (int, error) {
+// DecodeInto decodes the value at data[i] into *out.
+func DecodeInto[T any](data []byte, i int, out *T) (int, error) {
 	return decodeValue(data, i, reflect.TypeFor[T](), reflect.ValueOf(out).Elem())
 }
 
-// checkAs checks the value at data[i] against type T without building it.
-func checkAs[T any](data []byte, i int) (int, error) {
+// CheckAs checks the value at data[i] against type T without building it.
+func CheckAs[T any](data []byte, i int) (int, error) {
 	return decodeValue(data, i, reflect.TypeFor[T](), reflect.Value{})
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
-	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -112,107 +111,13 @@ func (c *checkReporter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// conclusion maps a verdict to a check run conclusion. An infrastructure error is a failure (a neutral
-// conclusion would satisfy branch protection), titled as not the author's fault.
-func conclusion(v report.Status) string {
-	switch v {
-	case report.Pass:
-		return "success"
-	case report.ActionRequired:
-		return "action_required"
-	default:
-		return "failure"
-	}
-}
-
-// checkTitle is the check run's one-line title.
-func checkTitle(r *report.Report) string {
-	var names []string
-	for _, s := range r.Stages {
-		if s.Status == r.Verdict() {
-			names = append(names, s.Name)
-		}
-	}
-	errs := 0
-	for _, d := range r.Diagnostics() {
-		if d.Severity == diag.Error && !d.IsInfra() {
-			errs++
-		}
-	}
-	switch r.Verdict() {
-	case report.Pass:
-		return "All stages passed"
-	case report.Fail:
-		title := fmt.Sprintf("Failed: %s (%s)", strings.Join(names, ", "), plural(errs, "error"))
-		if infra := stagesWith(r, report.Error); len(infra) > 0 {
-			// a broken change outranks an outage, which is still named (report.Verdict)
-			title += "; infrastructure failure in " + strings.Join(infra, ", ")
-		}
-		return title
-	case report.ActionRequired:
-		return "Configuration problem: " + strings.Join(names, ", ")
-	default:
-		return "Infrastructure failure in " + strings.Join(names, ", ") + ": not your change; comment /retest"
-	}
-}
-
-// stagesWith names the stages of r with status s.
-func stagesWith(r *report.Report, s report.Status) []string {
-	var names []string
-	for _, st := range r.Stages {
-		if st.Status == s {
-			names = append(names, st.Name)
-		}
-	}
-	return names
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
-// annotations turns located diagnostics into check run annotations, at most limit of them.
-func annotations(r *report.Report, limit int) (out []ghclient.Annotation, dropped int) {
-	for _, d := range r.Diagnostics() {
-		if d.File == "" {
-			continue
-		}
-		if len(out) >= limit {
-			dropped++
-			continue
-		}
-		level := map[diag.Severity]string{diag.Error: "failure", diag.Warning: "warning"}[d.Severity]
-		if level == "" {
-			level = "notice"
-		}
-		line := max(d.Line, 1)
-		title := d.Check
-		if d.Rule != "" {
-			title += ": " + d.Rule
-		}
-		msg := d.Message
-		if d.Hint != "" {
-			msg += "\n" + d.Hint
-		}
-		out = append(out, ghclient.Annotation{Path: d.File, StartLine: line, EndLine: line, Level: level, Title: title, Message: msg})
-	}
-	return out, dropped
-}
-
 // complete posts the outcome: annotations in batches of 50 (each request repeats title and summary, as
 // GitHub requires an output with them), the last batch with the conclusion; then records the run.
 func (c *checkReporter) complete(ctx context.Context, rep *report.Report) error {
 	jc := c.jc
-	anns, dropped := annotations(rep, jc.b.cfg.Checks.MaxAnnotations)
-	summary := report.Markdown(rep, report.MaxMarkdown-200)
-	if dropped > 0 {
-		summary += fmt.Sprintf("\n_%d more annotations not shown; every diagnostic is listed above and on the details page._\n", dropped)
-	}
-	title := checkTitle(rep)
-	concl := conclusion(rep.Verdict())
+	out := report.CheckRun(rep, jc.b.cfg.Checks.MaxAnnotations)
+	anns := ghAnnotations(out.Annotations)
+	summary, title, concl := out.Summary, out.Title, out.Conclusion
 	for len(anns) > annotationsPerRequest {
 		batch := anns[:annotationsPerRequest]
 		anns = anns[annotationsPerRequest:]
@@ -266,4 +171,13 @@ func (c *checkReporter) cancelled(cause error) {
 	if err := jc.b.store.finishRun(ctx, c.run); err != nil {
 		jc.log.Warn("recording the cancelled run failed", "err", err)
 	}
+}
+
+// ghAnnotations converts rendered annotations to the client's type.
+func ghAnnotations(in []report.Annotation) []ghclient.Annotation {
+	out := make([]ghclient.Annotation, len(in))
+	for i, a := range in {
+		out[i] = ghclient.Annotation{Path: a.Path, StartLine: a.StartLine, EndLine: a.EndLine, Level: a.Level, Title: a.Title, Message: a.Message}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
@@ -16,7 +17,7 @@ import (
 const annotationsPerRequest = 50
 
 // checkReporter keeps one run's check run up to date: created in progress at once, updated as stages
-// start (throttled), completed with the summary and annotations. It is the pipeline's Progress writer.
+// start (throttled), completed with the summary and annotations. It is the pipeline's Observer.
 type checkReporter struct {
 	jc       *jobCtx
 	run      *run
@@ -24,8 +25,9 @@ type checkReporter struct {
 	last     time.Time
 	stages   []string
 	external string
+	mu       sync.Mutex // guards pending: stages log from their workers
 	pending  strings.Builder
-	// ctx is the job's context, for the progress updates Write makes (an io.Writer takes none).
+	// ctx is the job's context, for the progress updates StageStarted makes (an observer takes none).
 	ctx context.Context
 }
 
@@ -77,10 +79,14 @@ func (c *checkReporter) start(ctx context.Context) error {
 
 // logf adds a line to the run's log (written to the database by flush, to keep writes per run few).
 func (c *checkReporter) logf(format string, args ...any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.pending.WriteString(timeNow().UTC().Format("15:04:05.000") + " " + fmt.Sprintf(format, args...) + "\n")
 }
 
 func (c *checkReporter) flush(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.pending.Len() == 0 {
 		return nil
 	}
@@ -89,26 +95,28 @@ func (c *checkReporter) flush(ctx context.Context) error {
 	return err
 }
 
-// Write receives the pipeline's progress lines ("catalogbot: validate...").
-func (c *checkReporter) Write(p []byte) (int, error) {
-	ctx := c.ctx
-	for _, line := range strings.Split(strings.TrimSpace(string(p)), "\n") {
-		stage := strings.TrimSuffix(strings.TrimPrefix(line, "catalogbot: "), "...")
-		c.stages = append(c.stages, stage)
-		c.logf("stage %s started", stage)
-	}
+// StageStarted records the stage and, at most every ProgressInterval, shows it on the check run.
+func (c *checkReporter) StageStarted(stage string) {
+	c.stages = append(c.stages, stage)
+	c.logf("stage %s started", stage)
 	iv := c.jc.b.cfg.Checks.ProgressInterval
-	if iv < 0 || timeNow().Sub(c.last) < iv || len(c.stages) == 0 {
-		return len(p), nil
+	if iv < 0 || timeNow().Sub(c.last) < iv {
+		return
 	}
 	c.last = timeNow()
-	cur := c.stages[len(c.stages)-1]
-	err := c.jc.gh.UpdateCheckRun(ctx, c.jc.repo, c.run.CheckRunID, ghclient.CheckRun{Name: c.name(), Status: "in_progress",
-		Title: "Running: " + cur, Summary: "Stages started so far: " + strings.Join(c.stages, ", ") + "."})
+	err := c.jc.gh.UpdateCheckRun(c.ctx, c.jc.repo, c.run.CheckRunID, ghclient.CheckRun{Name: c.name(), Status: "in_progress",
+		Title: "Running: " + stage, Summary: "Stages started so far: " + strings.Join(c.stages, ", ") + "."})
 	if err != nil {
 		c.jc.log.Warn("per-stage check run update failed", "err", err)
 	}
-	return len(p), nil
+}
+
+// StageLog keeps a stage's own progress lines in the run's log (never in the check run).
+func (c *checkReporter) StageLog(stage, line string) { c.logf("%s: %s", stage, line) }
+
+// StageDone records the stage's result in the run's log.
+func (c *checkReporter) StageDone(s report.Stage) {
+	c.logf("stage %s %s in %s", s.Name, s.Status, s.Duration.Round(time.Millisecond))
 }
 
 // complete posts the outcome: annotations in batches of 50 (each request repeats title and summary, as

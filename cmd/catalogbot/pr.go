@@ -51,7 +51,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 			if smokeIn.KubeconfigPath != "" || smokeIn.NodeImage != "" || len(smokeIn.NodeImages) > 0 || smokeIn.OLMManifestsDir != "" {
 				in.Smoke = &smokeIn
 			}
-			in.Progress = cmd.ErrOrStderr()
+			in.Observer = pipeline.TextProgress(cmd.ErrOrStderr())
 			if approvers != "" {
 				in.Approvers = strings.Split(approvers, ",")
 			}

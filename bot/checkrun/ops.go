@@ -97,20 +97,14 @@ func (o *Owner) Progress(ctx context.Context, gh GitHub, ref Ref, title, summary
 
 // Complete posts the outcome of the run ref.Attempt holds in progress: the annotations in batches of 50
 // (each request repeats title and summary, as GitHub requires an output with them), the last batch with
-// the conclusion. ErrNotOwner, writing nothing, when the run was settled or a newer attempt took it.
+// the conclusion; then the run moves to completed. ErrNotOwner, writing nothing, when the run was settled
+// or a newer attempt took it. A failed request leaves the run in progress for the job's next attempt.
 func (o *Owner) Complete(ctx context.Context, gh GitHub, ref Ref, out Output) error {
 	r, err := o.get(ctx, ref.Run)
 	if err != nil {
 		return err
 	}
-	if r == nil || r.id == 0 || r.head != ref.HeadSHA {
-		return ErrNotOwner
-	}
-	ok, err := o.held(ctx, ref, InProgress, Completed, out.Conclusion, out.Title, "")
-	if err != nil {
-		return err
-	}
-	if !ok {
+	if r == nil || r.id == 0 || r.head != ref.HeadSHA || r.state != InProgress || r.attempt != ref.Attempt {
 		return ErrNotOwner
 	}
 	anns := annotations(out.Annotations)
@@ -121,8 +115,22 @@ func (o *Owner) Complete(ctx context.Context, gh GitHub, ref Ref, out Output) er
 			return err
 		}
 	}
-	return o.write(ctx, gh, ref, r.id, ghclient.CheckRun{Name: o.name, Conclusion: out.Conclusion, DetailsURL: ref.DetailsURL,
-		Title: out.Title, Summary: out.Summary, Annotations: anns})
+	if err := o.write(ctx, gh, ref, r.id, ghclient.CheckRun{Name: o.name, Conclusion: out.Conclusion, DetailsURL: ref.DetailsURL,
+		Title: out.Title, Summary: out.Summary, Annotations: anns}); err != nil {
+		return err
+	}
+	ok, err := o.held(ctx, ref, InProgress, Completed, out.Conclusion, out.Title, "")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// Settled while the outcome was being sent: the settled outcome is the last word.
+		if err := o.reassert(ctx, gh, ref, r.id); err != nil {
+			return err
+		}
+		return ErrNotOwner
+	}
+	return nil
 }
 
 // Settle closes a run's check run that will not complete the normal way (from one of from) with

@@ -97,6 +97,7 @@ type run struct {
 	PR                               int
 	HeadSHA, BaseRef, BaseSHA, Tip   string
 	Status, Verdict, Conclusion, Log string
+	CheckRunID                       int64 // for the run page (bot/checkrun holds it)
 	Approvers                        []string
 	Settings                         settings
 	Report                           *report.Report

@@ -101,10 +101,12 @@ func (a *announcer) announce(ctx context.Context, an announcement) {
 
 // announceCheckRun creates the in-progress check run of a queued check job whose run it claimed.
 func (b *Bot) announceCheckRun(ctx context.Context, gh ghclient.GitHub, an announcement, log interface{ Warn(string, ...any) }) {
-	err := b.checks.Announce(ctx, gh, an.ref, an.lease, "Queued",
+	created, err := b.checks.Announce(ctx, gh, an.ref, an.lease, "Queued",
 		fmt.Sprintf("catalogbot queued %s as job %d; the check starts when a worker is free.", short(an.task.HeadSHA), an.job))
-	if err != nil {
-		log.Warn("creating the check run at once failed: the worker will create it", "err", err)
+	if err != nil || !created {
+		if err != nil {
+			log.Warn("creating the check run at once failed: the worker will create it", "err", err)
+		}
 		return
 	}
 	b.metrics.inProgress.WithLabelValues("announcer").Observe(time.Since(an.received).Seconds())

@@ -40,7 +40,7 @@ func TestAnnouncedStartedCompleted(t *testing.T) {
 		if again, err := o.Claim(ctx, ref(1, 0)); err != nil || again != 0 {
 			t.Fatalf("a second claim of the same run: %d %v", again, err)
 		}
-		if err := o.Announce(ctx, gh, ref(1, 0), lease, "Queued", "queued"); err != nil {
+		if _, err := o.Announce(ctx, gh, ref(1, 0), lease, "Queued", "queued"); err != nil {
 			t.Fatal(err)
 		}
 		wantState(t, o, 1, Queued)
@@ -87,7 +87,7 @@ func TestTwoSettlersOneWrite(t *testing.T) {
 		ctx := t.Context()
 		gh := &fakeGitHub{}
 		lease, _ := o.Claim(ctx, ref(1, 0))
-		if err := o.Announce(ctx, gh, ref(1, 0), lease, "Queued", "queued"); err != nil {
+		if _, err := o.Announce(ctx, gh, ref(1, 0), lease, "Queued", "queued"); err != nil {
 			t.Fatal(err)
 		}
 		owners := []*Owner{o, newOwner()}
@@ -243,6 +243,22 @@ func TestDeadAnnouncerLeaseRunsOut(t *testing.T) {
 		if cr := gh.only(t); cr.title != "Running" {
 			t.Errorf("check run %+v", cr)
 		}
+		// An announcement dropped (backlog full) releases its claim: the worker creates at once instead of
+		// waiting out a lease of an hour (the test's deadline would end it).
+		o.createLease = time.Hour
+		lease, err := o.Claim(ctx, ref(2, 0))
+		if err != nil || lease == 0 {
+			t.Fatalf("claim: %v", err)
+		}
+		if err := o.Release(ctx, ref(2, 0), lease); err != nil {
+			t.Fatal(err)
+		}
+		if created, err := o.Announce(ctx, gh, ref(2, 0), lease, "Queued", "late"); err != nil || created {
+			t.Fatalf("an announcement after its release created: %v %v", created, err)
+		}
+		if _, created, err := o.Start(ctx, gh, ref(2, 1), "Running", "worker"); err != nil || !created {
+			t.Fatalf("start after a release: created %v, %v", created, err)
+		}
 	})
 }
 
@@ -262,7 +278,10 @@ func TestRacesWithACreateInFlight(t *testing.T) {
 			gh := &blockingCreate{fakeGitHub: &fakeGitHub{}, entered: entered, release: release}
 			lease, _ := o.Claim(ctx, ref(run, 0))
 			announced := make(chan error, 1)
-			go func() { announced <- o.Announce(context.Background(), gh, ref(run, 0), lease, "Queued", "queued") }()
+			go func() {
+				_, err := o.Announce(context.Background(), gh, ref(run, 0), lease, "Queued", "queued")
+				announced <- err
+			}()
 			<-entered
 			acted := make(chan error, 1)
 			if settle {
@@ -340,7 +359,7 @@ func TestFailedUpdatesLeaveTheRunInProgress(t *testing.T) {
 			return nil, false
 		}}
 		lease, _ := o.Claim(ctx, ref(1, 0))
-		if err := o.Announce(ctx, gh, ref(1, 0), lease, "Queued", "q"); err != nil {
+		if _, err := o.Announce(ctx, gh, ref(1, 0), lease, "Queued", "q"); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := o.Start(ctx, gh, ref(1, 1), "Running", "r"); err != nil {

@@ -22,16 +22,19 @@ func (o *Owner) Claim(ctx context.Context, ref Ref) (int64, error) {
 }
 
 // Announce creates the check run of a run claimed with lease, queued (shown in progress) with title and
-// summary. A worker that started the run meanwhile waits for this create and then updates it.
-func (o *Owner) Announce(ctx context.Context, gh GitHub, ref Ref, lease int64, title, summary string) error {
-	_, _, err := o.create(ctx, gh, ref, lease, o.output(ref, title, summary))
-	return err
+// summary; false when the claim ran out before (a worker creates it). A worker that started the run
+// meanwhile waits for this create and then updates it.
+func (o *Owner) Announce(ctx context.Context, gh GitHub, ref Ref, lease int64, title, summary string) (bool, error) {
+	_, created, err := o.create(ctx, gh, ref, lease, o.output(ref, title, summary))
+	return created, err
 }
 
 // Release gives up a claim without creating (the announcement was dropped): a worker creates the check run.
 func (o *Owner) Release(ctx context.Context, ref Ref, lease int64) error {
-	o.unlease(ref, lease)
-	return nil
+	_, err := o.exec(ctx, "release the create lease", ref.Run,
+		"UPDATE check_runs SET creating_until = 0 WHERE run_id = ? AND check_run_id = 0 AND creating_until = ?", ref.Run, lease)
+	o.notify()
+	return err
 }
 
 // Start takes the run for ref.Attempt and shows it in progress (creating the check run if nothing did):

@@ -116,10 +116,10 @@ func (b *Bot) announceCheckRun(ctx context.Context, gh ghclient.GitHub, an annou
 	}
 }
 
-// claimAnnouncement records the run of a just-queued check job and claims the creation of its check run,
-// before the announcer creates it; lease 0 when a worker got to the run first.
-func (b *Bot) claimAnnouncement(ctx context.Context, job int64, t Task) (checkrun.Ref, int64, error) {
-	r, claimed, err := b.store.claimRun(ctx, job, kindCheck, t.Repo, t.PR, t.HeadSHA)
+// claimAnnouncement records the run of a check job being queued and claims the creation of its check
+// run, in the job's enqueue transaction (tx): no worker starts the job before the claim exists.
+func (b *Bot) claimAnnouncement(ctx context.Context, tx *queue.Tx, job int64, t Task) (checkrun.Ref, int64, error) {
+	r, claimed, err := b.store.claimRun(ctx, tx, job, kindCheck, t.Repo, t.PR, t.HeadSHA)
 	if err != nil || !claimed {
 		return checkrun.Ref{}, 0, err
 	}
@@ -128,7 +128,7 @@ func (b *Bot) claimAnnouncement(ctx context.Context, job int64, t Task) (checkru
 		return checkrun.Ref{}, 0, err
 	}
 	ref := checkrun.Ref{Run: r.ID, Repo: repo, HeadSHA: t.HeadSHA, DetailsURL: b.runURL(r.ID)}
-	lease, err := b.checks.Claim(ctx, ref)
+	lease, err := b.checks.Claim(ctx, tx, ref)
 	return ref, lease, err
 }
 

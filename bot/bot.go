@@ -286,19 +286,21 @@ func (jc *jobCtx) enqueue(ctx context.Context, kind, delivery string, t Task) er
 // check run is created in progress at once, and the check runs of the queued jobs it superseded are closed.
 func (b *Bot) enqueue(ctx context.Context, j *queue.Job, t Task, closeReason string) (queue.Enqueued, error) {
 	received := time.Now()
-	announce := j.Kind == kindCheck && t.PR != 0 && t.HeadSHA != ""
+	an := announcement{delivery: j.Delivery, task: t, reason: closeReason, received: received}
+	if j.Kind == kindCheck && t.PR != 0 && t.HeadSHA != "" {
+		// Claimed with the job, before any worker (of any replica) can start it: the worker then waits for
+		// the announcer's create.
+		j.WithJob = func(ctx context.Context, tx *queue.Tx, id int64) (err error) {
+			an.job = id
+			an.ref, an.lease, err = b.claimAnnouncement(ctx, tx, id, t)
+			return err
+		}
+	}
 	res, err := b.queue.Enqueue(ctx, *j)
 	if err != nil || res.Duplicate {
 		return res, err
 	}
-	an := announcement{delivery: j.Delivery, task: t, closeJobs: res.Superseded, reason: closeReason, received: received}
-	if announce {
-		// Claimed before the worker is woken: a worker of this process then waits for the announcer's create.
-		an.job = res.ID
-		if an.ref, an.lease, err = b.claimAnnouncement(ctx, res.ID, t); err != nil {
-			b.log.Warn("claim the announcement: the worker will create the check run", "job", res.ID, "err", err)
-		}
-	}
+	an.closeJobs = res.Superseded
 	if an.lease != 0 || len(an.closeJobs) > 0 {
 		if an.reason == "" {
 			an.reason = fmt.Sprintf("Superseded by job %d (%s).", res.ID, j.Event)

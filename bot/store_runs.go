@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/catalogbot/catalogbot/bot/queue"
 )
 
 // runQueued is the status of a run announced at enqueue time whose job has not started it yet.
@@ -14,8 +16,9 @@ const runQueued = "queued"
 
 // claimRun records the run of (job, kind, pr) as queued, unless a run of it exists already: then claimed
 // is false and nothing changes.
-func (s *store) claimRun(ctx context.Context, jobID int64, kind, repo string, pr int, head string) (r *run, claimed bool, err error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (job_id, kind, repo, pr, head_sha, status, started_at)
+// It runs in tx, the job's enqueue.
+func (s *store) claimRun(ctx context.Context, tx *queue.Tx, jobID int64, kind, repo string, pr int, head string) (r *run, claimed bool, err error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (job_id, kind, repo, pr, head_sha, status, started_at)
 		VALUES (?,?,?,?,?,?,?) ON CONFLICT (job_id, kind, pr) DO NOTHING`,
 		jobID, kind, repo, pr, head, runQueued, time.Now().UnixMilli())
 	if err != nil {
@@ -24,11 +27,9 @@ func (s *store) claimRun(ctx context.Context, jobID int64, kind, repo string, pr
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return nil, false, err
 	}
-	if r, err = s.runOf(ctx, jobID, kind, pr); err != nil {
+	r, err = scanRun(tx.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE job_id = ? AND kind = ? AND pr = ?", jobID, kind, pr))
+	if err != nil {
 		return nil, false, fmt.Errorf("announce run of job %d: %w", jobID, err)
-	}
-	if r == nil {
-		return nil, false, fmt.Errorf("announce run of job %d: the run just recorded is gone", jobID)
 	}
 	return r, true, nil
 }

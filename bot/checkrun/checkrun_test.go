@@ -33,11 +33,11 @@ func TestAnnouncedStartedCompleted(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, o *Owner, _ func() *Owner) {
 		ctx := t.Context()
 		gh := &fakeGitHub{}
-		lease, err := o.Claim(ctx, ref(1, 0))
+		lease, err := o.Claim(ctx, nil, ref(1, 0))
 		if err != nil || lease == 0 {
 			t.Fatalf("claim: %d %v", lease, err)
 		}
-		if again, err := o.Claim(ctx, ref(1, 0)); err != nil || again != 0 {
+		if again, err := o.Claim(ctx, nil, ref(1, 0)); err != nil || again != 0 {
 			t.Fatalf("a second claim of the same run: %d %v", again, err)
 		}
 		if _, err := o.Announce(ctx, gh, ref(1, 0), lease, "Queued", "queued"); err != nil {
@@ -86,7 +86,7 @@ func TestTwoSettlersOneWrite(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, o *Owner, newOwner func() *Owner) {
 		ctx := t.Context()
 		gh := &fakeGitHub{}
-		lease, _ := o.Claim(ctx, ref(1, 0))
+		lease, _ := o.Claim(ctx, nil, ref(1, 0))
 		if _, err := o.Announce(ctx, gh, ref(1, 0), lease, "Queued", "queued"); err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +233,7 @@ func TestDeadAnnouncerLeaseRunsOut(t *testing.T) {
 		o.createLease = 300 * time.Millisecond
 		ctx := t.Context()
 		gh := &fakeGitHub{}
-		if lease, err := o.Claim(ctx, ref(1, 0)); err != nil || lease == 0 {
+		if lease, err := o.Claim(ctx, nil, ref(1, 0)); err != nil || lease == 0 {
 			t.Fatalf("claim: %v", err)
 		}
 		// (the announcer dies here)
@@ -246,7 +246,7 @@ func TestDeadAnnouncerLeaseRunsOut(t *testing.T) {
 		// An announcement dropped (backlog full) releases its claim: the worker creates at once instead of
 		// waiting out a lease of an hour (the test's deadline would end it).
 		o.createLease = time.Hour
-		lease, err := o.Claim(ctx, ref(2, 0))
+		lease, err := o.Claim(ctx, nil, ref(2, 0))
 		if err != nil || lease == 0 {
 			t.Fatalf("claim: %v", err)
 		}
@@ -276,7 +276,7 @@ func TestRacesWithACreateInFlight(t *testing.T) {
 			release := make(chan struct{})
 			entered := make(chan struct{})
 			gh := &blockingCreate{fakeGitHub: &fakeGitHub{}, entered: entered, release: release}
-			lease, _ := o.Claim(ctx, ref(run, 0))
+			lease, _ := o.Claim(ctx, nil, ref(run, 0))
 			announced := make(chan error, 1)
 			go func() {
 				_, err := o.Announce(context.Background(), gh, ref(run, 0), lease, "Queued", "queued")
@@ -358,7 +358,7 @@ func TestFailedUpdatesLeaveTheRunInProgress(t *testing.T) {
 			}
 			return nil, false
 		}}
-		lease, _ := o.Claim(ctx, ref(1, 0))
+		lease, _ := o.Claim(ctx, nil, ref(1, 0))
 		if _, err := o.Announce(ctx, gh, ref(1, 0), lease, "Queued", "q"); err != nil {
 			t.Fatal(err)
 		}

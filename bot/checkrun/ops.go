@@ -2,23 +2,38 @@ package checkrun
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/queue"
 )
 
 // Claim records a queued run's check run with a create lease for the announcer, before any worker can
 // start the run. It returns the lease (0 when the run has its check run record already: a worker got
 // there first); the claimer then calls Announce or Release with it.
-func (o *Owner) Claim(ctx context.Context, ref Ref) (int64, error) {
+// tx is the transaction to record the claim in (the job's enqueue: queue.Job.WithJob), nil for none.
+func (o *Owner) Claim(ctx context.Context, tx *queue.Tx, ref Ref) (int64, error) {
 	lease := now() + o.createLease.Milliseconds()
-	ok, err := o.insert(ctx, ref, Queued, lease)
-	if err != nil || !ok {
+	var ex execer = o.db
+	if tx != nil {
+		ex = tx
+	}
+	res, err := ex.ExecContext(ctx, `INSERT INTO check_runs (run_id, head_sha, state, attempt, creating_until)
+		VALUES (?,?,?,?,?) ON CONFLICT (run_id) DO NOTHING`, ref.Run, ref.HeadSHA, string(Queued), ref.Attempt, lease)
+	if err != nil {
+		return 0, fmt.Errorf("claim the check run of run %d: %w", ref.Run, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return 0, err
 	}
 	return lease, nil
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 // Announce creates the check run of a run claimed with lease, queued (shown in progress) with title and

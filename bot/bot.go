@@ -127,10 +127,16 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	if b.checks, err = checkrun.New(ctx, o.Queue.DB(), o.Config.Checks.Name, 0); err != nil {
 		return nil, err
 	}
+	b.checks.Broadcast = func(ctx context.Context) error { return o.Queue.Notify(ctx, checkRunEvent) }
 	b.announcer = newAnnouncer(b)
 	b.pool = &queue.Pool{Queue: o.Queue, Handler: b.handleJob, Workers: o.Config.Queue.Workers, Lease: o.Config.Queue.Lease,
 		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob,
-		Deadline: o.Config.Timeouts.Job, Abandon: min(30*time.Second, o.Config.Queue.Lease/2)}
+		Deadline: o.Config.Timeouts.Job, Abandon: min(30*time.Second, o.Config.Queue.Lease/2),
+		OnEvent: func(event string) {
+			if event == checkRunEvent {
+				b.checks.Wake()
+			}
+		}}
 	return b, nil
 }
 
@@ -311,6 +317,9 @@ func (b *Bot) enqueue(ctx context.Context, j *queue.Job, t Task, closeReason str
 	b.pool.Wake()
 	return res, nil
 }
+
+// checkRunEvent is the queue event a process sends when it ended a check run's create (checkrun.Owner).
+const checkRunEvent = "checkrun"
 
 // runURL is the status page of a run (the check run's details link), under its unguessable page ID.
 func (b *Bot) runURL(id int64) string {

@@ -73,8 +73,12 @@ type Owner struct {
 	// past it, a writer looks the check run up by external ID and creates it if missing.
 	createLease time.Duration
 
+	// Broadcast, when set, tells the other processes sharing the table that a create ended (they call
+	// Wake): their writers waiting for it go on at once rather than when its lease runs out.
+	Broadcast func(ctx context.Context) error
+
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced when a create in this process ends
+	changed chan struct{} // closed and replaced when a create ends
 }
 
 const schema = `

@@ -381,3 +381,45 @@ func TestFailedUpdatesLeaveTheRunInProgress(t *testing.T) {
 		}
 	})
 }
+
+// A worker in another process waiting for the announcer's create goes on when the announcer broadcasts
+// its end, not when the create's lease (an hour here: the test's deadline would end it) runs out.
+func TestCreateEndIsBroadcastToOtherProcesses(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, announcer *Owner, newOwner func() *Owner) {
+		ctx := t.Context()
+		worker := newOwner()
+		announcer.createLease, worker.createLease = time.Hour, time.Hour
+		announcer.Broadcast = func(context.Context) error { worker.Wake(); return nil }
+		release, entered := make(chan struct{}), make(chan struct{})
+		gh := &blockingCreate{fakeGitHub: &fakeGitHub{}, entered: entered, release: release}
+		lease, err := announcer.Claim(ctx, nil, ref(1, 0))
+		if err != nil || lease == 0 {
+			t.Fatalf("claim: %v", err)
+		}
+		announced := make(chan error, 1)
+		go func() {
+			_, err := announcer.Announce(context.Background(), gh, ref(1, 0), lease, "Queued", "q")
+			announced <- err
+		}()
+		<-entered
+		started := make(chan error, 1)
+		go func() {
+			_, created, err := worker.Start(context.Background(), gh, ref(1, 1), "Running", "r")
+			if err == nil && created {
+				err = errors.New("the worker created a second check run")
+			}
+			started <- err
+		}()
+		waitUntil(t, func() bool { s, _, _ := worker.StateOf(ctx, 1); return s == InProgress })
+		close(release)
+		if err := <-announced; err != nil {
+			t.Fatal(err)
+		}
+		if err := <-started; err != nil {
+			t.Fatal(err)
+		}
+		if cr := gh.only(t); cr.title != "Running" {
+			t.Errorf("check run %+v", cr)
+		}
+	})
+}

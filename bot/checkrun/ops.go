@@ -332,7 +332,7 @@ func (o *Owner) existing(ctx context.Context, gh GitHub, ref Ref) (int64, error)
 	}
 }
 
-// wait blocks until a create in this process ends, the lease until (unix ms) runs out, or ctx is done.
+// wait blocks until a create ends (here, or in another process that broadcast it), the lease until (unix ms) runs out, or ctx is done.
 func (o *Owner) wait(ctx context.Context, until int64) error {
 	o.mu.Lock()
 	ch := o.changed
@@ -348,7 +348,16 @@ func (o *Owner) wait(ctx context.Context, until int64) error {
 	return nil
 }
 
+// notify wakes the writers waiting for a create, here and, through Broadcast, in the other processes.
 func (o *Owner) notify() {
+	o.Wake()
+	if o.Broadcast != nil {
+		_ = o.Broadcast(context.Background()) // best effort: a waiter missing it goes on when the lease runs out
+	}
+}
+
+// Wake wakes this process's writers waiting for a create (another process ended one).
+func (o *Owner) Wake() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	close(o.changed)

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
+
+	"github.com/catalogbot/catalogbot/internal/pgtest"
 )
 
 // What a job's WithJob records commits with the job: it sees the job's ID, it is not run for a duplicate,
@@ -60,4 +63,33 @@ func TestWithJobCommitsWithTheJob(t *testing.T) {
 			t.Errorf("queued = %d, want 1 (the refused job rolled back)", depth[Queued])
 		}
 	})
+}
+
+// An event another process notifies that is not the queue's own reaches the pool's OnEvent (PostgreSQL:
+// on SQLite one process has the queue and Notify sends nothing).
+func TestOtherEventsReachOnEvent(t *testing.T) {
+	dsn := pgtest.Start(t)
+	q1, q2 := open(t, dsn), open(t, dsn)
+	got := make(chan string, 16)
+	p := &Pool{Queue: q1, Workers: 1, Poll: 10 * time.Millisecond, Handler: func(context.Context, *Job) error { return nil },
+		OnEvent: func(e string) { got <- e }}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for {
+		if err := q2.Notify(t.Context(), "checkrun"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case e := <-got:
+			if e != "checkrun" {
+				t.Fatalf("OnEvent got %q", e)
+			}
+			return
+		case <-time.After(100 * time.Millisecond): // the listener may not be listening yet: notify again
+		case <-t.Context().Done():
+			t.Fatal("the event never reached OnEvent")
+		}
+	}
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
 )
@@ -17,24 +17,21 @@ import (
 // newer push superseded (or a closed pull request cancelled): no check run stays in progress forever.
 //
 // An announcement is best effort: when it fails or the backlog is full, the worker creates the check run
-// as it always could. Within one process the worker waits for a pending announcement of its delivery (so
-// the requests happen in one order); across replicas the run row's check_run_id is the claim: -1 while
-// an announcer creates the check run, then its ID.
+// as it always could. Who creates is decided in the store (checkrun.Owner.Claim, at enqueue time): a
+// worker that starts the run while the announcer creates its check run waits for that create.
 type announcer struct {
 	b  *Bot
 	ch chan announcement
-
-	mu      sync.Mutex
-	pending map[string]chan struct{} // by delivery
 }
 
-// announcement is one queued delivery's work: create the check run of job (0: none) and close the queued
-// runs of closeJobs.
+// announcement is one queued delivery's work: create the check run of the claimed run (ref, lease; lease 0:
+// none) and close the queued runs of closeJobs.
 type announcement struct {
 	delivery  string
-	done      chan struct{}
 	job       int64
 	task      Task
+	ref       checkrun.Ref
+	lease     int64
 	closeJobs []int64
 	reason    string
 	received  time.Time
@@ -43,84 +40,23 @@ type announcement struct {
 const (
 	announceWorkers = 8
 	announceBacklog = 4096
-	// announceWait bounds how long a worker waits for an announcement of its job (in this process, or,
-	// through the run row, in another replica).
-	announceWait = 15 * time.Second
-	// claimedCheckRun marks a run whose check run an announcer is creating.
-	claimedCheckRun = -1
 )
 
 func newAnnouncer(b *Bot) *announcer {
-	return &announcer{b: b, ch: make(chan announcement, announceBacklog), pending: map[string]chan struct{}{}}
+	return &announcer{b: b, ch: make(chan announcement, announceBacklog)}
 }
 
-// begin registers a delivery whose job is about to be queued, before it can be claimed.
-func (a *announcer) begin(delivery string) chan struct{} {
-	done := make(chan struct{})
-	a.mu.Lock()
-	a.pending[delivery] = done
-	a.mu.Unlock()
-	return done
-}
-
-// finish marks an announcement done (or abandoned).
-func (a *announcer) finish(delivery string, done chan struct{}) {
-	if done == nil {
-		return
-	}
-	a.mu.Lock()
-	if a.pending[delivery] == done {
-		delete(a.pending, delivery)
-	}
-	a.mu.Unlock()
-	close(done)
-}
-
-// send hands an announcement to the announcer's workers; with the backlog full it is dropped.
+// send hands an announcement to the announcer's workers; with the backlog full it is dropped (its claim
+// released: the worker creates the check run).
 func (a *announcer) send(an announcement) {
 	select {
 	case a.ch <- an:
 	default:
 		a.b.log.Warn("announcement backlog full: the worker will create the check run", "delivery", an.delivery, "job", an.job)
-		a.finish(an.delivery, an.done)
-	}
-}
-
-// wait blocks until the announcement of delivery, if one is pending in this process, is done.
-func (a *announcer) wait(ctx context.Context, delivery string) {
-	a.mu.Lock()
-	done := a.pending[delivery]
-	a.mu.Unlock()
-	if done == nil {
-		return
-	}
-	t := time.NewTimer(announceWait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
-
-// waitAll blocks until every announcement pending now is done (a superseded check closes its check run
-// after its successor's appeared).
-func (a *announcer) waitAll(ctx context.Context) {
-	a.mu.Lock()
-	var pending []chan struct{}
-	for _, done := range a.pending {
-		pending = append(pending, done)
-	}
-	a.mu.Unlock()
-	t := time.NewTimer(announceWait)
-	defer t.Stop()
-	for _, done := range pending {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			return
+		if an.lease != 0 {
+			if err := a.b.checks.Release(context.Background(), an.ref, an.lease); err != nil {
+				a.b.log.Warn("release the announcement's claim", "err", err)
+			}
 		}
 	}
 }
@@ -135,7 +71,6 @@ func (a *announcer) run(ctx context.Context) {
 					return
 				case an := <-a.ch:
 					a.announce(ctx, an)
-					a.finish(an.delivery, an.done)
 				}
 			}
 		}()
@@ -146,52 +81,55 @@ func (a *announcer) announce(ctx context.Context, an announcement) {
 	b := a.b
 	log := b.log.With("delivery", an.delivery, "repo", an.task.Repo, "job", an.job)
 	repo, err := ghclient.ParseRepo(an.task.Repo)
-	if err != nil {
-		log.Warn("announce", "err", err)
-		return
-	}
-	gh, err := b.gh.For(an.task.Installation)
-	if err != nil {
-		log.Warn("announce", "err", err)
-		return
-	}
-	if an.job != 0 {
-		if err := b.announceCheckRun(ctx, gh, repo, an); err != nil {
-			log.Warn("creating the check run at once failed: the worker will create it", "err", err)
+	if err == nil {
+		var gh ghclient.GitHub
+		if gh, err = b.gh.For(an.task.Installation); err == nil {
+			if an.lease != 0 {
+				b.announceCheckRun(ctx, gh, an, log)
+			}
+			if len(an.closeJobs) > 0 {
+				b.closeQueuedRuns(ctx, gh, repo, an.closeJobs, an.reason)
+			}
+			return
 		}
 	}
-	if len(an.closeJobs) > 0 {
-		b.closeQueuedRuns(ctx, gh, repo, an.closeJobs, an.reason)
+	log.Warn("announce", "err", err)
+	if an.lease != 0 {
+		_ = b.checks.Release(ctx, an.ref, an.lease)
 	}
 }
 
-// announceCheckRun creates the in-progress check run of a queued check job, unless its worker (here or in
-// another replica) got to the run first.
-func (b *Bot) announceCheckRun(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, an announcement) error {
-	t := an.task
-	r, claimed, err := b.store.claimRun(ctx, an.job, kindCheck, t.Repo, t.PR, t.HeadSHA)
-	if err != nil || !claimed {
-		return err
-	}
-	id, err := gh.CreateCheckRun(ctx, repo, ghclient.CheckRun{Name: b.cfg.Checks.Name, HeadSHA: t.HeadSHA, Status: "in_progress",
-		DetailsURL: b.runURL(r.ID), ExternalID: externalID(r.ID), Title: "Queued",
-		Summary: fmt.Sprintf("catalogbot queued %s as job %d; the check starts when a worker is free.", short(t.HeadSHA), an.job)})
-	if err != nil {
-		// Hand the run back: the worker creates the check run.
-		if _, rerr := b.store.setCheckRunFrom(context.WithoutCancel(ctx), r.ID, claimedCheckRun, 0); rerr != nil {
-			err = errors.Join(err, rerr)
+// announceCheckRun creates the in-progress check run of a queued check job whose run it claimed.
+func (b *Bot) announceCheckRun(ctx context.Context, gh ghclient.GitHub, an announcement, log interface{ Warn(string, ...any) }) {
+	created, err := b.checks.Announce(ctx, gh, an.ref, an.lease, "Queued",
+		fmt.Sprintf("catalogbot queued %s as job %d; the check starts when a worker is free.", short(an.task.HeadSHA), an.job))
+	if err != nil || !created {
+		if err != nil {
+			log.Warn("creating the check run at once failed: the worker will create it", "err", err)
 		}
-		return err
-	}
-	if _, err := b.store.setCheckRunFrom(context.WithoutCancel(ctx), r.ID, claimedCheckRun, id); err != nil {
-		return err
+		return
 	}
 	b.metrics.inProgress.WithLabelValues("announcer").Observe(time.Since(an.received).Seconds())
 	// A newer push may have superseded the job while its check run was being created.
 	if j, err := b.queue.Get(ctx, an.job); err == nil && j != nil && j.State == queue.Superseded {
-		b.closeQueuedRuns(ctx, gh, repo, []int64{an.job}, "Superseded by a newer push before the check started.")
+		b.closeQueuedRuns(ctx, gh, an.ref.Repo, []int64{an.job}, "Superseded by a newer push before the check started.")
 	}
-	return nil
+}
+
+// claimAnnouncement records the run of a check job being queued and claims the creation of its check
+// run, in the job's enqueue transaction (tx): no worker starts the job before the claim exists.
+func (b *Bot) claimAnnouncement(ctx context.Context, tx *queue.Tx, job int64, t Task) (checkrun.Ref, int64, error) {
+	r, claimed, err := b.store.claimRun(ctx, tx, job, kindCheck, t.Repo, t.PR, t.HeadSHA)
+	if err != nil || !claimed {
+		return checkrun.Ref{}, 0, err
+	}
+	repo, err := ghclient.ParseRepo(t.Repo)
+	if err != nil {
+		return checkrun.Ref{}, 0, err
+	}
+	ref := checkrun.Ref{Run: r.ID, Repo: repo, HeadSHA: t.HeadSHA, DetailsURL: b.runURL(r.ID)}
+	lease, err := b.checks.Claim(ctx, tx, ref)
+	return ref, lease, err
 }
 
 // closeQueuedRuns completes, as cancelled, the announced check runs of jobs that will never run.
@@ -207,7 +145,7 @@ func (b *Bot) closeQueuedRuns(ctx context.Context, gh ghclient.GitHub, repo ghcl
 }
 
 // settleRun completes a run that did not finish the normal way, and its check run, once: only the caller
-// that moves the run out of status from closes the check run.
+// that moves the run out of status from closes the check run (checkrun.Owner.Settle).
 func (b *Bot) settleRun(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, r *run, from, conclusion, title, summary string) {
 	status := runCancelled
 	if conclusion != "cancelled" {
@@ -220,21 +158,13 @@ func (b *Bot) settleRun(ctx context.Context, gh ghclient.GitHub, repo ghclient.R
 		}
 		return
 	}
-	if r.CheckRunID == claimedCheckRun {
-		// An announcer is creating the check run: close it once it exists.
-		id, err := b.awaitCheckRun(ctx, r)
-		if err != nil {
-			b.log.Warn("settle run: wait for its check run", "run", r.ID, "err", err)
-			return
-		}
-		r.CheckRunID = id
+	states := []checkrun.State{checkrun.Queued}
+	if from == runRunning {
+		states = append(states, checkrun.InProgress)
 	}
-	if r.CheckRunID <= 0 {
-		return
-	}
-	if err := gh.UpdateCheckRun(ctx, repo, r.CheckRunID, ghclient.CheckRun{Name: b.cfg.Checks.Name, Conclusion: conclusion,
-		Title: title, Summary: summary}); err != nil {
-		b.log.Warn("close check run", "run", r.ID, "check_run", r.CheckRunID, "err", err)
+	ref := checkrun.Ref{Run: r.ID, Repo: repo, HeadSHA: r.HeadSHA}
+	if _, err := b.checks.Settle(ctx, gh, ref, states, conclusion, title, summary); err != nil {
+		b.log.Warn("close check run", "run", r.ID, "err", err)
 	}
 }
 
@@ -277,32 +207,3 @@ func (jc *jobCtx) settleRuns(ctx context.Context, statuses []string, conclusion,
 		}
 	}
 }
-
-// awaitCheckRun returns the check run of a run whose announcement another process is making (its
-// check_run_id is claimedCheckRun): the ID once recorded, or 0 when the announcer gave up or did not
-// answer in time (the caller looks the check run up by its external ID, then creates one).
-func (b *Bot) awaitCheckRun(ctx context.Context, r *run) (int64, error) {
-	deadline := time.Now().Add(announceWait)
-	for {
-		cur, err := b.store.getRun(ctx, r.ID)
-		if err != nil {
-			return 0, err
-		}
-		if cur == nil || cur.CheckRunID != claimedCheckRun {
-			if cur == nil {
-				return 0, nil
-			}
-			return cur.CheckRunID, nil
-		}
-		if time.Now().After(deadline) {
-			return 0, nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-func externalID(runID int64) string { return fmt.Sprintf("catalogbot-run-%d", runID) }

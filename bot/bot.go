@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
@@ -65,6 +66,8 @@ type Bot struct {
 	registries []registryLogin
 	pageKey    []byte // run page IDs are derived from it (statusauth.go)
 	started    time.Time
+	// checks is the only writer of check runs.
+	checks *checkrun.Owner
 	// announcer creates check runs at enqueue time.
 	announcer *announcer
 	// inflight bounds the webhook body bytes held at once.
@@ -121,10 +124,19 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	// Every registry request has a deadline, and plain HTTP only to loopback as the checks' own transports
 	// (RemoteOptions that set their own transport replace it).
 	b.remote = append([]remote.Option{remote.WithTransport(registry.Transport(o.Config.Timeouts.RegistryRequest))}, o.RemoteOptions...)
+	if b.checks, err = checkrun.New(ctx, o.Queue.DB(), o.Config.Checks.Name, 0); err != nil {
+		return nil, err
+	}
+	b.checks.Broadcast = func(ctx context.Context) error { return o.Queue.Notify(ctx, checkRunEvent) }
 	b.announcer = newAnnouncer(b)
 	b.pool = &queue.Pool{Queue: o.Queue, Handler: b.handleJob, Workers: o.Config.Queue.Workers, Lease: o.Config.Queue.Lease,
 		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob,
-		Deadline: o.Config.Timeouts.Job, Abandon: min(30*time.Second, o.Config.Queue.Lease/2)}
+		Deadline: o.Config.Timeouts.Job, Abandon: min(30*time.Second, o.Config.Queue.Lease/2),
+		OnEvent: func(event string) {
+			if event == checkRunEvent {
+				b.checks.Wake()
+			}
+		}}
 	return b, nil
 }
 
@@ -280,23 +292,24 @@ func (jc *jobCtx) enqueue(ctx context.Context, kind, delivery string, t Task) er
 // check run is created in progress at once, and the check runs of the queued jobs it superseded are closed.
 func (b *Bot) enqueue(ctx context.Context, j *queue.Job, t Task, closeReason string) (queue.Enqueued, error) {
 	received := time.Now()
-	var done chan struct{}
-	announce := j.Kind == kindCheck && t.PR != 0 && t.HeadSHA != ""
-	if announce {
-		done = b.announcer.begin(j.Delivery)
+	an := announcement{delivery: j.Delivery, task: t, reason: closeReason, received: received}
+	if j.Kind == kindCheck && t.PR != 0 && t.HeadSHA != "" {
+		// Claimed with the job, before any worker (of any replica) can start it: the worker then waits for
+		// the announcer's create.
+		j.WithJob = func(ctx context.Context, tx *queue.Tx, id int64) (err error) {
+			an.job = id
+			an.ref, an.lease, err = b.claimAnnouncement(ctx, tx, id, t)
+			return err
+		}
 	}
 	res, err := b.queue.Enqueue(ctx, *j)
 	if err != nil || res.Duplicate {
-		b.announcer.finish(j.Delivery, done)
 		return res, err
 	}
-	if announce || (j.Kind == kindCheck && len(res.Superseded) > 0) {
-		if closeReason == "" {
-			closeReason = fmt.Sprintf("Superseded by job %d (%s).", res.ID, j.Event)
-		}
-		an := announcement{delivery: j.Delivery, done: done, task: t, closeJobs: res.Superseded, reason: closeReason, received: received}
-		if announce {
-			an.job = res.ID
+	an.closeJobs = res.Superseded
+	if an.lease != 0 || len(an.closeJobs) > 0 {
+		if an.reason == "" {
+			an.reason = fmt.Sprintf("Superseded by job %d (%s).", res.ID, j.Event)
 		}
 		b.announcer.send(an)
 	}
@@ -304,6 +317,9 @@ func (b *Bot) enqueue(ctx context.Context, j *queue.Job, t Task, closeReason str
 	b.pool.Wake()
 	return res, nil
 }
+
+// checkRunEvent is the queue event a process sends when it ended a check run's create (checkrun.Owner).
+const checkRunEvent = "checkrun"
 
 // runURL is the status page of a run (the check run's details link), under its unguessable page ID.
 func (b *Bot) runURL(id int64) string {

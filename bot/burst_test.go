@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
@@ -146,7 +147,7 @@ func TestWebhookBurst(t *testing.T) {
 		if r.Kind != kindCheck {
 			continue
 		}
-		prOfRun[externalID(r.ID)] = r.PR
+		prOfRun[checkrun.ExternalID(r.ID)] = r.PR
 		if r.Status == runCompleted && r.Conclusion == "success" {
 			completed[r.PR] = true
 		}

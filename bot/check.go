@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/diag"
@@ -17,8 +18,9 @@ import (
 // check runs the pipeline on the head of the task's pull request (or of every open pull request whose
 // head is the task's SHA) and reports it.
 func (jc *jobCtx) check(ctx context.Context) error {
-	// The delivery's check run may be being created right now: let that finish first.
-	jc.b.announcer.wait(ctx, jc.job.Delivery)
+	if err := jc.awaitAnnouncement(ctx); err != nil {
+		return err
+	}
 	prs := []int{jc.task.PR}
 	if jc.task.PR == 0 {
 		var err error
@@ -54,7 +56,7 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 	if err != nil {
 		return err
 	}
-	cr := &checkReporter{jc: jc, run: r, sha: pr.HeadSHA}
+	cr := newCheckReporter(jc, r, pr.HeadSHA)
 	if err := cr.start(ctx); err != nil {
 		return err
 	}
@@ -72,6 +74,10 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 	rep.Title = fmt.Sprintf("pull request %s#%d at %s by %s", jc.task.Repo, number, short(pr.HeadSHA), pr.Author)
 	r.Settings = sets
 	if err := cr.complete(ctx, rep); err != nil {
+		if checkrun.IsNotOwner(err) {
+			jc.log.Info("check not reported: its run was settled or taken over meanwhile", "run", r.ID)
+			return nil
+		}
 		return err
 	}
 	for _, s := range rep.Stages {
@@ -79,6 +85,19 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 	}
 	t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: number, Reason: "check completed"}
 	return jc.enqueue(ctx, kindEvaluate, fmt.Sprintf("evaluate:run:%d:%d", r.ID, jc.job.Attempts), t)
+}
+
+// awaitAnnouncement lets the creation of the job's announced check run, if one is in flight, finish
+// before the job's own requests.
+func (jc *jobCtx) awaitAnnouncement(ctx context.Context) error {
+	if jc.task.PR == 0 {
+		return nil
+	}
+	r, err := jc.b.store.runOf(ctx, jc.job.ID, kindCheck, jc.task.PR)
+	if err != nil || r == nil {
+		return err
+	}
+	return jc.b.checks.Await(ctx, r.ID)
 }
 
 // dropStaleAnnouncement closes the check run announced for this job when the pull request's head moved
@@ -143,7 +162,7 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	r.Approvers = res.Current
 	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: br.repo, Base: base, Head: head, Rules: br.rules, Author: pr.Author,
 		Approvers: res.Current, Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(),
-		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr, StageTimeout: jc.b.cfg.Timeouts.Stage})
+		SkipImages: jc.b.cfg.Checks.SkipImages, Observer: cr, StageTimeout: jc.b.cfg.Timeouts.Stage})
 	return rep, sets, err
 }
 

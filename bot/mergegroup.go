@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
@@ -22,7 +23,7 @@ func (jc *jobCtx) mergeGroup(ctx context.Context) error {
 		return err
 	}
 	r.BaseRef, r.BaseSHA, r.Tip = strings.TrimPrefix(jc.task.HeadRef, "refs/heads/"), jc.task.BaseSHA, jc.task.BaseSHA
-	cr := &checkReporter{jc: jc, run: r, sha: head}
+	cr := newCheckReporter(jc, r, head)
 	if err := cr.start(ctx); err != nil {
 		return err
 	}
@@ -38,7 +39,11 @@ func (jc *jobCtx) mergeGroup(ctx context.Context) error {
 		rep = errorReport(err)
 	}
 	rep.Title = fmt.Sprintf("merge group %s at %s", jc.task.HeadRef, short(head))
-	return cr.complete(ctx, rep)
+	if err := cr.complete(ctx, rep); !checkrun.IsNotOwner(err) {
+		return err
+	}
+	jc.log.Info("merge group check not reported: its run was settled or taken over meanwhile", "run", r.ID)
+	return nil
 }
 
 func (jc *jobCtx) runGroup(ctx context.Context, cr *checkReporter) (*report.Report, error) {
@@ -57,7 +62,7 @@ func (jc *jobCtx) runGroup(ctx context.Context, cr *checkReporter) (*report.Repo
 	}
 	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: jc.task.BaseSHA, Head: jc.task.HeadSHA,
 		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(),
-		SkipImages: jc.b.cfg.Checks.SkipImages, Progress: cr})
+		SkipImages: jc.b.cfg.Checks.SkipImages, Observer: cr})
 	if err != nil {
 		return nil, err
 	}

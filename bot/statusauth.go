@@ -209,6 +209,11 @@ func (b *Bot) handleRun(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if _, run.CheckRunID, err = b.checks.StateOf(r.Context(), run.ID); err != nil {
+		b.log.Error("run page", "run", id, "err", err)
+		http.Error(w, "queue database unavailable", http.StatusServiceUnavailable)
+		return
+	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	render(w, "run.html", run)

@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS runs (
 	status       TEXT    NOT NULL,
 	verdict      TEXT    NOT NULL DEFAULT '',
 	conclusion   TEXT    NOT NULL DEFAULT '',
-	check_run_id INTEGER NOT NULL DEFAULT 0,
+	check_run_id INTEGER NOT NULL DEFAULT 0, -- unused: check runs are bot/checkrun's (kept for existing databases)
 	approvers    TEXT    NOT NULL DEFAULT '[]',
 	settings     TEXT    NOT NULL DEFAULT '{}',
 	report       TEXT    NOT NULL DEFAULT '',
@@ -97,14 +97,14 @@ type run struct {
 	PR                               int
 	HeadSHA, BaseRef, BaseSHA, Tip   string
 	Status, Verdict, Conclusion, Log string
-	CheckRunID                       int64
+	CheckRunID                       int64 // for the run page (bot/checkrun holds it)
 	Approvers                        []string
 	Settings                         settings
 	Report                           *report.Report
 	Started, Finished                time.Time
 }
 
-const runColumns = `id, job_id, kind, repo, pr, head_sha, base_ref, base_sha, base_tip, status, verdict, conclusion, check_run_id,
+const runColumns = `id, job_id, kind, repo, pr, head_sha, base_ref, base_sha, base_tip, status, verdict, conclusion,
 	approvers, settings, report, log, started_at, finished_at`
 
 func scanRun(row interface{ Scan(...any) error }) (*run, error) {
@@ -112,7 +112,7 @@ func scanRun(row interface{ Scan(...any) error }) (*run, error) {
 	var approvers, sets, rep string
 	var started, finished int64
 	if err := row.Scan(&r.ID, &r.JobID, &r.Kind, &r.Repo, &r.PR, &r.HeadSHA, &r.BaseRef, &r.BaseSHA, &r.Tip, &r.Status, &r.Verdict,
-		&r.Conclusion, &r.CheckRunID, &approvers, &sets, &rep, &r.Log, &started, &finished); err != nil {
+		&r.Conclusion, &approvers, &sets, &rep, &r.Log, &started, &finished); err != nil {
 		return nil, err
 	}
 	_ = json.Unmarshal([]byte(approvers), &r.Approvers)
@@ -131,13 +131,12 @@ func scanRun(row interface{ Scan(...any) error }) (*run, error) {
 }
 
 // startRun returns the run of (job, kind, pr), creating it; a retried job gets its earlier run back (and
-// with it the check run it created). A run of another head is reset to this one.
+// with it the check run it created: checkrun.Owner.Start). A run of another head is moved to this one.
 func (s *store) startRun(ctx context.Context, jobID int64, kind, repo string, pr int, head string) (*run, error) {
 	now := time.Now().UnixMilli()
 	// Update first: an upsert that conflicts still uses up an ID of the runs' sequence.
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, started_at = ?,
-		check_run_id = CASE WHEN head_sha = ? THEN check_run_id ELSE 0 END, head_sha = ?
-		WHERE job_id = ? AND kind = ? AND pr = ?`, runRunning, now, head, head, jobID, kind, pr)
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, started_at = ?, head_sha = ?
+		WHERE job_id = ? AND kind = ? AND pr = ?`, runRunning, now, head, jobID, kind, pr)
 	if err != nil {
 		return nil, fmt.Errorf("record run of job %d: %w", jobID, err)
 	}
@@ -146,18 +145,12 @@ func (s *store) startRun(ctx context.Context, jobID int64, kind, repo string, pr
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO runs (job_id, kind, repo, pr, head_sha, status, started_at) VALUES (?,?,?,?,?,?,?)
 		ON CONFLICT (job_id, kind, pr) DO UPDATE SET status = excluded.status, started_at = excluded.started_at,
-			check_run_id = CASE WHEN head_sha = excluded.head_sha THEN check_run_id ELSE 0 END,
 			head_sha = excluded.head_sha`,
 		jobID, kind, repo, pr, head, runRunning, now)
 	if err != nil {
 		return nil, fmt.Errorf("record run of job %d: %w", jobID, err)
 	}
 	return scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE job_id = ? AND kind = ? AND pr = ?", jobID, kind, pr))
-}
-
-func (s *store) setCheckRun(ctx context.Context, runID, checkRunID int64) error {
-	_, err := s.db.ExecContext(ctx, "UPDATE runs SET check_run_id = ? WHERE id = ?", checkRunID, runID)
-	return err
 }
 
 func (s *store) appendLog(ctx context.Context, runID int64, line string) error {

@@ -7,40 +7,31 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/catalogbot/catalogbot/bot/queue"
 )
 
 // runQueued is the status of a run announced at enqueue time whose job has not started it yet.
 const runQueued = "queued"
 
-// claimRun records the run of (job, kind, pr) as queued with its check run being created (check_run_id
-// claimedCheckRun), unless a run of it exists already: then claimed is false and nothing changes.
-func (s *store) claimRun(ctx context.Context, jobID int64, kind, repo string, pr int, head string) (r *run, claimed bool, err error) {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (job_id, kind, repo, pr, head_sha, status, check_run_id, started_at)
-		VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (job_id, kind, pr) DO NOTHING`,
-		jobID, kind, repo, pr, head, runQueued, claimedCheckRun, time.Now().UnixMilli())
+// claimRun records the run of (job, kind, pr) as queued, unless a run of it exists already: then claimed
+// is false and nothing changes.
+// It runs in tx, the job's enqueue.
+func (s *store) claimRun(ctx context.Context, tx *queue.Tx, jobID int64, kind, repo string, pr int, head string) (r *run, claimed bool, err error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (job_id, kind, repo, pr, head_sha, status, started_at)
+		VALUES (?,?,?,?,?,?,?) ON CONFLICT (job_id, kind, pr) DO NOTHING`,
+		jobID, kind, repo, pr, head, runQueued, time.Now().UnixMilli())
 	if err != nil {
 		return nil, false, fmt.Errorf("announce run of job %d: %w", jobID, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
 		return nil, false, err
 	}
-	if r, err = s.runOf(ctx, jobID, kind, pr); err != nil {
+	r, err = scanRun(tx.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE job_id = ? AND kind = ? AND pr = ?", jobID, kind, pr))
+	if err != nil {
 		return nil, false, fmt.Errorf("announce run of job %d: %w", jobID, err)
 	}
-	if r == nil {
-		return nil, false, fmt.Errorf("announce run of job %d: the run just recorded is gone", jobID)
-	}
 	return r, true, nil
-}
-
-// setCheckRunFrom records a run's check run only if it is still from (the claim protocol of announcements).
-func (s *store) setCheckRunFrom(ctx context.Context, runID, from, to int64) (bool, error) {
-	res, err := s.db.ExecContext(ctx, "UPDATE runs SET check_run_id = ? WHERE id = ? AND check_run_id = ?", to, runID, from)
-	if err != nil {
-		return false, fmt.Errorf("record check run of run %d: %w", runID, err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
 }
 
 // runsOfJobs lists the runs of jobs in status.

@@ -190,7 +190,7 @@ func (s *state) renderTemplates(ctx context.Context) report.Stage {
 	if err != nil {
 		return stageFromErr(err)
 	}
-	results := template.RenderJobs(ctx, s.headDir, a.jobs, &template.Images{Store: store, Pull: pull}, 0, s.in.Progress)
+	results := template.RenderJobs(ctx, s.headDir, a.jobs, &template.Images{Store: store, Pull: pull}, 0, s.stageWriter("render"))
 	ds := append(append([]diag.Diagnostic(nil), a.planDs...), groupDrift(template.Diagnostics(s.headDir, results, true), a.catalogs)...)
 	seen := map[string]bool{}
 	for _, j := range a.jobs {

@@ -7,7 +7,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -38,8 +37,9 @@ type Input struct {
 	Limits validate.Limits
 	// SkipImages skips the images stage (offline use).
 	SkipImages bool
-	// Progress receives one line per stage start (stderr in the CLI); nil for none.
-	Progress io.Writer
+	// Observer is told of each stage's start, progress lines and result (TextProgress prints them); nil
+	// for none.
+	Observer Observer
 	// Smoke says where smoke installs run when .catalogbot.yaml enables them; nil means this front-end
 	// has no cluster, and an enabled smoke stage reports that as an error.
 	Smoke *SmokeInput
@@ -88,15 +88,19 @@ func Run(ctx context.Context, in Input) (*report.Report, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if in.Progress != nil {
-			fmt.Fprintf(in.Progress, "catalogbot: %s...\n", stage.name)
+		if in.Observer != nil {
+			in.Observer.StageStarted(stage.name)
 		}
 		start := time.Now()
 		s := runStage(ctx, stage.name, in.StageTimeout, stage.run)
+		st.closeLines()
 		s.Name = stage.name
 		s.Duration = time.Since(start)
 		s.Diagnostics = diag.Sort(s.Diagnostics)
 		r.Stages = append(r.Stages, s)
+		if in.Observer != nil {
+			in.Observer.StageDone(s)
+		}
 	}
 	return r, nil
 }

@@ -87,7 +87,7 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		KubeconfigPath: in.KubeconfigPath, NodeImage: in.NodeImage, OLMManifestsDir: in.OLMManifestsDir,
 		Keep: in.Keep, ImageArchives: in.ImageArchives,
 		CatalogImage: repo + "@" + dig.String(), CatalogArchive: archive,
-		Packages: pkgs, Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: s.in.Progress,
+		Packages: pkgs, Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: s.stageWriter("smoke"),
 	}
 	if in.KubeconfigPath == "" && in.NodeImage == "" && len(in.NodeImages) > 0 {
 		img, err := nodeImageFor(in.NodeImages, minKubeVersion(s.changes.head, pkgs))

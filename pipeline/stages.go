@@ -39,6 +39,8 @@ type state struct {
 
 	multiAffected *affected      // a template-driven repository's touched packages and catalogs (catalogs.go)
 	pairs         *[]catalogPair // their base and head catalogs (percatalog.go)
+
+	openLines []*stageLines // the stage writers handed out to the running stage (observer.go)
 }
 
 func (s *state) loadConfig(ctx context.Context) report.Stage {
@@ -418,7 +420,7 @@ func (s *state) render(ctx context.Context) report.Stage {
 		return report.Stage{Status: report.Skipped, Summary: s.refsFile() + " does not exist"}
 	}
 	st, _ := renderStage(ctx, s.headDir, s.refsFile(), s.catalogDir(), data,
-		render.Options{RemoteOptions: s.in.RemoteOptions, Format: s.cfg.Catalog.Format, Progress: s.in.Progress,
+		render.Options{RemoteOptions: s.in.RemoteOptions, Format: s.cfg.Catalog.Format, Progress: s.stageWriter("render"),
 			AllowedRegistries: s.cfg.Images.AllowedRegistries}, "")
 	return st
 }

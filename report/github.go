@@ -38,7 +38,7 @@ func WriteGitHub(w io.Writer, r *Report, root string) error {
 				props = append(props, fmt.Sprintf("col=%d", d.Column))
 			}
 		}
-		props = append(props, "title="+escapeProperty(ruleID(d)))
+		props = append(props, "title="+escapeProperty(RuleID(d)))
 		fmt.Fprintf(&b, "::%s %s::%s\n", level, strings.Join(props, ","), escapeData(messageWithHint(d)))
 	}
 	for _, s := range r.Stages {

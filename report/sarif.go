@@ -83,7 +83,7 @@ func WriteSARIF(w io.Writer, r *Report, version, root string) error {
 	ruleIdx := map[string]int{}
 	var ids []string
 	for _, d := range ds {
-		id := ruleID(d)
+		id := RuleID(d)
 		if _, ok := ruleIdx[id]; !ok {
 			ruleIdx[id] = 0
 			ids = append(ids, id)
@@ -97,7 +97,7 @@ func WriteSARIF(w io.Writer, r *Report, version, root string) error {
 	}
 	results := make([]sarifResult, 0, len(ds))
 	for _, d := range ds {
-		res := sarifResult{RuleID: ruleID(d), RuleIndex: ruleIdx[ruleID(d)], Level: sarifLevel(d.Severity), Message: sarifMessage{Text: messageWithHint(d)}}
+		res := sarifResult{RuleID: RuleID(d), RuleIndex: ruleIdx[RuleID(d)], Level: sarifLevel(d.Severity), Message: sarifMessage{Text: messageWithHint(d)}}
 		if d.File != "" {
 			loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: sarifURI(joinRoot(root, d.File))}}}
 			if d.Line > 0 {
@@ -122,20 +122,13 @@ func WriteSARIF(w io.Writer, r *Report, version, root string) error {
 				p = &sarifRunProperties{Truncated: map[string]int{}}
 				log.Runs[0].Properties = p
 			}
-			p.Truncated[ruleID(diag.Diagnostic{Check: t.Check, Rule: t.Rule})] += t.Count
+			p.Truncated[RuleID(diag.Diagnostic{Check: t.Check, Rule: t.Rule})] += t.Count
 		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(log)
-}
-
-func ruleID(d diag.Diagnostic) string {
-	if d.Rule == "" {
-		return d.Check
-	}
-	return d.Check + "/" + d.Rule
 }
 
 func sarifLevel(s diag.Severity) string {

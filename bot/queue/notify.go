@@ -40,6 +40,10 @@ func (q *Queue) notify(ctx context.Context, db execer, event string) error {
 	return nil
 }
 
+// Notify sends event to every process listening (PostgreSQL; nothing on SQLite, where one process has
+// the queue). Events other than EventJob and EventCancel reach Pool.OnEvent.
+func (q *Queue) Notify(ctx context.Context, event string) error { return q.notify(ctx, q.db, event) }
+
 // Notifies tells whether Listen reports anything: the queue is shared by processes (PostgreSQL).
 func (q *Queue) Notifies() bool { return q.db.dialect == Postgres }
 

@@ -83,6 +83,8 @@ const (
 type Pool struct {
 	Queue   *Queue
 	Handler Handler
+	// OnEvent, when set, receives the events other processes Notify that are not the queue's own.
+	OnEvent func(event string)
 	// Workers bounds concurrent jobs (default 4).
 	Workers int
 	// Lease is how long a claim lasts without renewal (default 1m); it is renewed every Lease/3.
@@ -224,6 +226,10 @@ func (p *Pool) Run(ctx context.Context) error {
 				p.Wake()
 			case EventCancel:
 				p.pokeHeartbeats()
+			default:
+				if p.OnEvent != nil {
+					p.OnEvent(event)
+				}
 			}
 		}, func(err error) { p.Logger.Warn("queue events: polling until reconnected", "err", err) })
 	})

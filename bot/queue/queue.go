@@ -55,6 +55,9 @@ type Job struct {
 	Created, Started, Finished time.Time
 	// RunAfter delays a retried job.
 	RunAfter time.Time
+	// WithJob, when set, runs in Enqueue's transaction once the job's row is written (not for a
+	// duplicate): what it records commits with the job, before any worker can claim it.
+	WithJob func(ctx context.Context, tx *Tx, id int64) error
 
 	token string // the claim's fencing token
 }
@@ -193,6 +196,11 @@ func (q *Queue) Enqueue(ctx context.Context, j Job) (Enqueued, error) {
 	}
 	if err := q.notify(ctx, tx, EventJob); err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
+	}
+	if j.WithJob != nil {
+		if err := j.WithJob(ctx, tx, out.ID); err != nil {
+			return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
+		}
 	}
 	if j.Key != "" {
 		if out.Superseded, err = ids(ctx, tx, `UPDATE jobs SET state = ?, finished_at = ?, error = ?

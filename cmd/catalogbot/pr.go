@@ -78,7 +78,7 @@ func runPR(ctx context.Context, o *prOptions) error {
 	in.Approvers = o.approvers
 	in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.Transport(o.registryTimeout)))
 	in.Smoke = o.smoke.input()
-	in.Progress = o.io.err
+	in.Observer = pipeline.TextProgress(o.io.err)
 	r, err := pipeline.Run(ctx, in)
 	if err != nil {
 		return err

@@ -146,7 +146,7 @@ func Run(ctx context.Context, out, progress io.Writer, o Options) (*Result, erro
 	res := &Result{RepoDir: repoDir}
 	runPR := func(head, author string) (*report.Report, error) {
 		say("pull request %s by %s: running the pipeline", head, author)
-		r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: "main", Head: head, Author: author, Progress: progress})
+		r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: "main", Head: head, Author: author, Observer: pipeline.TextProgress(progress)})
 		if err != nil {
 			return nil, err
 		}

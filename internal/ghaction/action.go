@@ -101,7 +101,7 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 	}
 	pr := ev.PullRequest
 	in := pipeline.Input{Repo: repo, Base: pr.Base.SHA, Head: pr.Head.SHA, Author: pr.User.Login,
-		SkipImages: o.SkipImages, Smoke: o.Smoke, Progress: progress}
+		SkipImages: o.SkipImages, Smoke: o.Smoke, Observer: pipeline.TextProgress(progress)}
 	gh, err := newGitHub(env)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -78,7 +77,7 @@ func (s *state) affectedCatalogs() (*affected, error) {
 		a.packages = append(a.packages, p)
 	}
 	sort.Strings(a.packages)
-	tcats := templateCatalogs(cats)
+	tcats := template.CatalogsOf(cats)
 	for _, p := range a.packages {
 		ci := path.Join(template.OperatorsDir, p, template.CIFile)
 		jobs, warnings, err := template.Plan(s.headDir, tcats, p)
@@ -161,14 +160,6 @@ func (s *state) catalogVersions() ([]string, error) {
 	return out, nil
 }
 
-func templateCatalogs(cats []config.Catalog) []template.Catalog {
-	out := make([]template.Catalog, 0, len(cats))
-	for _, c := range cats {
-		out = append(out, template.Catalog{Name: c.Name, Dir: c.Dir, MigrateLevel: c.MigrateLevel})
-	}
-	return out
-}
-
 // renderTemplates is the drift gate: every mapping of a touched package is rendered at the head, with
 // the bundle cache seeded from the base revision's committed catalogs (never the change's own), and
 // every committed head catalog file that differs from its render fails with a diff.
@@ -220,7 +211,7 @@ func (s *state) seedFromBase(ctx context.Context, store *template.Store, a *affe
 	if err != nil {
 		return err
 	}
-	if err := template.SeedFromFS(ctx, store, baseFS, templateCatalogs(a.catalogs), a.jobs); err != nil {
+	if err := template.SeedFromFS(ctx, store, baseFS, template.CatalogsOf(a.catalogs), a.jobs); err != nil {
 		return fmt.Errorf("seeding the bundle cache from %s: %w", short(s.base.Hash.String()), err)
 	}
 	return nil
@@ -242,48 +233,28 @@ func (s *state) validateCatalogs(ctx context.Context) report.Stage {
 	if len(dirs) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog holds a touched package"}
 	}
-	type result struct {
-		res *validate.Result
-		err error
-	}
-	results := make([]result, len(dirs))
-	sem := make(chan struct{}, 2)
-	var wg sync.WaitGroup
+	cats := make([]validate.CatalogDir, len(dirs))
 	for i, c := range dirs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			res, err := validate.Dir(ctx, filepath.Join(s.headDir, filepath.FromSlash(c.Dir)), validate.Options{Limits: s.limits()})
-			results[i] = result{res, err}
-		}()
+		cats[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
 	}
-	wg.Wait()
 	var ds []diag.Diagnostic
 	var errs []error
 	var details strings.Builder
 	failed := 0
 	st := report.Stage{}
-	for i, c := range dirs {
-		r := results[i]
-		if r.err != nil {
-			errs = append(errs, fmt.Errorf("validating catalog %s: %w", c.Name, r.err))
-			fmt.Fprintf(&details, "- `%s`: %v\n", c.Dir, r.err)
+	for _, r := range validate.Catalogs(ctx, s.headDir, cats, 2, validate.Options{Limits: s.limits()}, nil) {
+		if r.Err != nil {
+			errs = append(errs, fmt.Errorf("validating catalog %s: %w", r.Name, r.Err))
+			fmt.Fprintf(&details, "- `%s`: %v\n", r.Dir, r.Err)
 			failed++
 			continue
 		}
-		for k := range r.res.Diagnostics {
-			if r.res.Diagnostics[k].File != "" {
-				r.res.Diagnostics[k].File = path.Join(c.Dir, r.res.Diagnostics[k].File)
-			}
-		}
-		if diag.HasErrors(r.res.Diagnostics) {
+		if diag.HasErrors(r.Diagnostics) {
 			failed++
 		}
-		ds = append(ds, r.res.Diagnostics...)
-		st.Truncated = append(st.Truncated, r.res.Truncated...)
-		fmt.Fprintf(&details, "- `%s`: %s\n", c.Dir, r.res.Summary())
+		ds = append(ds, r.Diagnostics...)
+		st.Truncated = append(st.Truncated, r.Truncated...)
+		fmt.Fprintf(&details, "- `%s`: %s\n", r.Dir, r.Summary())
 	}
 	joined := errors.Join(errs...)
 	st.Status = report.StatusOf(ds, joined)

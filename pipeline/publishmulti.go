@@ -268,7 +268,7 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 		}
 	}
 	slices.Sort(pkgs)
-	tcats := templateCatalogs(cats)
+	tcats := template.CatalogsOf(cats)
 	var jobs []template.Job
 	var ds []diag.Diagnostic
 	for _, p := range pkgs {

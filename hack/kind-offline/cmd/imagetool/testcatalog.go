@@ -225,8 +225,8 @@ func buildBundle(ctx context.Context, p testPackage, v, replaces, opImage, image
 `, p.name)
 	files := fstest.MapFS{
 		"manifests/" + p.name + ".clusterserviceversion.yaml": {Data: csv, Mode: 0o644},
-		"manifests/widgets." + crdGroup(p.name) + ".crd.yaml":   {Data: crd, Mode: 0o644},
-		"metadata/annotations.yaml":                             {Data: []byte(annotations), Mode: 0o644},
+		"manifests/widgets." + crdGroup(p.name) + ".crd.yaml": {Data: crd, Mode: 0o644},
+		"metadata/annotations.yaml":                           {Data: []byte(annotations), Mode: 0o644},
 	}
 	inImage := files
 	if p.noMetadata {

@@ -87,9 +87,9 @@ type fakeCluster struct {
 	// baseImage is the base catalog's image: while the CatalogSource serves it, only the operators'
 	// inBase versions exist. serving is the image the catalog pod runs.
 	baseImage, serving string
-	pods              int
-	applied           []string
-	mu                sync.Mutex
+	pods               int
+	applied            []string
+	mu                 sync.Mutex
 }
 
 var listKinds = map[schema.GroupVersionResource]string{

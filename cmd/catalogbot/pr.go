@@ -48,7 +48,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 			in.Limits = limits.override()
 			in.SkipImages = skipImages
 			in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.Transport(registryTimeout)))
-			if smokeIn.KubeconfigPath != "" || smokeIn.NodeImage != "" || len(smokeIn.NodeImages) > 0 || smokeIn.OLMManifestsDir != "" {
+			if smokeIn.KubeconfigPath != "" || smokeIn.ClusterName != "" || smokeIn.NodeImage != "" || len(smokeIn.NodeImages) > 0 || smokeIn.OLMManifestsDir != "" {
 				in.Smoke = &smokeIn
 			}
 			in.Progress = cmd.ErrOrStderr()
@@ -77,6 +77,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 	cmd.Flags().BoolVar(&skipImages, "skip-images", false, "skip the image existence checks (offline)")
 	cmd.Flags().StringVar(&summary, "summary", "", "also append the markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
 	cmd.Flags().StringVar(&smokeIn.KubeconfigPath, "smoke-kubeconfig", "", "run smoke installs in this cluster (when smoke.enabled)")
+	cmd.Flags().StringVar(&smokeIn.ClusterName, "smoke-kind-cluster", "", "run smoke installs in this existing kind cluster (image archives are loaded into it; it is kept)")
 	cmd.Flags().StringVar(&smokeIn.NodeImage, "smoke-node-image", "", "create kind clusters for smoke installs with this node image")
 	cmd.Flags().StringToStringVar(&smokeIn.NodeImages, "smoke-node-images", nil, "kind node images by Kubernetes version (v1.33.13=IMAGE,...): the oldest that satisfies the changed bundles' minKubeVersion is used")
 	cmd.Flags().StringVar(&smokeIn.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")

@@ -215,3 +215,22 @@ func loadCatalog(t *testing.T, blobs string) *catalog.Catalog {
 	}
 	return res.Catalog
 }
+
+func TestRunKeepClusterCleansItsObjects(t *testing.T) {
+	f := newFakeCluster(t, true, map[string]fakeOperator{"good": {versions: []string{"good.v1"}}})
+	b := &fakeBackend{}
+	res, err, progress := runFake(t, f, b, Options{CreateCluster: true, KeepCluster: true, CatalogImage: testDigest,
+		Packages: []string{"good"}, Timeout: 5 * time.Second})
+	if err != nil || !res.ClusterCreated {
+		t.Fatalf("Run: %v (created %t)\n%s", err, res.ClusterCreated, progress)
+	}
+	if calls := b.Calls(); slices.Contains(calls, "delete catalogbot-smoke") {
+		t.Errorf("the cluster was deleted: %q", calls)
+	}
+	if _, err := f.c.core.CoreV1().Namespaces().Get(context.Background(), "smoke-good", metav1.GetOptions{}); err == nil {
+		t.Error("namespace smoke-good was not deleted")
+	}
+	if _, err := f.c.dyn.Resource(gvrCatalogSource).Namespace("olm-global").Get(context.Background(), CatalogSourceName, metav1.GetOptions{}); err == nil {
+		t.Error("the CatalogSource was not deleted")
+	}
+}

@@ -28,6 +28,9 @@ type Options struct {
 	KindConfig string
 	// Keep keeps what Run created (cluster, namespaces, CatalogSource) for debugging.
 	Keep bool
+	// KeepCluster keeps a cluster Run created (for more runs in it) but deletes the namespaces and the
+	// CatalogSource it created there, as in a cluster it did not create.
+	KeepCluster bool
 	// OLMManifestsDir holds OLM's manifests (CRDs and deployments, *.yaml applied in name order). Used
 	// only when the cluster has no OLM; without it a cluster lacking OLM is a usage error.
 	OLMManifestsDir string

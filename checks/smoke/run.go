@@ -72,7 +72,7 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 			return res, diag.UsageError(fmt.Errorf("kind cluster %s does not exist (create it, or ask for it to be created)", opts.ClusterName))
 		default:
 			res.ClusterCreated = true
-			if !opts.Keep {
+			if !opts.Keep && !opts.KeepCluster {
 				defer func() {
 					// deletion must happen even when ctx was cancelled
 					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
@@ -152,7 +152,7 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 		res.CatalogNamespace = loc.GlobalNamespace
 	}
 	res.CatalogSource = CatalogSourceName
-	if !opts.Keep && !res.ClusterCreated {
+	if !opts.Keep && (!res.ClusterCreated || opts.KeepCluster) {
 		defer cleanup(context.WithoutCancel(ctx), c, res.CatalogNamespace, opts.Packages, p)
 	}
 	first := opts.CatalogImage

@@ -192,7 +192,7 @@ func TestSmokeInKind(t *testing.T) {
 	ok := t.Run("csv-metadata catalogs, base to head, failures", func(t *testing.T) {
 		start := time.Now()
 		res, err := smoke.Run(ctx, smoke.Options{
-			ClusterName: clusterE2E, CreateCluster: true, Keep: true, NodeImage: l.NodeImage, KindConfig: string(kindConfig),
+			ClusterName: clusterE2E, CreateCluster: true, KeepCluster: true, NodeImage: l.NodeImage, KindConfig: string(kindConfig),
 			OLMManifestsDir: l.OLMManifests,
 			CatalogImage:    head.ref(), CatalogArchive: head.Archive,
 			BaseCatalogImage: base.ref(), BaseCatalogArchive: base.Archive,

@@ -70,6 +70,7 @@ cat >"$KO_CACHE/lane.json" <<JSON
   "nodeImageArchive": "$KO_CACHE/node-image.tar",
   "olmManifests": "$olmdir",
   "opmLayout": "$img/opm",
+  "opmBinary": "$bin/opm",
   "catalogs": {$catalogs
   },
   "bundles": "$KO_CACHE/test-catalog/bundles.json",

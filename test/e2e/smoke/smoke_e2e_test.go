@@ -28,6 +28,7 @@ type lane struct {
 	NodeImage     string                 `json:"nodeImage"`
 	OLMManifests  string                 `json:"olmManifests"`
 	OPMLayout     string                 `json:"opmLayout"`
+	OPMBinary     string                 `json:"opmBinary"`
 	Catalogs      map[string]laneCatalog `json:"catalogs"`
 	Bundles       string                 `json:"bundles"`
 	ImageArchives []string               `json:"imageArchives"`
@@ -246,6 +247,12 @@ func TestSmokeInKind(t *testing.T) {
 	})
 
 	t.Run("catalogbot pr", func(t *testing.T) { testPipeline(ctx, t, l, bundleArchives) })
+
+	if dir := os.Getenv("CATALOGBOT_SMOKE_STARTUP_CATALOG"); dir != "" {
+		t.Run("catalog start-up", func(t *testing.T) { testStartup(ctx, t, l, dir) })
+	} else {
+		t.Log("CATALOG START-UP MEASUREMENT NOT RUN: set CATALOGBOT_SMOKE_STARTUP_CATALOG to a catalog directory")
+	}
 }
 
 func logResult(t *testing.T, res smoke.Result) {

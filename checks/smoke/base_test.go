@@ -234,3 +234,30 @@ func TestRunKeepClusterCleansItsObjects(t *testing.T) {
 		t.Error("the CatalogSource was not deleted")
 	}
 }
+
+func TestRunResolutionFailedNamesTheBundle(t *testing.T) {
+	defer func(g time.Duration) { resolutionGrace = g }(resolutionGrace)
+	resolutionGrace = 20 * time.Millisecond
+	f := newFakeCluster(t, true, map[string]fakeOperator{})
+	res, err, _ := runFake(t, f, &fakeBackend{exists: true}, Options{ClusterName: "dev", CatalogImage: testDigest,
+		Packages: []string{"missing"}, Expect: map[string]string{"missing": "missing.v1"}, Timeout: 5 * time.Second})
+	if !errors.Is(err, ErrPackagesFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	d := res.Packages[0].Diagnostics[0]
+	if d.Rule != "resolution-failed" || d.Bundle != "missing.v1" || !strings.Contains(d.Message, "ConstraintsNotSatisfiable: no operators found in package missing") {
+		t.Errorf("lead diagnostic = %+v", d)
+	}
+}
+
+func TestRunCSVFailedNamesTheBundle(t *testing.T) {
+	f := newFakeCluster(t, true, map[string]fakeOperator{"x": {versions: []string{"x.v1"}, failCSV: true}})
+	res, err, _ := runFake(t, f, &fakeBackend{exists: true}, Options{ClusterName: "dev", CatalogImage: testDigest,
+		Packages: []string{"x"}, Timeout: 5 * time.Second})
+	if !errors.Is(err, ErrPackagesFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	if d := res.Packages[0].Diagnostics[0]; d.Rule != "csv-failed" || d.Bundle != "x.v1" || !strings.Contains(d.Message, "CSV smoke-x/x.v1 failed: InstallWaiting") {
+		t.Errorf("lead diagnostic = %+v", d)
+	}
+}

@@ -67,6 +67,7 @@ func (b *fakeBackend) LoadArchive(_ context.Context, name, path string) error {
 type fakeOperator struct {
 	versions []string // CSV names in upgrade order; the last is the channel head
 	crash    bool     // the CSV's pod crash-loops and the CSV never succeeds
+	failCSV  bool     // the CSV goes to phase Failed
 	// inBase is how many of versions the base catalog (fakeCluster.baseImage) offers; 0: none.
 	inBase int
 	// bundleImage is the image of the package's bundles; unpack says what its unpack pod does:
@@ -297,6 +298,9 @@ func (f *fakeCluster) reconcileSubscription(ctx context.Context, sub *unstructur
 	csvPhase := "Succeeded"
 	if op.crash {
 		csvPhase = "Installing"
+	}
+	if op.failCSV {
+		csvPhase = "Failed"
 	}
 	csv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
 		"metadata": map[string]any{"name": current, "namespace": ns},

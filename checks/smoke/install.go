@@ -39,6 +39,10 @@ func fail(rule, format string, args ...any) error {
 	return &failure{rule: rule, msg: fmt.Sprintf(format, args...)}
 }
 
+// resolutionGrace is how long OLM's ResolutionFailed condition must persist before the install fails
+// (OLM retries while a catalog is still being read); tests shorten it.
+var resolutionGrace = 30 * time.Second
+
 // NamespaceFor is the namespace a package is installed into.
 func NamespaceFor(pkg string) string {
 	s := "smoke-" + strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(pkg), "-"), "-")
@@ -205,7 +209,7 @@ func (in *installer) follow(ctx context.Context, pkg, target string, res *Packag
 			if resolutionSince.IsZero() {
 				resolutionSince = time.Now()
 			}
-			if time.Since(resolutionSince) > 30*time.Second {
+			if time.Since(resolutionSince) > resolutionGrace {
 				return false, "", &failure{rule: "resolution-failed", bundle: in.opts.Expect[pkg], msg: fmt.Sprintf("OLM cannot resolve package %s: %s: %s", pkg, c.Reason, c.Message)}
 			}
 		} else {

@@ -3,10 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"time"
 
@@ -30,6 +32,8 @@ type SmokeInput struct {
 	// NodeImages maps Kubernetes versions ("v1.33.13") to kind node images; when NodeImage is empty the
 	// oldest version satisfying every changed bundle's minKubeVersion is used.
 	NodeImages map[string]string
+	// ClusterName reuses this existing kind cluster (archives can be loaded into it); it is not deleted.
+	ClusterName string
 	// ImageArchives are loaded into kind nodes besides the catalog (bundle and operator images for
 	// clusters that cannot pull them).
 	ImageArchives []string
@@ -37,25 +41,19 @@ type SmokeInput struct {
 }
 
 // smoke builds the head's catalog image for this machine's platform, loads it into a kind cluster by
-// digest, and installs every changed package that is in the head catalog.
+// digest, and installs every changed package that is in the head catalog. A package the base catalog
+// already offers on the same channel is installed from the base's catalog image first, then the
+// CatalogSource is pointed at the head's and the package must upgrade to the head's channel head: what
+// clusters subscribed to the catalog will do after the merge.
 func (s *state) smoke(ctx context.Context) report.Stage {
 	if !s.cfg.Smoke.Enabled {
 		return report.Stage{Status: report.Skipped, Summary: "smoke install is disabled (smoke.enabled in " + config.ConfigFile + ")"}
 	}
 	if s.in.Smoke == nil {
-		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image or --smoke-kubeconfig, or the bot's smoke configuration)", config.ConfigFile)))
+		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image, --smoke-kind-cluster or --smoke-kubeconfig, or the bot's smoke configuration)", config.ConfigFile)))
 	}
-	inHead := map[string]bool{}
-	for _, p := range s.changes.head.Packages {
-		inHead[p.Name] = true
-	}
-	var pkgs []string
-	for p := range s.changes.packages {
-		if inHead[p] {
-			pkgs = append(pkgs, p)
-		}
-	}
-	sort.Strings(pkgs)
+	plan := smoke.PlanChange(s.changes.base, s.changes.head, slices.Sorted(maps.Keys(s.changes.packages)), nil)
+	pkgs := plan.Packages
 	if len(pkgs) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no changed package to install"}
 	}
@@ -64,53 +62,64 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		return stageFromErr(err)
 	}
 	defer os.RemoveAll(tmp)
-	img, err := build.Image(ctx, path.Join(s.headDir, s.catalogDir()), build.Options{
-		Base:      s.cfg.Publish.Base,
-		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
-		// The run's registry options (in the bot: its repository's credentials only).
-		RemoteOptions: s.in.RemoteOptions,
-	})
+	headRef, headArchive, err := s.smokeCatalog(ctx, s.headDir, "head", tmp)
 	if err != nil {
-		return stageFromErr(err)
-	}
-	dig, err := img.Digest()
-	if err != nil {
-		return stageFromErr(err)
-	}
-	repo := "catalogbot.local/smoke/catalog"
-	archive := filepath.Join(tmp, "catalog.tar")
-	if err := build.WriteLayoutArchive(ctx, img, archive, repo+":"+short(s.head.Hash.String())); err != nil {
 		return stageFromErr(err)
 	}
 	in := s.in.Smoke
 	opts := smoke.Options{
 		KubeconfigPath: in.KubeconfigPath, NodeImage: in.NodeImage, OLMManifestsDir: in.OLMManifestsDir,
 		Keep: in.Keep, ImageArchives: in.ImageArchives,
-		CatalogImage: repo + "@" + dig.String(), CatalogArchive: archive,
-		Packages: pkgs, Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: s.stageWriter("smoke"),
+		CatalogImage: headRef, CatalogArchive: headArchive,
+		Packages: pkgs, Expect: plan.Expect, BundleImages: plan.BundleImages,
+		Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: s.stageWriter("smoke"),
 	}
-	if in.KubeconfigPath == "" && in.NodeImage == "" && len(in.NodeImages) > 0 {
-		img, err := nodeImageFor(in.NodeImages, minKubeVersion(s.changes.head, pkgs))
+	if len(plan.FromBase) > 0 {
+		baseDir, cleanup, err := s.in.Repo.Checkout(ctx, s.base)
 		if err != nil {
 			return stageFromErr(err)
 		}
-		opts.NodeImage = img
+		defer cleanup()
+		if opts.BaseCatalogImage, opts.BaseCatalogArchive, err = s.smokeCatalog(ctx, baseDir, "base", tmp); err != nil {
+			return stageFromErr(err)
+		}
+		opts.FromBase = plan.FromBase
 	}
-	if in.KubeconfigPath == "" {
+	if in.KubeconfigPath != "" || in.ClusterName != "" {
+		opts.ClusterName = in.ClusterName
+	} else {
+		if in.NodeImage == "" && len(in.NodeImages) > 0 {
+			img, err := nodeImageFor(in.NodeImages, minKubeVersion(s.changes.head, pkgs))
+			if err != nil {
+				return stageFromErr(err)
+			}
+			opts.NodeImage = img
+		}
 		opts.CreateCluster = true
 		opts.ClusterName = "catalogbot-" + short(s.head.Hash.String())
+	}
+	if opts.ClusterName == "" {
+		// a kubeconfig cluster cannot be given archives: its nodes pull the catalog themselves
+		opts.CatalogArchive, opts.BaseCatalogArchive = "", ""
 	}
 	start := time.Now()
 	res, err := smoke.Run(ctx, opts)
 	ds := res.Diagnostics
-	ok := 0
+	ok, upgraded := 0, 0
 	for _, p := range res.Packages {
 		ds = append(ds, p.Diagnostics...)
 		if p.Succeeded {
 			ok++
+			if p.FromBase {
+				upgraded++
+			}
 		}
 	}
-	st := stageFromDiags(fmt.Sprintf("%d of %d changed packages reached CSV Succeeded (%s)", ok, len(pkgs), time.Since(start).Round(time.Second)), ds)
+	summary := fmt.Sprintf("%d of %d changed packages reached CSV Succeeded", ok, len(pkgs))
+	if len(plan.FromBase) > 0 {
+		summary += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, len(plan.FromBase))
+	}
+	st := stageFromDiags(fmt.Sprintf("%s (%s)", summary, time.Since(start).Round(time.Second)), ds)
 	if err != nil {
 		e := stageFromErr(err)
 		st.Status = e.Status
@@ -119,6 +128,30 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		}
 	}
 	return st
+}
+
+// smokeCatalog builds the catalog of the checkout dir for this machine's platform and writes it as an
+// archive for the kind nodes; it returns the image by digest and the archive.
+func (s *state) smokeCatalog(ctx context.Context, dir, which, tmp string) (ref, archive string, err error) {
+	img, err := build.Image(ctx, path.Join(dir, s.catalogDir()), build.Options{
+		Base:      s.cfg.Publish.Base,
+		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
+		// The run's registry options (in the bot: its repository's credentials only).
+		RemoteOptions: s.in.RemoteOptions,
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("%s catalog: %w", which, err)
+	}
+	dig, err := img.Digest()
+	if err != nil {
+		return "", "", fmt.Errorf("%s catalog: %w", which, err)
+	}
+	repo := "catalogbot.local/smoke/catalog-" + which
+	archive = filepath.Join(tmp, which+".tar")
+	if err := build.WriteLayoutArchive(ctx, img, archive, repo+":"+short(s.head.Hash.String())); err != nil {
+		return "", "", fmt.Errorf("%s catalog: %w", which, err)
+	}
+	return repo + "@" + dig.String(), archive, nil
 }
 
 // minKubeVersion is the highest minKubeVersion among the bundles of the given packages ("" when none

@@ -49,9 +49,10 @@ func tailText(s string, limit int) string {
 }
 
 // collectDiagnostics gathers what explains a failed install in ns: Subscription, InstallPlan and CSV
-// status, namespace events, pod statuses with the logs of failing containers, and catalog pod logs.
+// status, the bundle-unpack pods of its bundles, namespace events, pod statuses with the logs of failing
+// containers, and catalog pod logs.
 // Each piece is bounded; a piece that cannot be read becomes a note saying so.
-func collectDiagnostics(ctx context.Context, c *clients, pkg, ns, catalogNS string) []diag.Diagnostic {
+func collectDiagnostics(ctx context.Context, c *clients, pkg, ns, catalogNS string, images map[string]BundleRef) []diag.Diagnostic {
 	var out []diag.Diagnostic
 	note := func(rule, msg string) {
 		out = append(out, diag.Diagnostic{Severity: diag.Note, Check: "smoke", Rule: rule, Package: pkg, Message: msg})
@@ -103,6 +104,7 @@ func collectDiagnostics(ctx context.Context, c *clients, pkg, ns, catalogNS stri
 			note("csv", capText(b.String(), maxMessage))
 		}
 	}
+	out = append(out, unpackDiagnostics(ctx, c, pkg, catalogNS, images)...)
 	out = append(out, eventsDiagnostic(ctx, c, pkg, ns))
 	out = append(out, podDiagnostics(ctx, c, pkg, ns, false)...)
 	out = append(out, podDiagnostics(ctx, c, pkg, catalogNS, true)...)

@@ -67,6 +67,12 @@ func (b *fakeBackend) LoadArchive(_ context.Context, name, path string) error {
 type fakeOperator struct {
 	versions []string // CSV names in upgrade order; the last is the channel head
 	crash    bool     // the CSV's pod crash-loops and the CSV never succeeds
+	failCSV  bool     // the CSV goes to phase Failed
+	// inBase is how many of versions the base catalog (fakeCluster.baseImage) offers; 0: none.
+	inBase int
+	// bundleImage is the image of the package's bundles; unpack says what its unpack pod does:
+	// "unpullable" (ImagePullBackOff) or "fail" (the pull container exits 1). "": no unpack pod.
+	bundleImage, unpack string
 }
 
 // fakeCluster is client-go's in-memory clients plus a hand-written simulation of OLM's controllers:
@@ -79,8 +85,12 @@ type fakeCluster struct {
 	olm bool
 	// catalogNeverReady keeps the CatalogSource in TRANSIENT_FAILURE.
 	catalogNeverReady bool
-	applied           []string
-	mu                sync.Mutex
+	// baseImage is the base catalog's image: while the CatalogSource serves it, only the operators'
+	// inBase versions exist. serving is the image the catalog pod runs.
+	baseImage, serving string
+	pods               int
+	applied            []string
+	mu                 sync.Mutex
 }
 
 var listKinds = map[schema.GroupVersionResource]string{
@@ -167,6 +177,7 @@ func (f *fakeCluster) step(ctx context.Context) {
 	css, _ := dyn.Resource(gvrCatalogSource).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if css != nil {
 		for _, cs := range css.Items {
+			f.ensureCatalogPod(ctx, &cs)
 			state := "READY"
 			if f.catalogNeverReady {
 				state = "TRANSIENT_FAILURE"
@@ -184,11 +195,73 @@ func (f *fakeCluster) step(ctx context.Context) {
 	}
 }
 
+// ensureCatalogPod replaces the CatalogSource's pod when it does not run the CatalogSource's image, as
+// OLM's registry reconciler does.
+func (f *fakeCluster) ensureCatalogPod(ctx context.Context, cs *unstructured.Unstructured) {
+	image, _, _ := unstructured.NestedString(cs.Object, "spec", "image")
+	pods := f.c.core.CoreV1().Pods(cs.GetNamespace())
+	list, _ := pods.List(ctx, metav1.ListOptions{LabelSelector: "olm.catalogSource=" + cs.GetName()})
+	if list != nil {
+		for _, p := range list.Items {
+			if p.Spec.Containers[0].Image == image {
+				return
+			}
+			pods.Delete(ctx, p.Name, metav1.DeleteOptions{})
+		}
+	}
+	f.mu.Lock()
+	f.pods++
+	name := fmt.Sprintf("%s-%d", cs.GetName(), f.pods)
+	f.mu.Unlock()
+	pods.Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cs.GetNamespace(), Labels: map[string]string{"olm.catalogSource": cs.GetName()}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "registry-server", Image: image}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "registry-server", Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}},
+	}, metav1.CreateOptions{})
+	f.mu.Lock()
+	f.serving = image
+	f.mu.Unlock()
+}
+
+// unpackPod creates the failing bundle-unpack pod of op in the catalog namespace (once).
+func (f *fakeCluster) unpackPod(ctx context.Context, catalogNS, pkg string, op fakeOperator) {
+	st := corev1.ContainerStatus{Name: "pull", Image: op.bundleImage}
+	phase := corev1.PodPending
+	if op.unpack == "unpullable" {
+		st.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "` + op.bundleImage + `"`}
+	} else {
+		phase = corev1.PodFailed
+		st.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "Error: error finding metadata directory: metadata dir not found"}
+	}
+	f.c.core.CoreV1().Pods(catalogNS).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "unpack-" + pkg, Namespace: catalogNS, Labels: map[string]string{bundleUnpackLabel: "cm-" + pkg}},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "util", Image: "olm"}, {Name: "pull", Image: op.bundleImage}},
+			Containers:     []corev1.Container{{Name: "extract", Image: "opm"}},
+		},
+		Status: corev1.PodStatus{Phase: phase, InitContainerStatuses: []corev1.ContainerStatus{
+			{Name: "util", Image: "olm", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}, st}},
+	}, metav1.CreateOptions{})
+}
+
 func (f *fakeCluster) reconcileSubscription(ctx context.Context, sub *unstructured.Unstructured) {
 	dyn := f.c.dyn
 	ns := sub.GetNamespace()
 	pkg, _, _ := unstructured.NestedString(sub.Object, "spec", "name")
 	op, ok := f.operators[pkg]
+	f.mu.Lock()
+	onBase := f.baseImage != "" && f.serving == f.baseImage
+	f.mu.Unlock()
+	if ok && onBase {
+		op.versions = op.versions[:op.inBase]
+		ok = len(op.versions) > 0
+	}
+	if ok && op.unpack != "" {
+		catalogNS, _, _ := unstructured.NestedString(sub.Object, "spec", "sourceNamespace")
+		f.unpackPod(ctx, catalogNS, pkg, op)
+		return
+	}
 	if !ok {
 		unstructured.SetNestedSlice(sub.Object, []any{map[string]any{"type": "ResolutionFailed", "status": "True",
 			"reason": "ConstraintsNotSatisfiable", "message": "no operators found in package " + pkg}}, "status", "conditions")
@@ -225,6 +298,9 @@ func (f *fakeCluster) reconcileSubscription(ctx context.Context, sub *unstructur
 	csvPhase := "Succeeded"
 	if op.crash {
 		csvPhase = "Installing"
+	}
+	if op.failCSV {
+		csvPhase = "Failed"
 	}
 	csv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
 		"metadata": map[string]any{"name": current, "namespace": ns},
@@ -263,11 +339,12 @@ func (f *fakeCluster) crashPod(ctx context.Context, ns, pkg string) {
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}},
 		}}},
 	}
-	f.c.core.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	// the event first: Run collects diagnostics as soon as it sees the crashing pod
 	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: pkg + ".backoff", Namespace: ns},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: pod.Name}, Type: "Warning", Reason: "BackOff",
 		Message: "Back-off restarting failed container operator", Count: 7, LastTimestamp: metav1.Now()}
 	f.c.core.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
+	f.c.core.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 }
 
 func (f *fakeCluster) connect(kubeconfig []byte) (*clients, error) {

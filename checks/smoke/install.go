@@ -27,9 +27,10 @@ type installer struct {
 	interval time.Duration
 }
 
-// failure is a package install failure: the diagnostic rule and message that lead the report.
+// failure is a package install failure: the diagnostic rule and message that lead the report, and the
+// bundle at fault when it is known.
 type failure struct {
-	rule, msg string
+	rule, msg, bundle string
 }
 
 func (f *failure) Error() string { return f.msg }
@@ -37,6 +38,10 @@ func (f *failure) Error() string { return f.msg }
 func fail(rule, format string, args ...any) error {
 	return &failure{rule: rule, msg: fmt.Sprintf(format, args...)}
 }
+
+// resolutionGrace is how long OLM's ResolutionFailed condition must persist before the install fails
+// (OLM retries while a catalog is still being read); tests shorten it.
+var resolutionGrace = 30 * time.Second
 
 // NamespaceFor is the namespace a package is installed into.
 func NamespaceFor(pkg string) string {
@@ -49,37 +54,81 @@ func NamespaceFor(pkg string) string {
 
 var nonDNS = regexp.MustCompile(`[^a-z0-9-]+`)
 
-func (in *installer) install(ctx context.Context, pkg string) PackageResult {
+// install subscribes pkg in its own namespace and follows it until its CSV at target ("" = whatever
+// the catalog's channel head is) Succeeded. phase names the catalog in messages ("" for the only one).
+func (in *installer) install(ctx context.Context, pkg, target, phase string) PackageResult {
 	ns := NamespaceFor(pkg)
 	res := PackageResult{Package: pkg, Channel: in.opts.Channel[pkg], Namespace: ns}
 	ctx, cancel := context.WithTimeout(ctx, in.opts.Timeout)
 	defer cancel()
-	err := in.run(ctx, pkg, &res)
+	err := in.run(ctx, pkg, target, &res)
+	in.finish(ctx, pkg, phase, &res, err)
+	return res
+}
+
+// upgrade follows the Subscription of pkg, installed from the base catalog, after the CatalogSource was
+// pointed at the head catalog: its CSV must reach target.
+func (in *installer) upgrade(ctx context.Context, pkg, target string, res *PackageResult) {
+	ctx, cancel := context.WithTimeout(ctx, in.opts.Timeout)
+	defer cancel()
+	res.Succeeded = false
+	from := res.CSV
+	err := in.follow(ctx, pkg, target, res)
+	if err != nil && from != target && res.CSV == from {
+		err = &failure{rule: "no-upgrade", bundle: target, msg: fmt.Sprintf("package %s: %s was installed from the base catalog, but the head catalog offered no upgrade from it to %s: %v", pkg, from, target, err)}
+	}
+	if err == nil && from != res.CSV {
+		res.UpgradedFrom = from
+	}
+	in.finish(ctx, pkg, "head catalog (upgrade from the base catalog)", res, err)
+}
+
+// finish records the outcome of an install step: success, or the failure as the lead diagnostic followed
+// by everything that explains it.
+func (in *installer) finish(ctx context.Context, pkg, phase string, res *PackageResult, err error) {
+	ns := res.Namespace
 	if err == nil {
 		res.Succeeded = true
-		in.progress.printf("%s: CSV %s Succeeded in namespace %s", pkg, res.CSV, ns)
-		return res
+		in.progress.printf("%s: CSV %s Succeeded in namespace %s%s", pkg, res.CSV, ns, phaseSuffix(phase))
+		return
 	}
 	rule := "install-failed"
+	bundle := res.CSV
 	var f *failure
 	switch {
 	case errors.As(err, &f):
 		rule = f.rule
+		if f.bundle != "" {
+			bundle = f.bundle
+		}
 	case errors.Is(err, context.DeadlineExceeded):
 		rule = "install-timeout"
 		err = fmt.Errorf("no CSV Succeeded within %s: %w", in.opts.Timeout, err)
 	}
-	in.progress.printf("%s: FAILED: %v", pkg, err)
+	if bundle == "" {
+		bundle = in.opts.Expect[pkg]
+	}
+	msg := err.Error()
+	if phase != "" {
+		msg = "installing from the " + phase + ": " + msg
+	}
+	in.progress.printf("%s: FAILED: %s", pkg, msg)
 	res.Diagnostics = append(res.Diagnostics, diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: rule, Package: pkg,
-		Channel: res.Channel, Bundle: res.CSV, Message: capText(err.Error(), maxMessage),
-		Hint: "the diagnostics below show the Subscription, InstallPlan and CSV status, events and container logs"})
+		Channel: res.Channel, Bundle: bundle, Message: capText(msg, maxMessage),
+		Hint: "the diagnostics below show the Subscription, InstallPlan and CSV status, bundle unpacking, events and container logs"})
 	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer dcancel()
-	res.Diagnostics = append(res.Diagnostics, collectDiagnostics(dctx, in.c, pkg, ns, in.catalogNS)...)
-	return res
+	res.Diagnostics = append(res.Diagnostics, collectDiagnostics(dctx, in.c, pkg, ns, in.catalogNS, in.opts.BundleImages)...)
 }
 
-func (in *installer) run(ctx context.Context, pkg string, res *PackageResult) error {
+func phaseSuffix(phase string) string {
+	if phase == "" {
+		return ""
+	}
+	return " (" + phase + ")"
+}
+
+func (in *installer) run(ctx context.Context, pkg, target string, res *PackageResult) error {
 	ns := res.Namespace
 	start := time.Now()
 	plan, err := planGroup(ns, in.opts.InstallModes[pkg])
@@ -121,13 +170,14 @@ func (in *installer) run(ctx context.Context, pkg string, res *PackageResult) er
 	}
 	res.Steps = append(res.Steps, timing("subscribe", start, nil))
 	in.progress.printf("%s: subscribed in %s (%s, channel %q)", pkg, ns, plan.Mode, in.opts.Channel[pkg])
-	return in.follow(ctx, pkg, res)
+	return in.follow(ctx, pkg, target, res)
 }
 
 // follow approves each InstallPlan of the Subscription and waits until the Subscription is at the latest
-// CSV it knows and that CSV Succeeded. Crash-looping containers, a failed CSV or InstallPlan, or a
-// resolution failure that persists end it early.
-func (in *installer) follow(ctx context.Context, pkg string, res *PackageResult) error {
+// CSV it knows, that CSV Succeeded and, when target is set, it is target. Crash-looping containers, a
+// failed CSV or InstallPlan, a bundle image that cannot be pulled or unpacked, or a resolution failure
+// that persists end it early.
+func (in *installer) follow(ctx context.Context, pkg, target string, res *PackageResult) error {
 	ns := res.Namespace
 	approved := map[string]bool{}
 	succeeded := map[string]bool{}
@@ -159,8 +209,8 @@ func (in *installer) follow(ctx context.Context, pkg string, res *PackageResult)
 			if resolutionSince.IsZero() {
 				resolutionSince = time.Now()
 			}
-			if time.Since(resolutionSince) > 30*time.Second {
-				return false, "", fail("resolution-failed", "OLM cannot resolve package %s: %s: %s", pkg, c.Reason, c.Message)
+			if time.Since(resolutionSince) > resolutionGrace {
+				return false, "", &failure{rule: "resolution-failed", bundle: in.opts.Expect[pkg], msg: fmt.Sprintf("OLM cannot resolve package %s: %s: %s", pkg, c.Reason, c.Message)}
 			}
 		} else {
 			resolutionSince = time.Time{}
@@ -171,7 +221,7 @@ func (in *installer) follow(ctx context.Context, pkg string, res *PackageResult)
 				return false, "reading InstallPlan " + ref.Name + ": " + err.Error(), nil
 			}
 			if ip.Status.Phase == v1alpha1.InstallPlanPhaseFailed {
-				return false, "", fail("installplan-failed", "InstallPlan %s/%s failed: %s", ns, ip.Name, installPlanMessage(ip))
+				return false, "", &failure{rule: "installplan-failed", bundle: strings.Join(ip.Spec.ClusterServiceVersionNames, ","), msg: fmt.Sprintf("InstallPlan %s/%s failed: %s", ns, ip.Name, installPlanMessage(ip))}
 			}
 			// An upgrade is approved only once the CSV before it Succeeded: that is what an upgrade test
 			// proves, and OLM may offer the next plan before Run saw the previous CSV's phase.
@@ -194,8 +244,14 @@ func (in *installer) follow(ctx context.Context, pkg string, res *PackageResult)
 				lastApproved = st.CurrentCSV
 			}
 		}
+		if c := st.GetCondition(v1alpha1.SubscriptionBundleUnpackFailed); c.Status == corev1.ConditionTrue {
+			return false, "", &failure{rule: "unpack-failed", bundle: in.opts.Expect[pkg], msg: fmt.Sprintf("OLM could not unpack a bundle of package %s: %s: %s", pkg, c.Reason, c.Message)}
+		}
+		if err := unpackProblem(ctx, in.c, in.catalogNS, pkg, in.opts.BundleImages); err != nil {
+			return false, "", err
+		}
 		if crash := crashLooping(ctx, in.c, ns, in.opts.CrashLoopRestarts); crash != "" {
-			return false, "", fail("crash-loop", "package %s: %s", pkg, crash)
+			return false, "", &failure{rule: "crash-loop", bundle: st.CurrentCSV, msg: fmt.Sprintf("package %s, bundle %s: %s", pkg, st.CurrentCSV, crash)}
 		}
 		name := st.CurrentCSV
 		if name == "" {
@@ -212,12 +268,15 @@ func (in *installer) follow(ctx context.Context, pkg string, res *PackageResult)
 		res.Phase = string(csv.Status.Phase)
 		switch csv.Status.Phase {
 		case v1alpha1.CSVPhaseFailed:
-			return false, "", fail("csv-failed", "CSV %s/%s failed: %s: %s", ns, name, csv.Status.Reason, csv.Status.Message)
+			return false, "", &failure{rule: "csv-failed", bundle: name, msg: fmt.Sprintf("CSV %s/%s failed: %s: %s", ns, name, csv.Status.Reason, csv.Status.Message)}
 		case v1alpha1.CSVPhaseSucceeded:
 			markSucceeded(name)
 			if name == in.opts.Upgrade[pkg] {
 				// OLM may report AtLatestKnown before it has looked for the update: keep waiting.
 				return false, fmt.Sprintf("CSV %s Succeeded; waiting for the catalog to offer an upgrade from it (Subscription state %q)", name, st.State), nil
+			}
+			if target != "" && name != target {
+				return false, fmt.Sprintf("CSV %s Succeeded; waiting for the catalog to offer an upgrade to %s (Subscription state %q)", name, target, st.State), nil
 			}
 			if st.State == v1alpha1.SubscriptionStateAtLatest && st.InstalledCSV == name {
 				return true, "", nil

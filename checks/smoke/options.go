@@ -28,11 +28,29 @@ type Options struct {
 	KindConfig string
 	// Keep keeps what Run created (cluster, namespaces, CatalogSource) for debugging.
 	Keep bool
+	// KeepCluster keeps a cluster Run created (for more runs in it) but deletes the namespaces and the
+	// CatalogSource it created there, as in a cluster it did not create.
+	KeepCluster bool
 	// OLMManifestsDir holds OLM's manifests (CRDs and deployments, *.yaml applied in name order). Used
 	// only when the cluster has no OLM; without it a cluster lacking OLM is a usage error.
 	OLMManifestsDir string
 	// CatalogImage is the catalog image by digest (repo@sha256:...).
 	CatalogImage string
+	// BaseCatalogImage is the catalog before the change (repo@sha256:...). When set, the packages of
+	// FromBase are installed from it first; then the CatalogSource is pointed at CatalogImage and each of
+	// them must upgrade to its Expect CSV, as clusters subscribed to the catalog will after the merge.
+	// The other packages install fresh from CatalogImage. See PlanChange.
+	BaseCatalogImage string
+	// BaseCatalogArchive is an image archive of BaseCatalogImage to load into the kind nodes.
+	BaseCatalogArchive string
+	// FromBase are the packages installed from BaseCatalogImage first.
+	FromBase []string
+	// Expect per package: the CSV its install must end at (the head catalog's channel head); required for
+	// the packages of FromBase. Missing: whatever CSV the catalog's channel head is.
+	Expect map[string]string
+	// BundleImages maps the bundle images of the catalogs to their bundles, so that a bundle-unpack Job
+	// that cannot pull or unpack is reported against its package and bundle, at once.
+	BundleImages map[string]BundleRef
 	// CatalogArchive is an image archive (docker-save or OCI layout tar) of CatalogImage to load into the
 	// kind nodes; empty when the nodes can pull CatalogImage themselves.
 	CatalogArchive string
@@ -92,7 +110,13 @@ func (o Options) validate() error {
 	if !strings.Contains(o.CatalogImage, "@sha256:") {
 		errs = append(errs, fmt.Errorf("catalog image %q is not referenced by digest (repo@sha256:...): OLM pulls tags with imagePullPolicy Always", o.CatalogImage))
 	}
-	if (o.CatalogArchive != "" || len(o.ImageArchives) > 0) && o.ClusterName == "" {
+	if o.BaseCatalogImage != "" && !strings.Contains(o.BaseCatalogImage, "@sha256:") {
+		errs = append(errs, fmt.Errorf("base catalog image %q is not referenced by digest (repo@sha256:...)", o.BaseCatalogImage))
+	}
+	if o.BaseCatalogImage == "" && (len(o.FromBase) > 0 || o.BaseCatalogArchive != "") {
+		errs = append(errs, errors.New("packages to install from the base catalog, or its archive, without a base catalog image"))
+	}
+	if (o.CatalogArchive != "" || o.BaseCatalogArchive != "" || len(o.ImageArchives) > 0) && o.ClusterName == "" {
 		errs = append(errs, errors.New("image archives can only be loaded into a kind cluster (set a cluster name)"))
 	}
 	if len(o.Packages) == 0 {
@@ -108,6 +132,16 @@ func (o Options) validate() error {
 	for p := range o.Upgrade {
 		if !seen[p] {
 			errs = append(errs, fmt.Errorf("upgrade configured for package %q, which is not in the package list", p))
+		}
+	}
+	for _, p := range o.FromBase {
+		switch {
+		case !seen[p]:
+			errs = append(errs, fmt.Errorf("package %q is to be installed from the base catalog, but it is not in the package list", p))
+		case o.Expect[p] == "":
+			errs = append(errs, fmt.Errorf("package %q is to be installed from the base catalog, but no CSV is expected after the upgrade (Expect)", p))
+		case o.Upgrade[p] != "":
+			errs = append(errs, fmt.Errorf("package %q: a starting CSV and an install from the base catalog exclude each other", p))
 		}
 	}
 	for p, modes := range o.InstallModes {

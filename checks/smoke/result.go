@@ -35,9 +35,11 @@ type PackageResult struct {
 	Phase     string `json:"phase,omitempty"`
 	Succeeded bool   `json:"succeeded"`
 	// UpgradedFrom is the CSV installed first when an upgrade was tested.
-	UpgradedFrom string            `json:"upgradedFrom,omitempty"`
-	Steps        []StepTiming      `json:"steps"`
-	Diagnostics  []diag.Diagnostic `json:"diagnostics,omitempty"`
+	UpgradedFrom string `json:"upgradedFrom,omitempty"`
+	// FromBase says the package was installed from the base catalog first, then upgraded.
+	FromBase    bool              `json:"fromBase,omitempty"`
+	Steps       []StepTiming      `json:"steps"`
+	Diagnostics []diag.Diagnostic `json:"diagnostics,omitempty"`
 }
 
 // StepTiming is how long one step took.

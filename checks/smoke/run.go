@@ -72,7 +72,7 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 			return res, diag.UsageError(fmt.Errorf("kind cluster %s does not exist (create it, or ask for it to be created)", opts.ClusterName))
 		default:
 			res.ClusterCreated = true
-			if !opts.Keep {
+			if !opts.Keep && !opts.KeepCluster {
 				defer func() {
 					// deletion must happen even when ctx was cancelled
 					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
@@ -105,8 +105,10 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 
 	// 2. images into the nodes, before OLM: its own images may come from the archives
 	archives := opts.ImageArchives
-	if opts.CatalogArchive != "" {
-		archives = append([]string{opts.CatalogArchive}, archives...)
+	for _, a := range []string{opts.CatalogArchive, opts.BaseCatalogArchive} {
+		if a != "" {
+			archives = append([]string{a}, archives...)
+		}
 	}
 	if len(archives) > 0 {
 		if err := step("load images", func(ctx context.Context) error {
@@ -150,41 +152,62 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 		res.CatalogNamespace = loc.GlobalNamespace
 	}
 	res.CatalogSource = CatalogSourceName
-	if !opts.Keep && !res.ClusterCreated {
+	if !opts.Keep && (!res.ClusterCreated || opts.KeepCluster) {
 		defer cleanup(context.WithoutCancel(ctx), c, res.CatalogNamespace, opts.Packages, p)
 	}
-	if err := step("catalog source", func(ctx context.Context) error {
-		if err := createCatalogSource(ctx, c, res.CatalogNamespace, opts.CatalogImage); err != nil {
-			return err
+	first := opts.CatalogImage
+	if opts.BaseCatalogImage != "" {
+		first = opts.BaseCatalogImage
+	}
+	catalogStep := func(name, image string) error {
+		err := step(name, func(ctx context.Context) error {
+			if err := createCatalogSource(ctx, c, res.CatalogNamespace, image); err != nil {
+				return err
+			}
+			return waitCatalogServing(ctx, c, res.CatalogNamespace, image)
+		})
+		if err != nil {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			res.Diagnostics = append(res.Diagnostics, podDiagnostics(dctx, c, "", res.CatalogNamespace, true)...)
+			cancel()
 		}
-		return waitCatalogReady(ctx, c, res.CatalogNamespace)
-	}); err != nil {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		res.Diagnostics = append(res.Diagnostics, podDiagnostics(dctx, c, "", res.CatalogNamespace, true)...)
-		cancel()
+		return err
+	}
+	name := "catalog source"
+	if opts.BaseCatalogImage != "" {
+		name = "catalog source (base catalog)"
+	}
+	if err := catalogStep(name, first); err != nil {
 		return res, err
 	}
 
-	// 5. packages, in parallel up to the bound
+	// 5. packages, in parallel up to the bound: with a base catalog, first those it offers, then the
+	// CatalogSource serves the head and they must upgrade while the others install fresh.
 	in := &installer{c: c, opts: opts, catalogNS: res.CatalogNamespace, progress: p, interval: 2 * pollEvery}
 	res.Packages = make([]PackageResult, len(opts.Packages))
-	sem := make(chan struct{}, opts.Parallel)
-	var wg sync.WaitGroup
-	for i, pkg := range opts.Packages {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-				res.Packages[i] = in.install(ctx, pkg)
-			case <-ctx.Done():
-				res.Packages[i] = PackageResult{Package: pkg, Namespace: NamespaceFor(pkg), Diagnostics: []diag.Diagnostic{{
-					Severity: diag.Error, Check: "smoke", Rule: "cancelled", Package: pkg, Message: "not started: " + context.Cause(ctx).Error()}}}
-			}
-		}()
+	fromBase := map[string]bool{}
+	for _, pkg := range opts.FromBase {
+		fromBase[pkg] = true
 	}
-	wg.Wait()
+	if opts.BaseCatalogImage != "" {
+		parallel(ctx, opts, res.Packages, func(ctx context.Context, i int, pkg string) {
+			if fromBase[pkg] {
+				res.Packages[i] = in.install(ctx, pkg, "", "base catalog")
+				res.Packages[i].FromBase = true
+			}
+		})
+		if err := catalogStep("catalog source (head catalog)", opts.CatalogImage); err != nil {
+			return res, err
+		}
+	}
+	parallel(ctx, opts, res.Packages, func(ctx context.Context, i int, pkg string) {
+		switch {
+		case !fromBase[pkg]:
+			res.Packages[i] = in.install(ctx, pkg, opts.Expect[pkg], "")
+		case res.Packages[i].Succeeded:
+			in.upgrade(ctx, pkg, opts.Expect[pkg], &res.Packages[i])
+		}
+	})
 	if failed := res.Failed(); len(failed) > 0 {
 		if ctx.Err() != nil {
 			return res, diag.InfraError(fmt.Errorf("%w: interrupted: %w", ErrPackagesFailed, context.Cause(ctx)))
@@ -224,4 +247,26 @@ func (p *progress) printf(format string, args ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintf(p.w, "smoke: [%6.1fs] %s\n", time.Since(p.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// parallel runs fn for every package, at most opts.Parallel at once; a package not started before ctx
+// ended gets a "cancelled" result.
+func parallel(ctx context.Context, opts Options, results []PackageResult, fn func(ctx context.Context, i int, pkg string)) {
+	sem := make(chan struct{}, opts.Parallel)
+	var wg sync.WaitGroup
+	for i, pkg := range opts.Packages {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+				fn(ctx, i, pkg)
+			case <-ctx.Done():
+				results[i] = PackageResult{Package: pkg, Namespace: NamespaceFor(pkg), Diagnostics: []diag.Diagnostic{{
+					Severity: diag.Error, Check: "smoke", Rule: "cancelled", Package: pkg, Message: "not started: " + context.Cause(ctx).Error()}}}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -97,6 +97,7 @@ type smokeFlags struct{ in pipeline.SmokeInput }
 func (f *smokeFlags) add(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.in.KubeconfigPath, "smoke-kubeconfig", "", "run smoke installs in this cluster (when smoke.enabled)")
+	fs.StringVar(&f.in.ClusterName, "smoke-kind-cluster", "", "run smoke installs in this existing kind cluster (image archives are loaded into it; it is kept)")
 	fs.StringVar(&f.in.NodeImage, "smoke-node-image", "", "create kind clusters for smoke installs with this node image")
 	fs.StringToStringVar(&f.in.NodeImages, "smoke-node-images", nil, "kind node images by Kubernetes version (v1.33.13=IMAGE,...): the oldest that satisfies the changed bundles' minKubeVersion is used")
 	fs.StringVar(&f.in.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
@@ -106,7 +107,7 @@ func (f *smokeFlags) add(cmd *cobra.Command) {
 
 // input is the smoke stage's cluster settings, nil when no flag gave a cluster.
 func (f *smokeFlags) input() *pipeline.SmokeInput {
-	if in := f.in; in.KubeconfigPath != "" || in.NodeImage != "" || len(in.NodeImages) > 0 || in.OLMManifestsDir != "" {
+	if in := f.in; in.KubeconfigPath != "" || in.ClusterName != "" || in.NodeImage != "" || len(in.NodeImages) > 0 || in.OLMManifestsDir != "" {
 		return &in
 	}
 	return nil

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the static binaries of the lane's images besides Kubernetes: etcd, coredns, OLM (olm, catalog,
-# copy-content), opm (for the in-cluster catalog base image), the grpc_health_probe stand-in, the test
+# copy-content, cpb), opm (for the in-cluster catalog base image), the grpc_health_probe stand-in, the test
 # operator and imagetool. Output: $KO_CACHE/bin. CGO_ENABLED=0 everywhere (static binaries for scratch
 # images). Modules whose go.mod replaces paths that a module download lacks are built from a throwaway
 # module that requires them (their replace directives then do not apply).
@@ -29,6 +29,8 @@ olm_ld="-X github.com/operator-framework/operator-lifecycle-manager/pkg/version.
 for c in olm catalog copy-content; do
   [ -x "$out/$c" ] || ko_step "OLM $c $KO_OLM_VERSION" build_in_module "github.com/operator-framework/operator-lifecycle-manager@$KO_OLM_VERSION" "$c" "./cmd/$c" "" "$olm_ld"
 done
+# cpb: what the bundle-unpack Job's init container copies out of OLM's image and runs in the bundle image.
+[ -x "$out/cpb" ] || ko_step "OLM cpb $KO_OLM_VERSION" build_in_module "github.com/operator-framework/operator-lifecycle-manager@$KO_OLM_VERSION" cpb ./util/cpb
 [ -x "$out/opm" ] || ko_step "opm $KO_OPM_VERSION" build_in_module "github.com/operator-framework/operator-registry@$KO_OPM_VERSION" opm ./cmd/opm "json1,containers_image_openpgp"
 # Our own programs: always rebuilt (seconds), so the cache never holds stale fixtures.
 ko_step "lane tools" ko_repo_go build -trimpath -tags tools -ldflags "-s -w" -o "$out/" ./hack/kind-offline/cmd/grpchealthprobe ./hack/kind-offline/cmd/imagetool

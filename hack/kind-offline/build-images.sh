@@ -37,7 +37,7 @@ olm_image="catalogbot.local/olm:$KO_OLM_VERSION"
 opm_image="catalogbot.local/opm:$KO_OPM_VERSION"
 scratch olm -ref "$olm_image" -user 65532:65532 -dir /tmp \
   "$bin/olm:/bin/olm:0755" "$bin/catalog:/bin/catalog:0755" "$bin/copy-content:/bin/copy-content:0755" \
-  "/bin/busybox:/bin/cp:0755"
+  "$bin/cpb:/bin/cpb:0755" "/bin/busybox:/bin/cp:0755"
 scratch opm -ref "$opm_image" -user 1001 -dir /tmp -entrypoint '["/bin/opm"]' \
   "$bin/opm:/bin/opm:0755" "$bin/grpchealthprobe:/bin/grpc_health_probe:0755"
 olmdir="$KO_CACHE/olm-manifests"
@@ -48,12 +48,20 @@ chmod 0644 "$olmdir"/*.yaml
 sed -e "s#__OLM_IMAGE__#$olm_image#g" -e "s#__OPM_IMAGE__#$opm_image#g" -e "s#__OLM_VERSION__#$KO_OLM_VERSION#g" \
   "$KO_REPO/hack/kind-offline/olm.yaml" >"$olmdir/9000_olm.yaml"
 
-# The test operator, its catalog, and the catalog image built with catalogbot's build package.
+# The test operator, its bundle images, the test catalogs (base and head, in the olm.csv.metadata form
+# and in opm render's default olm.bundle.object form) and their images, built with catalogbot's build
+# package on the opm image.
 op_image="catalogbot.local/smoke/test-operator:v1"
 scratch test-operator -ref "$op_image" -user 65532:65532 -entrypoint '["/manager"]' "$bin/testoperator:/manager:0755"
-"$it" testcatalog -out "$KO_CACHE/test-catalog" -operator-image "$op_image"
-cat_image="catalogbot.local/smoke/catalog:v1"
-"$it" catalog -fbc "$KO_CACHE/test-catalog" -base-layout "$img/opm" -ref "$cat_image" -out "$img/catalog" >"$img/catalog.digest"
+rm -rf "$img/bundles"
+"$it" testcatalog -out "$KO_CACHE/test-catalog" -images "$img/bundles" -operator-image "$op_image"
+catalogs=""
+for c in base head base-inline head-inline; do
+  cat_image="catalogbot.local/smoke/catalog-$c:v1"
+  "$it" catalog -fbc "$KO_CACHE/test-catalog/$c" -base-layout "$img/opm" -ref "$cat_image" -out "$img/catalog-$c" >"$img/catalog-$c.digest"
+  catalogs+="${catalogs:+,}
+    \"$c\": {\"image\": \"$cat_image\", \"digest\": \"$(cat "$img/catalog-$c.digest")\", \"archive\": \"$img/catalog-$c.tar\", \"fbc\": \"$KO_CACHE/test-catalog/$c\"}"
+done
 
 cat >"$KO_CACHE/lane.json" <<JSON
 {
@@ -61,14 +69,12 @@ cat >"$KO_CACHE/lane.json" <<JSON
   "nodeImage": "$KO_NODE_IMAGE",
   "nodeImageArchive": "$KO_CACHE/node-image.tar",
   "olmManifests": "$olmdir",
-  "catalogImage": "$cat_image",
-  "catalogDigest": "$(cat "$img/catalog.digest")",
-  "catalogArchive": "$img/catalog.tar",
-  "imageArchives": ["$img/olm.tar", "$img/opm.tar", "$img/test-operator.tar"],
-  "goodPackage": "smoke-good",
-  "goodFrom": "smoke-good.v0.1.0",
-  "goodHead": "smoke-good.v0.2.0",
-  "brokenPackage": "smoke-broken"
+  "opmLayout": "$img/opm",
+  "opmBinary": "$bin/opm",
+  "catalogs": {$catalogs
+  },
+  "bundles": "$KO_CACHE/test-catalog/bundles.json",
+  "imageArchives": ["$img/olm.tar", "$img/opm.tar", "$img/test-operator.tar"]
 }
 JSON
-ls -la "$img"/*.tar >&2
+ls -la "$img"/*.tar "$img"/bundles/*.tar >&2

@@ -65,7 +65,7 @@ var allowed = map[string][]string{
 	"bench/renderbench":                     {"internal/registrytest"},
 	"bench/templatebench":                   {"catalog", "config", "internal/registrytest", "render/template"},
 	"hack/kind-offline/cmd/grpchealthprobe": nil,
-	"hack/kind-offline/cmd/imagetool":       {"build"},
+	"hack/kind-offline/cmd/imagetool":       {"build", "catalog", "render/bundle"},
 	"hack/kind-offline/cmd/testoperator":    nil,
 	"hack/releaseimage":                     {"build"},
 }

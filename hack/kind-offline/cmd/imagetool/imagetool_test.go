@@ -6,11 +6,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,25 +59,12 @@ func TestWriteLayerTar(t *testing.T) {
 // base, through the in-process registry, and checks the layout holds it with the catalog under /configs.
 func TestCatalogImage(t *testing.T) {
 	dir := t.TempDir()
-	fbc := filepath.Join(dir, "fbc")
-	if err := testCatalogCmd([]string{"-out", fbc, "-operator-image", "example.test/op:v1"}); err != nil {
+	cats := filepath.Join(dir, "catalogs")
+	fbc := filepath.Join(cats, catHead)
+	if err := testCatalogCmd(context.Background(), []string{"-out", cats, "-images", filepath.Join(dir, "bundles"), "-operator-image", "example.test/op:v1"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := catalog.LoadDir(context.Background(), fbc, catalog.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Diagnostics) > 0 {
-		t.Fatalf("the test catalog does not load cleanly: %v", res.Diagnostics)
-	}
-	if n := len(res.Catalog.Bundles); n != 3 {
-		t.Errorf("bundles = %d, want 3", n)
-	}
-	if opm := os.Getenv("CATALOGBOT_OPM"); opm != "" {
-		if out, err := exec.Command(opm, "validate", fbc).CombinedOutput(); err != nil {
-			t.Errorf("opm validate: %v\n%s", err, out)
-		}
-	}
+	checkTestCatalogs(t, cats)
 	bin := filepath.Join(dir, "opm")
 	os.WriteFile(bin, []byte("not really opm"), 0o755)
 	base := filepath.Join(dir, "base")
@@ -107,9 +96,93 @@ func TestCatalogImage(t *testing.T) {
 		names = append(names, h.Name)
 	}
 	joined := strings.Join(names, "\n")
-	for _, want := range []string{"bin/opm", "configs/smoke-good/catalog.json", "configs/smoke-broken/catalog.json"} {
+	for _, want := range []string{"bin/opm", "configs/smoke-good/catalog.json", "configs/smoke-broken/catalog.json", "configs/smoke-needsdep/catalog.json"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("image lacks %s; has:\n%s", want, joined)
+		}
+	}
+}
+
+// checkTestCatalogs checks the four catalogs: each loads cleanly (and passes opm validate when the
+// reference opm is there), every bundle is an image by digest, the csv-metadata catalogs carry no inline
+// object and the inline ones no olm.csv.metadata, base holds only the first version of smoke-good, and
+// bundles.json matches the images on disk (none for the unpullable bundle, no metadata in the bad one).
+func checkTestCatalogs(t *testing.T, cats string) {
+	t.Helper()
+	wantBundles := map[string]int{catBase: 1, catBaseInline: 1, catHead: 7, catHeadInline: 3}
+	for cat, n := range wantBundles {
+		dir := filepath.Join(cats, cat)
+		res, err := catalog.LoadDir(context.Background(), dir, catalog.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Diagnostics) > 0 {
+			t.Fatalf("catalog %s does not load cleanly: %v", cat, res.Diagnostics)
+		}
+		if got := len(res.Catalog.Bundles); got != n {
+			t.Errorf("catalog %s: bundles = %d, want %d", cat, got, n)
+		}
+		inline := cat == catBaseInline || cat == catHeadInline
+		for _, b := range res.Catalog.Bundles {
+			if !strings.Contains(b.Image, "@sha256:") {
+				t.Errorf("catalog %s: bundle %s image %q is not by digest", cat, b.Name, b.Image)
+			}
+			var objects, meta int
+			for _, p := range b.Properties {
+				switch p.Type {
+				case catalog.PropertyBundleObject:
+					objects++
+				case catalog.PropertyCSVMetadata:
+					meta++
+				}
+			}
+			if inline && (objects != 2 || meta != 0) || !inline && (objects != 0 || meta != 1) {
+				t.Errorf("catalog %s: bundle %s has %d olm.bundle.object and %d olm.csv.metadata properties", cat, b.Name, objects, meta)
+			}
+			if cat == catBase && b.Name != "smoke-good.v0.1.0" {
+				t.Errorf("base catalog holds %s", b.Name)
+			}
+		}
+		if opm := os.Getenv("CATALOGBOT_OPM"); opm != "" {
+			if out, err := exec.Command(opm, "validate", dir).CombinedOutput(); err != nil {
+				t.Errorf("opm validate %s: %v\n%s", cat, err, out)
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(cats, "bundles.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []testBundle
+	if err := json.Unmarshal(data, &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 7 {
+		t.Fatalf("bundles.json lists %d bundles, want 7", len(list))
+	}
+	for _, b := range list {
+		if b.Package == "smoke-unpullable" {
+			if b.Loaded || b.Archive != "" {
+				t.Errorf("the unpullable bundle has an archive: %+v", b)
+			}
+			continue
+		}
+		img, err := readLayoutImage(strings.TrimSuffix(b.Archive, ".tar"))
+		if err != nil {
+			t.Fatalf("bundle %s: %v", b.Bundle, err)
+		}
+		d, _ := img.Digest()
+		if !strings.HasSuffix(b.Image, "@"+d.String()) {
+			t.Errorf("bundle %s: image %s, layout digest %s", b.Bundle, b.Image, d)
+		}
+		var names []string
+		tr := tar.NewReader(mutate.Extract(img))
+		for h, err := tr.Next(); err == nil; h, err = tr.Next() {
+			names = append(names, h.Name)
+		}
+		hasMeta := slices.Contains(names, "metadata/annotations.yaml")
+		if hasMeta == (b.Package == "smoke-badunpack") {
+			t.Errorf("bundle %s: files %v", b.Bundle, names)
 		}
 	}
 }

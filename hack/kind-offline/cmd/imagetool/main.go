@@ -6,7 +6,7 @@
 //
 //	imagetool scratch -ref R -out DIR [-entrypoint JSON] [-cmd JSON] [-user U] [-env K=V]... [-dir PATH]... SRC:DEST[:MODE]...
 //	imagetool catalog -fbc DIR -base-layout DIR -ref R -out DIR
-//	imagetool testcatalog -out DIR -operator-image REF
+//	imagetool testcatalog -out DIR -images DIR -operator-image REF
 //
 // Each prints the manifest digest of what it wrote.
 package main
@@ -32,7 +32,7 @@ func main() {
 	case "catalog":
 		err = catalogCmd(ctx, os.Args[2:])
 	case "testcatalog":
-		err = testCatalogCmd(os.Args[2:])
+		err = testCatalogCmd(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
 	}

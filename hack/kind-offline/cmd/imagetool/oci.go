@@ -17,32 +17,41 @@ import (
 // writeOCI writes img as the only image of the OCI layout dir, named ref for containerd and OCI
 // tools, then tars the layout to dir.tar. It prints the manifest digest.
 func writeOCI(ctx context.Context, img v1.Image, ref, dir string) error {
-	if err := ctx.Err(); err != nil {
+	d, err := writeOCIDigest(ctx, img, ref, dir)
+	if err != nil {
 		return err
 	}
+	fmt.Println(d)
+	return nil
+}
+
+// writeOCIDigest is writeOCI returning the manifest digest instead of printing it.
+func writeOCIDigest(ctx context.Context, img v1.Image, ref, dir string) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
 	if err := os.RemoveAll(dir); err != nil {
-		return err
+		return "", err
 	}
 	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
-		return fmt.Errorf("OCI layout %s: %w", dir, err)
+		return "", fmt.Errorf("OCI layout %s: %w", dir, err)
 	}
 	ann := map[string]string{
 		"io.containerd.image.name":          ref,
 		"org.opencontainers.image.ref.name": ref,
 	}
 	if err := p.AppendImage(img, layout.WithAnnotations(ann)); err != nil {
-		return fmt.Errorf("OCI layout %s: %w", dir, err)
+		return "", fmt.Errorf("OCI layout %s: %w", dir, err)
 	}
 	if err := tarDir(dir, dir+".tar"); err != nil {
-		return err
+		return "", err
 	}
 	d, err := img.Digest()
 	if err != nil {
-		return err
+		return "", err
 	}
-	fmt.Println(d.String())
-	return nil
+	return d.String(), nil
 }
 
 // tarDir writes the files of dir into file (see build.TarDir).

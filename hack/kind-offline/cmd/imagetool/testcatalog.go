@@ -3,15 +3,27 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
+	"strings"
+	"testing/fstest"
+	"time"
 
 	"github.com/blang/semver/v4"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/operator-framework/api/pkg/lib/version"
 	"github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,99 +31,291 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/render/bundle"
 )
 
-// testPackage is one package of the lane's test catalog.
+// testPackage is one package of the lane's test catalogs.
 type testPackage struct {
 	name     string
 	versions []string // in upgrade order; each replaces the one before
-	crash    bool     // the operator exits at start (crash loop)
+	crash    bool     // the operator exits at start: the CSV never succeeds
+	// inBase: the first version is already in the base catalog (the pull request upgrades it).
+	inBase bool
+	// inline: also in the inline-style catalogs (olm.bundle.object properties).
+	inline bool
+	// unpullable: its bundle image is never loaded into the nodes (and no registry serves it).
+	unpullable bool
+	// noMetadata: its bundle image lacks metadata/annotations.yaml, so the unpack job fails.
+	noMetadata bool
+	// needs: a CRD the CSV requires that no bundle provides (the InstallPlan cannot resolve).
+	needs string
 }
 
-// TestPackages are the lane's fixtures: a good operator with an upgrade pair and a broken one.
+// testPackages are the lane's fixtures. Every bundle is an image referenced by digest, so OLM unpacks
+// each through its bundle-unpack Job.
 var testPackages = []testPackage{
-	{name: "smoke-good", versions: []string{"0.1.0", "0.2.0"}},
+	{name: "smoke-good", versions: []string{"0.1.0", "0.2.0"}, inBase: true, inline: true},
+	{name: "smoke-new", versions: []string{"0.1.0"}, inline: true},
 	{name: "smoke-broken", versions: []string{"0.1.0"}, crash: true},
+	{name: "smoke-unpullable", versions: []string{"0.1.0"}, unpullable: true},
+	{name: "smoke-badunpack", versions: []string{"0.1.0"}, noMetadata: true},
+	{name: "smoke-needsdep", versions: []string{"0.1.0"}, needs: "gizmos.missing.catalogbot.io"},
 }
 
-// testCatalogCmd writes the test catalog (one directory per package, FBC JSON). Bundles carry their
-// manifests inline as olm.bundle.object properties and have no bundle image: OLM installs them without
-// an unpack Job.
-func testCatalogCmd(args []string) error {
+// testBundle is one bundle image the lane uses, as bundles.json lists it.
+type testBundle struct {
+	Package string `json:"package"`
+	Bundle  string `json:"bundle"`
+	Image   string `json:"image"` // repo@sha256:...
+	Archive string `json:"archive,omitempty"`
+	// Loaded: the lane loads Archive into the nodes (false: the image is unpullable on purpose).
+	Loaded bool `json:"loaded"`
+}
+
+// The catalogs testcatalog writes: each a directory of -out.
+const (
+	catBase       = "base"        // the pull request's base: smoke-good v0.1.0, csv-metadata style
+	catHead       = "head"        // its head: every package, csv-metadata style (what v4.17+ catalogs carry)
+	catBaseInline = "base-inline" // the same base as opm render writes it by default (olm.bundle.object)
+	catHeadInline = "head-inline" // the inline head: smoke-good's upgrade and smoke-new
+)
+
+// testCatalogCmd builds the bundle images (OCI layouts and tars under -images) and writes the test
+// catalogs under -out, each bundle rendered from its image's content by catalogbot's opm-identical
+// bundle renderer: base and head in the olm.csv.metadata form (no inline objects), base-inline and
+// head-inline in opm render's default form (olm.bundle.object). -out/bundles.json lists the bundle images.
+func testCatalogCmd(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("testcatalog", flag.ContinueOnError)
-	out := fs.String("out", "", "output catalog directory")
+	out := fs.String("out", "", "output directory of the catalogs")
+	images := fs.String("images", "", "output directory of the bundle images")
 	opImage := fs.String("operator-image", "", "image of the test operator")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" || *opImage == "" {
-		return errors.New("testcatalog: -out and -operator-image are required")
+	if *out == "" || *opImage == "" || *images == "" {
+		return errors.New("testcatalog: -out, -images and -operator-image are required")
 	}
 	if err := os.RemoveAll(*out); err != nil {
 		return err
 	}
-	for _, p := range testPackages {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		blobs, err := packageBlobs(p, *opImage)
-		if err != nil {
-			return fmt.Errorf("package %s: %w", p.name, err)
+	var list []testBundle
+	cats := map[string]map[string][]any{} // catalog -> package -> blobs
+	add := func(cat, pkg string, blobs ...any) {
+		if cats[cat] == nil {
+			cats[cat] = map[string][]any{}
 		}
-		for _, b := range blobs {
-			if err := enc.Encode(b); err != nil {
+		cats[cat][pkg] = append(cats[cat][pkg], blobs...)
+	}
+	for _, p := range testPackages {
+		for _, cat := range p.catalogs() {
+			versions := p.versions
+			if cat == catBase || cat == catBaseInline {
+				versions = versions[:1]
+			}
+			add(cat, p.name, packageBlobs(p, versions)...)
+		}
+		for i, v := range p.versions {
+			replaces := ""
+			if i > 0 {
+				replaces = csvName(p.name, p.versions[i-1])
+			}
+			tb, rendered, err := buildBundle(ctx, p, v, replaces, *opImage, *images)
+			if err != nil {
+				return fmt.Errorf("package %s: %w", p.name, err)
+			}
+			list = append(list, tb)
+			meta, err := bundle.ToCSVMetadata(rendered)
+			if err != nil {
+				return fmt.Errorf("bundle %s: %w", tb.Bundle, err)
+			}
+			for _, cat := range p.catalogs() {
+				if (cat == catBase || cat == catBaseInline) && i > 0 {
+					continue
+				}
+				if cat == catBase || cat == catHead {
+					add(cat, p.name, meta)
+				} else {
+					add(cat, p.name, rendered)
+				}
+			}
+		}
+	}
+	for cat, pkgs := range cats {
+		for pkg, blobs := range pkgs {
+			var buf bytes.Buffer
+			for _, b := range blobs {
+				var data []byte
+				var err error
+				if cb, ok := b.(*catalog.Bundle); ok {
+					data, err = bundle.Marshal(cb)
+				} else {
+					data, err = json.MarshalIndent(b, "", "    ")
+					data = append(data, '\n')
+				}
+				if err != nil {
+					return err
+				}
+				buf.Write(data)
+			}
+			dir := filepath.Join(*out, cat, pkg)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, "catalog.json"), buf.Bytes(), 0o644); err != nil {
 				return err
 			}
 		}
-		dir := filepath.Join(*out, p.name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, "catalog.json"), buf.Bytes(), 0o644); err != nil {
-			return err
+	}
+	data, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(*out, "bundles.json"), append(data, '\n'), 0o644)
+}
+
+// catalogs are the catalogs p is in.
+func (p testPackage) catalogs() []string {
+	cats := []string{catHead}
+	if p.inBase {
+		cats = append(cats, catBase)
+	}
+	if p.inline {
+		cats = append(cats, catHeadInline)
+		if p.inBase {
+			cats = append(cats, catBaseInline)
 		}
 	}
-	return nil
+	return cats
 }
 
 func csvName(pkg, v string) string { return pkg + ".v" + v }
 
-func packageBlobs(p testPackage, opImage string) ([]any, error) {
-	blobs := []any{map[string]any{"schema": "olm.package", "name": p.name, "defaultChannel": "stable"}}
+// packageBlobs are p's olm.package and olm.channel blobs for the given versions.
+func packageBlobs(p testPackage, versions []string) []any {
 	var entries []map[string]any
-	for i, v := range p.versions {
+	for i, v := range versions {
 		e := map[string]any{"name": csvName(p.name, v)}
 		if i > 0 {
-			e["replaces"] = csvName(p.name, p.versions[i-1])
+			e["replaces"] = csvName(p.name, versions[i-1])
 		}
 		entries = append(entries, e)
 	}
-	blobs = append(blobs, map[string]any{"schema": "olm.channel", "package": p.name, "name": "stable", "entries": entries})
-	for i, v := range p.versions {
-		replaces := ""
-		if i > 0 {
-			replaces = csvName(p.name, p.versions[i-1])
+	return []any{
+		map[string]any{"schema": "olm.package", "name": p.name, "defaultChannel": "stable"},
+		map[string]any{"schema": "olm.channel", "package": p.name, "name": "stable", "entries": entries},
+	}
+}
+
+// buildBundle writes the registry+v1 bundle image of p at version v (manifests/ and metadata/ at its
+// root, as operator-sdk builds them) and renders it as opm render renders that image.
+func buildBundle(ctx context.Context, p testPackage, v, replaces, opImage, imagesDir string) (testBundle, *catalog.Bundle, error) {
+	csv, crd, err := bundleObjects(p, v, replaces, opImage)
+	if err != nil {
+		return testBundle{}, nil, err
+	}
+	annotations := fmt.Sprintf(`annotations:
+  operators.operatorframework.io.bundle.mediatype.v1: registry+v1
+  operators.operatorframework.io.bundle.manifests.v1: manifests/
+  operators.operatorframework.io.bundle.metadata.v1: metadata/
+  operators.operatorframework.io.bundle.package.v1: %s
+  operators.operatorframework.io.bundle.channels.v1: stable
+  operators.operatorframework.io.bundle.channel.default.v1: stable
+`, p.name)
+	files := fstest.MapFS{
+		"manifests/" + p.name + ".clusterserviceversion.yaml": {Data: csv, Mode: 0o644},
+		"manifests/widgets." + crdGroup(p.name) + ".crd.yaml": {Data: crd, Mode: 0o644},
+		"metadata/annotations.yaml":                           {Data: []byte(annotations), Mode: 0o644},
+	}
+	inImage := files
+	if p.noMetadata {
+		inImage = fstest.MapFS{}
+		for n, f := range files {
+			if !strings.HasPrefix(n, "metadata/") {
+				inImage[n] = f
+			}
 		}
-		csv, crd, err := bundleObjects(p, v, replaces, opImage)
-		if err != nil {
+	}
+	img, err := bundleImage(inImage)
+	if err != nil {
+		return testBundle{}, nil, err
+	}
+	repo := "catalogbot.local/smoke/bundle-" + strings.TrimPrefix(p.name, "smoke-")
+	dir := filepath.Join(imagesDir, "bundle-"+strings.TrimPrefix(p.name, "smoke-")+"-v"+v)
+	dig, err := writeOCIDigest(ctx, img, repo+":v"+v, dir)
+	if err != nil {
+		return testBundle{}, nil, err
+	}
+	ref := repo + "@" + dig
+	rendered, err := bundle.Render(ctx, files, ref)
+	if err != nil {
+		return testBundle{}, nil, fmt.Errorf("rendering bundle %s: %w", ref, err)
+	}
+	tb := testBundle{Package: p.name, Bundle: csvName(p.name, v), Image: ref, Archive: dir + ".tar", Loaded: !p.unpullable}
+	if p.unpullable {
+		tb.Archive = ""
+		if err := os.RemoveAll(dir); err != nil {
+			return testBundle{}, nil, err
+		}
+		if err := os.Remove(dir + ".tar"); err != nil {
+			return testBundle{}, nil, err
+		}
+	}
+	return tb, rendered, nil
+}
+
+// bundleImage is a one-layer image holding files (directories 0755, files as given), for linux/amd64.
+func bundleImage(files fstest.MapFS) (v1.Image, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	epoch := time.Unix(0, 0)
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	made := map[string]bool{}
+	for _, n := range names {
+		if d := path.Dir(n); d != "." && !made[d] {
+			made[d] = true
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: epoch}); err != nil {
+				return nil, err
+			}
+		}
+		f := files[n]
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: n, Mode: int64(f.Mode.Perm()), Size: int64(len(f.Data)), ModTime: epoch}); err != nil {
 			return nil, err
 		}
-		group := crdGroup(p.name)
-		blobs = append(blobs, map[string]any{
-			"schema":  "olm.bundle",
-			"name":    csvName(p.name, v),
-			"package": p.name,
-			"image":   "",
-			"properties": []any{
-				map[string]any{"type": "olm.package", "value": map[string]any{"packageName": p.name, "version": v}},
-				map[string]any{"type": "olm.gvk", "value": map[string]any{"group": group, "kind": "Widget", "version": "v1"}},
-				map[string]any{"type": "olm.bundle.object", "value": map[string]any{"data": crd}},
-				map[string]any{"type": "olm.bundle.object", "value": map[string]any{"data": csv}},
-			},
-			"relatedImages": []any{map[string]any{"name": "operator", "image": opImage}},
-		})
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
 	}
-	return blobs, nil
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	data := buf.Bytes()
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
+	if err != nil {
+		return nil, err
+	}
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		return nil, err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return nil, err
+	}
+	cf = cf.DeepCopy()
+	cf.Architecture, cf.OS = "amd64", "linux"
+	cf.Created = v1.Time{Time: epoch.UTC()}
+	cf.Config.Labels = map[string]string{
+		"operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
+		"operators.operatorframework.io.bundle.manifests.v1": "manifests/",
+		"operators.operatorframework.io.bundle.metadata.v1":  "metadata/",
+	}
+	return mutate.ConfigFile(img, cf)
 }
 
 func crdGroup(pkg string) string { return pkg + ".catalogbot.io" }
@@ -195,6 +399,11 @@ func bundleObjects(p testPackage, v, replaces, opImage string) (csvJSON, crdJSON
 				},
 			},
 		},
+	}
+	if p.needs != "" {
+		group := strings.SplitN(p.needs, ".", 2)[1]
+		csv.Spec.CustomResourceDefinitions.Required = []v1alpha1.CRDDescription{{
+			Name: p.needs, Version: "v1", Kind: "Gizmo", DisplayName: "Gizmo", Description: "provided by no bundle of " + group}}
 	}
 	if csvJSON, err = json.Marshal(csv); err != nil {
 		return nil, nil, err

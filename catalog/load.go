@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/catalogbot/catalogbot/catalog/internal/scan"
 	"github.com/catalogbot/catalogbot/diag"
@@ -174,32 +175,24 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		return finish(&Result{Catalog: &Catalog{}, Files: files, Refused: true}), nil
 	}
 	parts := make([]*fileLoader, len(files))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var buf []byte // reused across this worker's files
-			for i := range next {
-				l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink}
-				if buf = l.load(fsys, maxSize, buf); cap(buf) > maxKeptBuffer {
-					buf = nil
-				}
-				parts[i] = l
-			}
-		}()
-	}
-feed:
+	var bufs sync.Pool // read buffers, reused across files
+	var g errgroup.Group
+	g.SetLimit(workers)
 	for i := range files {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+		if ctx.Err() != nil {
+			break
 		}
+		g.Go(func() error {
+			buf, _ := bufs.Get().([]byte)
+			l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink}
+			if buf = l.load(fsys, maxSize, buf); cap(buf) <= maxKeptBuffer {
+				bufs.Put(buf)
+			}
+			parts[i] = l
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	g.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}

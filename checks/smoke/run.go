@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -252,21 +253,18 @@ func (p *progress) printf(format string, args ...any) {
 // parallel runs fn for every package, at most opts.Parallel at once; a package not started before ctx
 // ended gets a "cancelled" result.
 func parallel(ctx context.Context, opts Options, results []PackageResult, fn func(ctx context.Context, i int, pkg string)) {
-	sem := make(chan struct{}, opts.Parallel)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(max(opts.Parallel, 1))
 	for i, pkg := range opts.Packages {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-				fn(ctx, i, pkg)
-			case <-ctx.Done():
-				results[i] = PackageResult{Package: pkg, Namespace: NamespaceFor(pkg), Diagnostics: []diag.Diagnostic{{
-					Severity: diag.Error, Check: "smoke", Rule: "cancelled", Package: pkg, Message: "not started: " + context.Cause(ctx).Error()}}}
-			}
-		}()
+		if ctx.Err() != nil {
+			results[i] = PackageResult{Package: pkg, Namespace: NamespaceFor(pkg), Diagnostics: []diag.Diagnostic{{
+				Severity: diag.Error, Check: "smoke", Rule: "cancelled", Package: pkg, Message: "not started: " + context.Cause(ctx).Error()}}}
+			continue
+		}
+		g.Go(func() error {
+			fn(ctx, i, pkg)
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 }

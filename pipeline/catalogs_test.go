@@ -78,6 +78,12 @@ func (r refusingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 func runMulti(t *testing.T, base, head tree, opts ...remote.Option) *report.Report {
 	t.Helper()
+	return runMultiWith(t, base, head, nil, opts...)
+}
+
+// runMultiWith is runMulti with the smoke stage's cluster settings.
+func runMultiWith(t *testing.T, base, head tree, smoke *pipeline.SmokeInput, opts ...remote.Option) *report.Report {
+	t.Helper()
 	ctx := t.Context()
 	dir := filepath.Join(t.TempDir(), "repo")
 	g := initRepo(t, dir)
@@ -88,7 +94,7 @@ func runMulti(t *testing.T, base, head tree, opts ...remote.Option) *report.Repo
 		t.Fatal(err)
 	}
 	r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: "main", Head: "pr", Author: "catalog-admin",
-		RemoteOptions: append([]remote.Option{fastRetry}, opts...)})
+		RemoteOptions: append([]remote.Option{fastRetry}, opts...), Smoke: smoke})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -381,5 +387,21 @@ func TestMultiCatalogSymlinkedCatalogIsNotRead(t *testing.T) {
 	st := stageOf(t, r, "render")
 	if got := filesOf(st, "render-drift"); !slices.Equal(got, []string{catFile}) || st.Status != report.Fail {
 		t.Errorf("render %s, drift on %q, want a failure on %s", st.Status, got, catFile)
+	}
+}
+
+// smoke.enabled in a template-driven repository: the smoke stage cannot install per catalog yet, and says
+// so as action required; it never passes or skips as if nothing had to be installed.
+func TestMultiCatalogSmokeIsNeverASilentPass(t *testing.T) {
+	base := multiBase(t)
+	base.files[".catalogbot.yaml"] += "smoke:\n  enabled: true\n"
+	head := base.with(map[string]string{nfsTemplate: base.files[nfsTemplate] + "# reviewed\n"})
+	r := runMultiWith(t, base, head, &pipeline.SmokeInput{NodeImage: "127.0.0.1:1/no/node:v1"}, remote.WithTransport(refusingTransport{new(atomic.Int64)}))
+	st := stageOf(t, r, "smoke")
+	if st.Status != report.ActionRequired || !strings.Contains(st.Err, "not implemented") {
+		t.Fatalf("smoke %s: %q %q, want action required", st.Status, st.Summary, st.Err)
+	}
+	if r.Verdict() == report.Pass {
+		t.Fatalf("verdict pass with a smoke install required and none run")
 	}
 }

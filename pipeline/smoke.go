@@ -49,6 +49,11 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 	if !s.cfg.Smoke.Enabled {
 		return report.Stage{Status: report.Skipped, Summary: "smoke install is disabled (smoke.enabled in " + config.ConfigFile + ")"}
 	}
+	if s.multi() {
+		// Never a silent pass: the maintainers asked for a smoke install, and this pipeline cannot yet give
+		// one per catalog (cluster version) of a template-driven repository.
+		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but smoke installs per catalog of a repository with catalogs: are not implemented: nothing was installed; unset smoke.enabled to merge without them", config.ConfigFile)))
+	}
 	if s.in.Smoke == nil {
 		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image, --smoke-kind-cluster or --smoke-kubeconfig, or the bot's smoke configuration)", config.ConfigFile)))
 	}

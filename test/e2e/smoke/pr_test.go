@@ -70,7 +70,7 @@ publish:
 	git("commit", "-qm", "smoke-good v0.2.0, smoke-new")
 
 	bin := filepath.Join(t.TempDir(), "catalogbot")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/catalogbot")
+	build := exec.CommandContext(ctx, "go", "build", "-tags", "full", "-o", bin, "./cmd/catalogbot")
 	build.Dir = filepath.Join("..", "..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/catalogbot: %v\n%s", err, out)

@@ -29,7 +29,7 @@ for os in linux darwin; do
   for arch in amd64 arm64; do
     out="$dist/catalogbot_${version#v}_${os}_${arch}"
     CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" GOFLAGS=-mod=readonly go build -tags full -trimpath -buildvcs=false \
-      -ldflags "-s -w -buildid= -X main.version=$version" -o "$out" ./cmd/catalogbot
+      -ldflags "-s -w -buildid= -X main.ldflagsVersion=$version" -o "$out" ./cmd/catalogbot
     if [ "$os" = linux ]; then bins+=(--bin "linux/$arch=$out"); fi
   done
 done

@@ -84,6 +84,10 @@ fi
 
 step "go test -tags tools ./..."
 go test -tags tools -count=1 -timeout 40m ./...
+# The lean build (what go install ./... and the pre-commit hook install) has verbs of its own (lean.go):
+# its command tests run without tags too.
+step "go test ./cmd/... (the lean build)"
+go test -count=1 -timeout 10m ./cmd/...
 
 # Issue 5's load test: 500 signed deliveries over 100 pull requests, on SQLite and on PostgreSQL; it fails
 # on a lost or duplicated job (the numbers are printed, not asserted: this machine is shared and noisy).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -31,33 +32,29 @@ func Catalogs(ctx context.Context, root string, catalogs []CatalogDir, parallel 
 		parallel = 2
 	}
 	out := make([]CatalogResult, len(catalogs))
-	finished := make(chan CatalogResult)
+	var mu sync.Mutex // done is called by one goroutine at a time
 	var g errgroup.Group
 	g.SetLimit(parallel)
-	go func() {
-		for i, c := range catalogs {
-			g.Go(func() error {
-				start := time.Now()
-				res, err := Dir(ctx, filepath.Join(root, filepath.FromSlash(c.Dir)), opts)
-				if err == nil {
-					for k := range res.Diagnostics {
-						if res.Diagnostics[k].File != "" {
-							res.Diagnostics[k].File = path.Join(c.Dir, res.Diagnostics[k].File)
-						}
+	for i, c := range catalogs {
+		g.Go(func() error {
+			start := time.Now()
+			res, err := Dir(ctx, filepath.Join(root, filepath.FromSlash(c.Dir)), opts)
+			if err == nil {
+				for k := range res.Diagnostics {
+					if res.Diagnostics[k].File != "" {
+						res.Diagnostics[k].File = path.Join(c.Dir, res.Diagnostics[k].File)
 					}
 				}
-				out[i] = CatalogResult{CatalogDir: c, Result: res, Err: err, Duration: time.Since(start)}
-				finished <- out[i]
-				return nil
-			})
-		}
-		g.Wait()
-		close(finished)
-	}()
-	for r := range finished {
-		if done != nil {
-			done(r)
-		}
+			}
+			out[i] = CatalogResult{CatalogDir: c, Result: res, Err: err, Duration: time.Since(start)}
+			if done != nil {
+				mu.Lock()
+				done(out[i])
+				mu.Unlock()
+			}
+			return nil
+		})
 	}
+	g.Wait()
 	return out
 }

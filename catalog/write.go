@@ -487,9 +487,9 @@ func fillDir(root string, groups []*packageBlobs, rootOthers []*Meta, format str
 	return nil
 }
 
-// writeFileSynced writes one catalog file with the encoder of format, synced (filetree.WriteFile).
+// writeFileSynced writes one new catalog file of the tree being built with the encoder of format, synced.
 func writeFileSynced(path string, write func(blobEncoder) error, format string) error {
-	return filetree.WriteFile(path, 0o644, func(w io.Writer) error {
+	return filetree.WriteNew(path, 0o644, func(w io.Writer) error {
 		if format == FormatJSON {
 			return write(newJSONBlobEncoder(w))
 		}

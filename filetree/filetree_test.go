@@ -135,3 +135,18 @@ func TestReadAndDiff(t *testing.T) {
 		t.Fatalf("equal trees differ: %+v", d)
 	}
 }
+
+// WriteNew never overwrites: a file already there (another writer's, or a planted one) is an error and
+// stays as it was.
+func TestWriteNewRefusesAnExistingFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "catalog.json")
+	if err := WriteNew(p, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "one"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteNew(p, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "two"); return err }); err == nil {
+		t.Fatal("WriteNew overwrote an existing file")
+	}
+	if data, _ := os.ReadFile(p); string(data) != "one" {
+		t.Fatalf("content %q, want one", data)
+	}
+}

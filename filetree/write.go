@@ -33,26 +33,46 @@ func WriteFile(path string, perm fs.FileMode, write func(w io.Writer) error) (er
 			os.Remove(f.Name())
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 64<<10)
-	if err := write(bw); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
+	if err := fill(f, perm, write); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return SyncDir(dir)
+}
+
+// fill writes f through a buffer, gives it perm, syncs and closes it.
+func fill(f *os.File, perm fs.FileMode, write func(w io.Writer) error) error {
+	bw := bufio.NewWriterSize(f, 64<<10)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// WriteNew creates the file at path, which must not exist, with what write writes, synced. It is for the
+// files of a tree that ReplaceDir puts in place (the tree is new, so no temporary file and rename are
+// needed, and ReplaceDir syncs its directories).
+func WriteNew(path string, perm fs.FileMode, write func(w io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := fill(f, perm, write); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // WriteFileBytes is WriteFile of data.
@@ -65,8 +85,8 @@ func WriteFileBytes(path string, perm fs.FileMode, data []byte) error {
 
 // ReplaceDir puts a new directory in dst's place: fill writes the new tree into an empty temporary
 // directory next to dst (fill syncs the files it writes); the tree is renamed into place, an existing dst
-// moved aside first and removed after. On any error dst is as it was (restored if it had been moved) and
-// no temporary directory remains. dst that exists and is not a directory is refused.
+// moved aside first and removed after; every directory of the new tree is synced first. On any error
+// dst is as it was (restored if it had been moved) and no temporary directory remains. dst that exists and is not a directory is refused.
 func ReplaceDir(dst string, fill func(dir string) error) (err error) {
 	dst = filepath.Clean(dst)
 	parent, base := filepath.Split(dst)
@@ -94,7 +114,13 @@ func ReplaceDir(dst string, fill func(dir string) error) (err error) {
 	if err := fill(tmp); err != nil {
 		return err
 	}
-	if err := SyncDir(tmp); err != nil {
+	err = filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return SyncDir(p)
+	})
+	if err != nil {
 		return fmt.Errorf("replace %s: %w", dst, err)
 	}
 	if err := swapDir(tmp, dst); err != nil {

@@ -63,7 +63,7 @@ func writeReference(dir string, c *catalog.Catalog, format string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
 	}
-	return filetree.WriteFile(filepath.Join(dir, "index."+format), 0o644, func(w io.Writer) error {
+	return filetree.WriteNew(filepath.Join(dir, "index."+format), 0o644, func(w io.Writer) error {
 		if format == catalog.FormatJSON {
 			return catalog.WriteJSON(w, c)
 		}

@@ -8,10 +8,11 @@
 # Env: OLM_VERSION (e.g. v0.33.0), GITHUB_OUTPUT; GOFLAGS/GOPROXY as go uses them.
 set -euo pipefail
 version="${OLM_VERSION:?OLM_VERSION is not set}"
-case "$version" in
-v[0-9]*.[0-9]*.[0-9]*) ;;
-*) echo "catalogbot: olm-version $version is not a release version (vX.Y.Z)" >&2; exit 1 ;;
-esac
+# A strict match: the version names a cache directory, so nothing like v1.2.3/../../x may pass.
+if ! [[ "$version" =~ ^v[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+  echo "catalogbot: olm-version $version is not a release version (vX.Y.Z)" >&2
+  exit 1
+fi
 dir="${CATALOGBOT_OLM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/catalogbot/olm}/$version"
 if [ ! -s "$dir/crds.yaml" ] || [ ! -s "$dir/olm.yaml" ]; then
   mod="github.com/operator-framework/operator-lifecycle-manager@$version"

@@ -540,3 +540,20 @@ func TestActionYAMLRefusesATamperedReleaseBinary(t *testing.T) {
 		t.Fatal("the tampered binary was installed")
 	}
 }
+
+// olm-version names a directory of the cache: a value that is not exactly vX.Y.Z (a path leaving the
+// cache, a moving name) is refused before anything is fetched or written.
+func TestActionOLMRefusesBadVersions(t *testing.T) {
+	for _, v := range []string{"v0.33.0/../../../tmp/x", "latest", "v0.33", "0.33.0", "v0.33.0\nv0.34.0"} {
+		cache := t.TempDir()
+		cmd := exec.Command("bash", "../../hack/action-olm.sh")
+		cmd.Env = append(os.Environ(), "OLM_VERSION="+v, "CATALOGBOT_OLM_CACHE="+cache, "GITHUB_OUTPUT="+filepath.Join(t.TempDir(), "out"))
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "is not a release version") {
+			t.Errorf("olm-version %q: err %v, output %s", v, err, out)
+		}
+		if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+			t.Errorf("olm-version %q wrote into the cache: %v", v, entries)
+		}
+	}
+}

@@ -42,11 +42,7 @@ func TestActionYAMLPublishesChangedCatalogs(t *testing.T) {
 	dir, before, after := templatePublishRepo(t, reg.Host, index)
 	gh.AddRepo(full)
 	gh.SetRef(full, "heads/main", after)
-	event := editPayload(t, "push/payload.json", func(p map[string]any) {
-		p["deleted"], p["created"] = false, false
-		p["ref"], p["before"], p["after"] = "refs/heads/main", before, after
-		p["repository"].(map[string]any)["default_branch"] = "main"
-	})
+	event := pushPayload(t, before, after)
 	r := newRunner(t, release, dir, "push", event, gh.URL)
 	outs, err := r.run(ctx)
 	if err != nil {
@@ -122,14 +118,7 @@ func TestActionYAMLTemplateDrivenPullRequest(t *testing.T) {
 		gh.AddRepo(full)
 		gh.SetRef(full, "heads/main", base)
 		gh.AddPullRequest(full, githubtest.PullRequest{Number: tc.n, User: tc.author, HeadSHA: head, BaseRef: "main", BaseSHA: base})
-		event := editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
-			p["number"] = tc.n
-			pr := p["pull_request"].(map[string]any)
-			pr["number"] = tc.n
-			pr["base"].(map[string]any)["sha"] = base
-			pr["head"].(map[string]any)["sha"] = head
-			pr["user"].(map[string]any)["login"] = tc.author
-		})
+		event := prPayload(t, tc.n, base, head, tc.author)
 		run := newRunner(t, release, dir, "pull_request", event, gh.URL)
 		outs, err := run.run(ctx)
 		if outs["verdict"] != tc.verdict || (err == nil) != (tc.verdict == "pass") {

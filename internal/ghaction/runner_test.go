@@ -328,14 +328,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		gh.SetRef(full, "heads/main", base)
 		pr := func(n int) string {
 			gh.AddPullRequest(full, githubtest.PullRequest{Number: n, User: "mallory", HeadSHA: head, BaseRef: "main", BaseSHA: base})
-			return editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
-				p["number"] = n
-				pr := p["pull_request"].(map[string]any)
-				pr["number"] = n
-				pr["base"].(map[string]any)["sha"] = base
-				pr["head"].(map[string]any)["sha"] = head
-				pr["user"].(map[string]any)["login"] = "mallory"
-			})
+			return prPayload(t, n, base, head, "mallory")
 		}
 		// alice (the owner) approved an earlier head: that approval does not count for this one.
 		stale := pr(2)
@@ -386,14 +379,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		gh.AddRepo(full)
 		gh.SetRef(full, "heads/main", base)
 		gh.AddPullRequest(full, githubtest.PullRequest{Number: 4, User: "alice", HeadSHA: head, BaseRef: "main", BaseSHA: base})
-		event := editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
-			p["number"] = 4
-			pr := p["pull_request"].(map[string]any)
-			pr["number"] = 4
-			pr["base"].(map[string]any)["sha"] = base
-			pr["head"].(map[string]any)["sha"] = head
-			pr["user"].(map[string]any)["login"] = "alice"
-		})
+		event := prPayload(t, 4, base, head, "alice")
 		r := newRunner(t, release, dir, "pull_request", event, gh.URL)
 		outs, _ := r.run(ctx)
 		if outs["verdict"] != "action_required" || !strings.Contains(r.log.String(), "no cluster settings") {
@@ -428,11 +414,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		dir, before, after := publishRepo(t, reg.Host, target)
 		gh.AddRepo(full)
 		gh.SetRef(full, "heads/main", after)
-		event := editPayload(t, "push/payload.json", func(p map[string]any) {
-			p["deleted"], p["created"] = false, false
-			p["ref"], p["before"], p["after"] = "refs/heads/main", before, after
-			p["repository"].(map[string]any)["default_branch"] = "main"
-		})
+		event := pushPayload(t, before, after)
 		r := newRunner(t, release, dir, "push", event, gh.URL)
 		outs, err := r.run(ctx)
 		if err != nil {
@@ -484,6 +466,27 @@ func pushStandInBase(t *testing.T, host string) string {
 		t.Fatal(err)
 	}
 	return baseTag.String()
+}
+
+// prPayload is GitHub's pull_request opened example for pull request n by login, from base to head.
+func prPayload(t *testing.T, n int, base, head, login string) string {
+	return editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
+		p["number"] = n
+		pr := p["pull_request"].(map[string]any)
+		pr["number"] = n
+		pr["base"].(map[string]any)["sha"] = base
+		pr["head"].(map[string]any)["sha"] = head
+		pr["user"].(map[string]any)["login"] = login
+	})
+}
+
+// pushPayload is GitHub's push example for a push to main, the default branch, from before to after.
+func pushPayload(t *testing.T, before, after string) string {
+	return editPayload(t, "push/payload.json", func(p map[string]any) {
+		p["deleted"], p["created"] = false, false
+		p["ref"], p["before"], p["after"] = "refs/heads/main", before, after
+		p["repository"].(map[string]any)["default_branch"] = "main"
+	})
 }
 
 // publishRepo makes a repository whose main went before (foo 0.1.0) → after (foo 0.2.0), configured to

@@ -434,3 +434,19 @@ func TestMultiCatalogNewCatalogNeedsMaintainer(t *testing.T) {
 		t.Errorf("maintainer: owners %s %+v", o.Status, o.Diagnostics)
 	}
 }
+
+// A ci.yaml whose reviewers do not parse at the base tip (a scalar where a list belongs) names no reviewers: its package's changes need a
+// maintainer (it blocks); a broken base file never lets anyone through.
+func TestMultiCatalogBrokenBaseCIYAMLBlocks(t *testing.T) {
+	good := elevenBase(t)
+	base := good.with(map[string]string{odfCI: strings.Replace(good.files[odfCI], "reviewers:\n", "reviewers: not-a-list\nformer_reviewers:\n", 1)})
+	head := renderedTree(t, base.with(map[string]string{odfTemplate: withStable(t, base.files[odfTemplate])}), base, odfPkg)
+	var requests atomic.Int64
+	r := runMultiAs(t, base, head, odfReviewer, remote.WithTransport(refusingTransport{&requests})).r
+	if o := stageOf(t, r, "owners"); o.Status != report.Fail {
+		t.Fatalf("owners %s with the base's ci.yaml broken, want fail: %s %+v", o.Status, o.Summary, o.Diagnostics)
+	}
+	if r.Verdict() == report.Pass {
+		t.Fatal("verdict pass with the base's ci.yaml broken")
+	}
+}

@@ -41,7 +41,12 @@ func newKindBackend(progress io.Writer) *kindBackend {
 func (k *kindBackend) Exists(_ context.Context, name string) (bool, error) {
 	names, err := k.provider.List()
 	if err != nil {
-		return false, fmt.Errorf("listing kind clusters: %w", err)
+		// kind's error names the engine command; what the engine printed ("Cannot connect to the
+		// Docker daemon ...") says why, so it goes into the error too.
+		if re := kindexec.RunErrorForError(err); re != nil && len(bytes.TrimSpace(re.Output)) > 0 {
+			err = fmt.Errorf("%w: %s", err, capText(string(bytes.TrimSpace(re.Output)), 512))
+		}
+		return false, fmt.Errorf("listing kind clusters (is a container engine running?): %w", err)
 	}
 	return slices.Contains(names, name), nil
 }

@@ -28,6 +28,7 @@ type fakeBackend struct {
 	// blockCreate makes Create wait for ctx (a cluster that never comes up).
 	blockCreate bool
 	calls       []string
+	existsErr   error // the container engine does not answer
 }
 
 func (b *fakeBackend) record(s string) {
@@ -42,7 +43,7 @@ func (b *fakeBackend) Calls() []string {
 	return slices.Clone(b.calls)
 }
 
-func (b *fakeBackend) Exists(_ context.Context, name string) (bool, error) { return b.exists, nil }
+func (b *fakeBackend) Exists(_ context.Context, name string) (bool, error) { return b.exists, b.existsErr }
 func (b *fakeBackend) Create(ctx context.Context, name, image, config string) error {
 	b.record("create " + name + " " + image)
 	if b.blockCreate {

@@ -64,6 +64,9 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 	if opts.ClusterName != "" {
 		exists, err := backend.Exists(ctx, opts.ClusterName)
 		if err != nil {
+			if opts.CreateCluster {
+				err = fmt.Errorf("kind cluster %s with node image %s: %w", opts.ClusterName, nodeImageName(opts.NodeImage), err)
+			}
 			return res, diag.InfraError(err)
 		}
 		switch {
@@ -267,4 +270,12 @@ func parallel(ctx context.Context, opts Options, results []PackageResult, fn fun
 		})
 	}
 	g.Wait()
+}
+
+// nodeImageName names the node image a created cluster gets in errors ("" is kind's own default).
+func nodeImageName(image string) string {
+	if image == "" {
+		return "(kind's default)"
+	}
+	return image
 }

@@ -320,3 +320,17 @@ func TestRunMissingKindCluster(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A container engine that does not answer (installed, daemon not started) is an infrastructure error
+// that names the cluster and node image it was asked for, and nothing is created or deleted.
+func TestRunEngineDownNamesNodeImage(t *testing.T) {
+	b := &fakeBackend{existsErr: errors.New("listing kind clusters (is a container engine running?): Cannot connect to the Docker daemon")}
+	opts := Options{CreateCluster: true, NodeImage: "node:v1.33", CatalogImage: testDigest, Packages: []string{"x"}}.withDefaults()
+	_, err := run(context.Background(), opts, b, nil)
+	if diag.CategoryOf(err) != diag.Infra || !strings.Contains(err.Error(), "node image node:v1.33") || !strings.Contains(err.Error(), "Docker daemon") {
+		t.Fatalf("err = %v", err)
+	}
+	if calls := b.Calls(); len(calls) != 0 {
+		t.Errorf("calls = %q", calls)
+	}
+}

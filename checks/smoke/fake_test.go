@@ -43,7 +43,9 @@ func (b *fakeBackend) Calls() []string {
 	return slices.Clone(b.calls)
 }
 
-func (b *fakeBackend) Exists(_ context.Context, name string) (bool, error) { return b.exists, b.existsErr }
+func (b *fakeBackend) Exists(_ context.Context, name string) (bool, error) {
+	return b.exists, b.existsErr
+}
 func (b *fakeBackend) Create(ctx context.Context, name, image, config string) error {
 	b.record("create " + name + " " + image)
 	if b.blockCreate {

@@ -72,6 +72,8 @@ type Bot struct {
 	announcer *announcer
 	// inflight bounds the webhook body bytes held at once.
 	inflight *byteBudget
+	// smokeSlots bounds the smoke installs running at once.
+	smokeSlots chan struct{}
 }
 
 // NewMetrics creates the metrics for a bot on q (to hand to ghclient.Config.Observer before New).
@@ -95,7 +97,8 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		return nil, err
 	}
 	b := &Bot{cfg: o.Config, secrets: o.Secrets, gh: o.GitHub, queue: o.Queue, store: st, git: o.Git, log: o.Logger,
-		metrics: o.Metrics, started: time.Now(), inflight: newByteBudget(o.Config.Webhook.MaxBytesInFlight)}
+		metrics: o.Metrics, started: time.Now(), inflight: newByteBudget(o.Config.Webhook.MaxBytesInFlight),
+		smokeSlots: newSmokeSlots(o.Config.Smoke)}
 	if b.registries, err = loadRegistryLogins(o.Config.Registries); err != nil {
 		return nil, err
 	}

@@ -161,7 +161,7 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	}
 	r.Approvers = res.Current
 	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: br.repo, Base: base, Head: head, Rules: br.rules, Author: pr.Author,
-		Approvers: res.Current, Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(),
+		Approvers: res.Current, Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(), Smoke: jc.b.smokeInput(),
 		SkipImages: jc.b.cfg.Checks.SkipImages, Observer: cr, StageTimeout: jc.b.cfg.Timeouts.Stage})
 	return rep, sets, err
 }

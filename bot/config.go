@@ -33,6 +33,8 @@ type Config struct {
 	Status StatusConfig `yaml:"status"`
 	// Registries are the registry logins, each for named repositories or installations only.
 	Registries []RegistryCredential `yaml:"registries"`
+	// Smoke is where smoke installs run (see SmokeConfig).
+	Smoke SmokeConfig `yaml:"smoke"`
 }
 
 // TimeoutsConfig gives every network call a deadline: a registry a pull request names that accepts
@@ -190,6 +192,7 @@ func (c *Config) Validate() error {
 		problems = append(problems, "publicURL must be the http(s) URL of the bot's pages (check run details links point there)")
 	}
 	problems = append(problems, validateRegistries(c.Registries)...)
+	problems = append(problems, c.Smoke.validate()...)
 	if len(problems) > 0 {
 		return fmt.Errorf("%s", strings.Join(problems, "; "))
 	}

@@ -61,7 +61,7 @@ func (jc *jobCtx) runGroup(ctx context.Context, cr *checkReporter) (*report.Repo
 		}
 	}
 	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: jc.task.BaseSHA, Head: jc.task.HeadSHA,
-		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(),
+		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(), Smoke: jc.b.smokeInput(),
 		SkipImages: jc.b.cfg.Checks.SkipImages, Observer: cr})
 	if err != nil {
 		return nil, err

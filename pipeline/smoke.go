@@ -38,6 +38,29 @@ type SmokeInput struct {
 	// clusters that cannot pull them).
 	ImageArchives []string
 	Keep          bool
+	// Slots, when set, bounds the smoke installs running at once: a run holds one slot (a buffered
+	// channel's capacity) while it uses a cluster. A front-end running several checks at once (the bot)
+	// shares one between them.
+	Slots chan struct{}
+}
+
+// acquire waits for one of in's slots; release gives it back.
+func (in *SmokeInput) acquire(ctx context.Context, progress func(string)) (release func(), err error) {
+	if in.Slots == nil {
+		return func() {}, nil
+	}
+	select {
+	case in.Slots <- struct{}{}:
+		return func() { <-in.Slots }, nil
+	default:
+	}
+	progress("waiting for another check's smoke install to finish")
+	select {
+	case in.Slots <- struct{}{}:
+		return func() { <-in.Slots }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a smoke cluster slot: %w", context.Cause(ctx))
+	}
 }
 
 // smoke builds the head's catalog image for this machine's platform, loads it into a kind cluster by
@@ -55,7 +78,7 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but smoke installs per catalog of a repository with catalogs: are not implemented: nothing was installed; unset smoke.enabled to merge without them", config.ConfigFile)))
 	}
 	if s.in.Smoke == nil {
-		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image, --smoke-kind-cluster or --smoke-kubeconfig, or the bot's smoke configuration)", config.ConfigFile)))
+		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image, --smoke-kind-cluster or --smoke-kubeconfig, or the smoke section of the bot's configuration, bot.yaml)", config.ConfigFile)))
 	}
 	plan := smoke.PlanChange(s.changes.base, s.changes.head, slices.Sorted(maps.Keys(s.changes.packages)), nil)
 	pkgs := plan.Packages
@@ -107,6 +130,11 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		// a kubeconfig cluster cannot be given archives: its nodes pull the catalog themselves
 		opts.CatalogArchive, opts.BaseCatalogArchive = "", ""
 	}
+	release, err := in.acquire(ctx, func(line string) { fmt.Fprintln(opts.Progress, line) })
+	if err != nil {
+		return stageFromErr(err)
+	}
+	defer release()
 	start := time.Now()
 	res, err := smoke.Run(ctx, opts)
 	ds := res.Diagnostics

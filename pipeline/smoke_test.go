@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"context"
+	"strings"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -26,5 +28,37 @@ func TestNodeImageForMinKubeVersion(t *testing.T) {
 	}
 	if _, err := nodeImageFor(map[string]string{"latest": "x"}, ""); err == nil {
 		t.Error("a key that is not a version must be refused")
+	}
+}
+
+// Smoke slots: a run takes a free slot at once, waits (saying so) while every slot is held, and a run
+// whose context ends while waiting gets an error naming the wait, holding nothing.
+func TestSmokeSlots(t *testing.T) {
+	in := &SmokeInput{Slots: make(chan struct{}, 1)}
+	var lines []string
+	say := func(l string) { lines = append(lines, l) }
+	release, err := in.acquire(context.Background(), say)
+	if err != nil || len(lines) != 0 {
+		t.Fatalf("free slot: err %v, lines %q", err, lines)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := in.acquire(ctx, say); err == nil || !strings.Contains(err.Error(), "waiting for a smoke cluster slot") {
+		t.Fatalf("all slots held, context cancelled: err %v", err)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "waiting for another check's smoke install") {
+		t.Errorf("lines %q", lines)
+	}
+	release()
+	if len(in.Slots) != 0 {
+		t.Fatal("release did not free the slot")
+	}
+	if r2, err := in.acquire(context.Background(), say); err != nil {
+		t.Fatalf("after release: %v", err)
+	} else {
+		r2()
+	}
+	if _, err := (&SmokeInput{}).acquire(context.Background(), say); err != nil {
+		t.Fatalf("no slots configured: %v", err)
 	}
 }

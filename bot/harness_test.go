@@ -15,7 +15,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -38,7 +37,6 @@ import (
 	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"github.com/catalogbot/catalogbot/internal/pgtest"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
-	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -337,37 +335,7 @@ func (h *harness) openPR(n int, author, head, base string, labels ...string) {
 // needed). The result is still the real payload, aimed at the harness's repository and commits.
 func payload(t testing.TB, file string, edits map[string]any) []byte {
 	t.Helper()
-	data, err := os.ReadFile(shareddata.Dir(t, "webhooks", "examples", filepath.FromSlash(file)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	keys := make([]string, 0, len(edits))
-	for k := range edits {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		parts := strings.Split(k, ".")
-		m := doc
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := m[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[p] = next
-			}
-			m = next
-		}
-		m[parts[len(parts)-1]] = edits[k]
-	}
-	out, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return githubtest.Payload(t, file, edits)
 }
 
 // repoEdits aims a payload at the harness's repository and installation.

@@ -3,7 +3,6 @@ package ghaction
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
-	"github.com/catalogbot/catalogbot/internal/shareddata"
+	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
 
 const catalogV1 = `{"schema":"olm.package","name":"foo","defaultChannel":"stable"}
@@ -66,29 +65,6 @@ func testRepo(t *testing.T, owner string, config ...string) (dir, base, head str
 	return dir, base, head
 }
 
-// event rewrites a real pull_request payload to point at the test repository's commits and author.
-func eventFile(t *testing.T, file, base, head, login string) string {
-	t.Helper()
-	data, err := os.ReadFile(shareddata.Dir(t, "webhooks", "examples", "pull_request", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var payload map[string]any
-	if err := json.Unmarshal(data, &payload); err != nil {
-		t.Fatal(err)
-	}
-	pr := payload["pull_request"].(map[string]any)
-	pr["base"].(map[string]any)["sha"] = base
-	pr["head"].(map[string]any)["sha"] = head
-	pr["user"].(map[string]any)["login"] = login
-	out, _ := json.Marshal(payload)
-	path := filepath.Join(t.TempDir(), "event.json")
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func TestActionOnRealPayloads(t *testing.T) {
 	for _, c := range []struct {
 		payload, author, owner string
@@ -104,7 +80,7 @@ func TestActionOnRealPayloads(t *testing.T) {
 			tmp := t.TempDir()
 			env := map[string]string{
 				"GITHUB_EVENT_NAME":   "pull_request",
-				"GITHUB_EVENT_PATH":   eventFile(t, c.payload, base, head, c.author),
+				"GITHUB_EVENT_PATH":   githubtest.PayloadFile(t, "pull_request/"+c.payload, map[string]any{"pull_request.base.sha": base, "pull_request.head.sha": head, "pull_request.user.login": c.author}),
 				"GITHUB_STEP_SUMMARY": filepath.Join(tmp, "summary.md"),
 				"GITHUB_OUTPUT":       filepath.Join(tmp, "output"),
 			}

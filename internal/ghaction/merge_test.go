@@ -64,14 +64,7 @@ func TestActionMergeAttacks(t *testing.T) {
 		t.Helper()
 		tmp := t.TempDir()
 		env := map[string]string{
-			"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
-				p["number"] = n
-				pr := p["pull_request"].(map[string]any)
-				pr["number"] = n
-				pr["base"].(map[string]any)["sha"] = base
-				pr["head"].(map[string]any)["sha"] = head
-				pr["user"].(map[string]any)["login"] = "alice"
-			}),
+			"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": prPayload(t, n, base, head, "alice"),
 			"GITHUB_OUTPUT": filepath.Join(tmp, "out"), "GITHUB_API_URL": gh.URL, "CATALOGBOT_GITHUB_TOKEN": "ghs_x",
 		}
 		var stdout bytes.Buffer

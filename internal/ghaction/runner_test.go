@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,7 +32,6 @@ import (
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
-	"github.com/catalogbot/catalogbot/internal/shareddata"
 	"github.com/catalogbot/catalogbot/pipeline"
 )
 
@@ -291,25 +289,6 @@ func releaseServer(t *testing.T, tamper bool) string {
 	return srv.URL
 }
 
-func editPayload(t *testing.T, file string, edit func(map[string]any)) string {
-	t.Helper()
-	data, err := os.ReadFile(shareddata.Dir(t, "webhooks", "examples", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var payload map[string]any
-	if err := json.Unmarshal(data, &payload); err != nil {
-		t.Fatal(err)
-	}
-	edit(payload)
-	out, _ := json.Marshal(payload)
-	path := filepath.Join(t.TempDir(), "event.json")
-	if err := os.WriteFile(path, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestActionYAMLAsTheRunnerRunsIt runs action.yml for a pull_request (the approvals read from the fake
 // GitHub decide the owners stage, and the pull request merges) and for a push to main (the catalog is
 // published to an in-process registry), from GitHub's real payloads.
@@ -439,11 +418,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 			t.Fatalf("re-run outputs %v", outs)
 		}
 		// An older push run late (main is at after): not published, the tag stays.
-		old := editPayload(t, "push/payload.json", func(p map[string]any) {
-			p["deleted"], p["created"] = false, false
-			p["ref"], p["before"], p["after"] = "refs/heads/main", strings.Repeat("0", 40), before
-			p["repository"].(map[string]any)["default_branch"] = "main"
-		})
+		old := pushPayload(t, strings.Repeat("0", 40), before)
 		if outs, err = newRunner(t, release, dir, "push", old, gh.URL).run(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -470,23 +445,14 @@ func pushStandInBase(t *testing.T, host string) string {
 
 // prPayload is GitHub's pull_request opened example for pull request n by login, from base to head.
 func prPayload(t *testing.T, n int, base, head, login string) string {
-	return editPayload(t, "pull_request/opened.payload.json", func(p map[string]any) {
-		p["number"] = n
-		pr := p["pull_request"].(map[string]any)
-		pr["number"] = n
-		pr["base"].(map[string]any)["sha"] = base
-		pr["head"].(map[string]any)["sha"] = head
-		pr["user"].(map[string]any)["login"] = login
-	})
+	return githubtest.PayloadFile(t, "pull_request/opened.payload.json", map[string]any{"number": n, "pull_request.number": n,
+		"pull_request.base.sha": base, "pull_request.head.sha": head, "pull_request.user.login": login})
 }
 
 // pushPayload is GitHub's push example for a push to main, the default branch, from before to after.
 func pushPayload(t *testing.T, before, after string) string {
-	return editPayload(t, "push/payload.json", func(p map[string]any) {
-		p["deleted"], p["created"] = false, false
-		p["ref"], p["before"], p["after"] = "refs/heads/main", before, after
-		p["repository"].(map[string]any)["default_branch"] = "main"
-	})
+	return githubtest.PayloadFile(t, "push/payload.json", map[string]any{"deleted": false, "created": false,
+		"ref": "refs/heads/main", "before": before, "after": after, "repository.default_branch": "main"})
 }
 
 // publishRepo makes a repository whose main went before (foo 0.1.0) → after (foo 0.2.0), configured to
@@ -534,7 +500,7 @@ func TestActionYAMLRefusesATamperedReleaseBinary(t *testing.T) {
 	}
 	release := releaseServer(t, true)
 	dir, base, head := testRepo(t, "alice")
-	r := newRunner(t, release, dir, "pull_request", eventFile(t, "opened.payload.json", base, head, "alice"), "http://127.0.0.1:1")
+	r := newRunner(t, release, dir, "pull_request", prPayload(t, 1, base, head, "alice"), "http://127.0.0.1:1")
 	_, err := r.run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "Get the released catalogbot") || !strings.Contains(r.log.String(), "does not match") {
 		t.Fatalf("err %v\n%s", err, r.log.String())

@@ -24,15 +24,11 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
-// testPipeline runs `catalogbot pr` with smoke.enabled on a repository whose pull request is the inline
-// catalogs' change (smoke-good v0.1.0 -> v0.2.0, smoke-new added), in the lane's cluster: the smoke
-// stage picks the changed packages, builds the base and head catalog images on the opm image (served
-// from an in-process registry on loopback), loads them by digest (with the bundle images, as
-// --smoke-image-archive), installs smoke-good from the base and requires its upgrade, and installs
-// smoke-new fresh.
-func testPipeline(ctx context.Context, t *testing.T, l lane, archives []string) {
+// smokeRepo makes the repository of the lane's pull request: main holds the base-inline catalog, branch pr
+// the head-inline one, .catalogbot.yaml enables smoke and builds catalogs on the lane's opm image.
+func smokeRepo(t *testing.T, l lane) (repo, base, head string) {
 	opmRef := serveOPM(t, l.OPMLayout)
-	repo := t.TempDir()
+	repo = t.TempDir()
 	git := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", args...)
@@ -68,7 +64,27 @@ publish:
 	copyTree(t, l.Catalogs["head-inline"].FBC, filepath.Join(repo, "catalog"))
 	git("add", "-A")
 	git("commit", "-qm", "smoke-good v0.2.0, smoke-new")
+	return repo, revParse(t, repo, "main"), revParse(t, repo, "pr")
+}
 
+// revParse is the commit rev names in repo.
+func revParse(t *testing.T, repo, rev string) string {
+	t.Helper()
+	out, err := exec.Command("git", "-C", repo, "rev-parse", rev).Output()
+	if err != nil {
+		t.Fatalf("git rev-parse %s: %v", rev, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// testPipeline runs `catalogbot pr` with smoke.enabled on a repository whose pull request is the inline
+// catalogs' change (smoke-good v0.1.0 -> v0.2.0, smoke-new added), in the lane's cluster: the smoke
+// stage picks the changed packages, builds the base and head catalog images on the opm image (served
+// from an in-process registry on loopback), loads them by digest (with the bundle images, as
+// --smoke-image-archive), installs smoke-good from the base and requires its upgrade, and installs
+// smoke-new fresh.
+func testPipeline(ctx context.Context, t *testing.T, l lane, archives []string) {
+	repo, _, _ := smokeRepo(t, l)
 	bin := filepath.Join(t.TempDir(), "catalogbot")
 	build := exec.CommandContext(ctx, "go", "build", "-tags", "full", "-o", bin, "./cmd/catalogbot")
 	build.Dir = filepath.Join("..", "..", "..")

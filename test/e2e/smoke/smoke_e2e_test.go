@@ -147,7 +147,9 @@ func lastLine(b []byte) string {
 //     installs from the base and upgrades when the CatalogSource serves the head, smoke-new installs
 //     fresh, and four packages fail, each with a diagnostic naming its bundle and the cause;
 //   - the same upgrade and fresh install from catalogs in opm render's default form (olm.bundle.object);
-//   - `catalogbot pr` with smoke enabled on a repository whose pull request makes that change (pr.go).
+//   - `catalogbot pr` with smoke enabled on a repository whose pull request makes that change (pr.go);
+//   - one check of the GitHub App on that pull request, bot.yaml's smoke section naming the cluster
+//     (bot_test.go).
 //
 // Every bundle is an image referenced by digest, loaded into the node, unpacked by OLM's Job.
 func TestSmokeInKind(t *testing.T) {
@@ -247,6 +249,7 @@ func TestSmokeInKind(t *testing.T) {
 	})
 
 	t.Run("catalogbot pr", func(t *testing.T) { testPipeline(ctx, t, l, bundleArchives) })
+	t.Run("bot check", func(t *testing.T) { testBot(ctx, t, l, bundleArchives) })
 
 	if dir := os.Getenv("CATALOGBOT_SMOKE_STARTUP_CATALOG"); dir != "" {
 		t.Run("catalog start-up", func(t *testing.T) { testStartup(ctx, t, l, dir) })

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/catalogbot/catalogbot/checks/smoke"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
@@ -38,6 +40,10 @@ import (
 // a change cannot narrow its own smoke install) limits them; an affected catalog outside the limit is
 // named in the summary and in one warning, and when the limit leaves no affected catalog the stage is
 // skipped with that warning: the maintainers chose on the base branch not to pay for those clusters.
+// The limit narrows only catalogs the base has: a catalog directory the pull request adds (a pattern's
+// new version) is installed whatever the limit says, as the base's maintainers cannot have chosen to
+// leave out what did not exist, and a contributor must not dodge the install by putting a package in a
+// catalog of a new name.
 // A catalog that needs a cluster and has no node image for its Kubernetes version is a usage error
 // naming the catalog and the version, before any cluster is created; never a skip.
 
@@ -107,7 +113,7 @@ func (s *state) smokeCatalogs(ctx context.Context) report.Stage {
 		if len(plan.Packages) == 0 {
 			continue // only removed packages: nothing to install
 		}
-		if !s.cfg.Smoke.SmokesCatalog(p.cat) {
+		if !s.cfg.Smoke.SmokesCatalog(p.cat) && s.catalogAtBase(p.cat) {
 			excluded = append(excluded, p.cat.Name)
 			continue
 		}
@@ -318,6 +324,17 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		st.Err = strings.Join(errs, "; ")
 	}
 	return st
+}
+
+// catalogAtBase reports whether the catalog's directory exists at the base revision (an unreadable tree
+// counts as existing: the limit then applies as configured).
+func (s *state) catalogAtBase(c config.Catalog) bool {
+	tree, err := s.base.Tree()
+	if err != nil {
+		return true
+	}
+	_, err = tree.Tree(path.Clean(c.Dir))
+	return !errors.Is(err, object.ErrDirectoryNotFound)
 }
 
 // changedPackagesByCatalog lists, per catalog, the packages whose committed files under the catalog's

@@ -188,6 +188,34 @@ func TestMultiCatalogSmokeBaseConfigDecides(t *testing.T) {
 	if c := f.calls[len(f.calls)-1]; len(c.FromBase) != 0 || c.BaseCatalogImage != "" {
 		t.Errorf("a catalog the base lacks installs fresh: from base %v (%s)", c.FromBase, c.BaseCatalogImage)
 	}
+	// with a limit on the base, a catalog the pull request adds is still installed: the limit cannot
+	// have meant it, and a new catalog name must not dodge the install
+	limited, _ := smokeTrees(t, false, "  clusterVersions: [v4.22]\n")
+	f = newFakeSmoke(t)
+	st = stageOf(t, runSmoke(t, limited, added.with(map[string]string{".catalogbot.yaml": limited.files[".catalogbot.yaml"]}), f, pipeline.SmokeInput{NodeImages: images}, nil, 0), "smoke")
+	if got := f.created(); st.Status != report.Pass || !slices.Equal(got, []string{"v4.22 kind/node:v1.35", "v4.23 kind/node:v1.36"}) {
+		t.Errorf("added catalog under a limit: clusters %q, smoke %s %s", got, st.Status, st.Summary)
+	}
+}
+
+// Hostile, list form: a catalog the pull request adds to .catalogbot.yaml's list is no catalog (the
+// base's configuration decides), so it is neither installed nor able to change what is.
+func TestMultiCatalogSmokeListFromBase(t *testing.T) {
+	base, head := smokeTrees(t, false, "")
+	list := "catalogs:\n  list:\n  - {name: v4.21, dir: catalogs/v4.21, openshift: \"4.21\"}\n  - {name: v4.22, dir: catalogs/v4.22, openshift: \"4.22\"}\n"
+	cfg := strings.Replace(base.files[".catalogbot.yaml"], multiConfig[strings.Index(multiConfig, "catalogs:"):], list, 1)
+	if cfg == base.files[".catalogbot.yaml"] {
+		t.Fatal("test data: the catalogs section was not replaced")
+	}
+	base.files[".catalogbot.yaml"] = cfg
+	head = head.with(map[string]string{
+		".catalogbot.yaml": strings.Replace(cfg, "  - {name: v4.22", "  - {name: v4.20, dir: catalogs/v4.20, openshift: \"4.20\"}\n  - {name: v4.22", 1),
+	})
+	f := newFakeSmoke(t)
+	st := stageOf(t, runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages}, nil, 0), "smoke")
+	if got := f.created(); st.Status != report.Pass || !slices.Equal(got, []string{"v4.21 kind/node:v1.34", "v4.22 kind/node:v1.35"}) {
+		t.Errorf("clusters %q, smoke %s %s", got, st.Status, st.Summary)
+	}
 }
 
 // Catalogs with the same node image, the same catalog images and the same packages share one install;

@@ -36,6 +36,11 @@ import (
 // it is there so that a repository mapping several cluster versions to one node image does not pay the
 // same cluster twice.
 //
+// A cluster is never reused for another install, even of the same node image: what one catalog's
+// install leaves behind (cluster-scoped CRDs, namespaces still terminating) could make the next one pass
+// (a package needing a CRD nobody provides) or fail, so each install gets the fresh cluster a subscribed
+// cluster of that version would be.
+//
 // Which catalogs: smoke.clusterVersions of the base branch's configuration (never the pull request's:
 // a change cannot narrow its own smoke install) limits them; an affected catalog outside the limit is
 // named in the summary and in one warning, and when the limit leaves no affected catalog the stage is

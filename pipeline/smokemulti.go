@@ -148,9 +148,6 @@ func (s *state) smokeCatalogs(ctx context.Context) report.Stage {
 		}
 		return report.Stage{Status: report.Skipped, Summary: sum, Diagnostics: ds}
 	}
-	if in.Keep && len(runs) > 1 {
-		return stageFromErr(diag.UsageError(fmt.Errorf("--smoke-keep keeps each cluster, and only one kind cluster may exist at a time: %d catalogs are to be smoke-installed here (%s); run without it, or limit smoke.clusterVersions", len(runs), catalogSpan(runNames(runs), order))))
-	}
 	tmp, err := os.MkdirTemp("", "catalogbot-smoke-")
 	if err != nil {
 		return stageFromErr(err)
@@ -159,6 +156,9 @@ func (s *state) smokeCatalogs(ctx context.Context) report.Stage {
 	runs, err = s.buildRunImages(ctx, runs, tmp)
 	if err != nil {
 		return stageFromErr(err)
+	}
+	if in.Keep && len(runs) > 1 {
+		return stageFromErr(diag.UsageError(fmt.Errorf("--smoke-keep keeps each cluster, and only one kind cluster may exist at a time: %d clusters would be needed here (%s); run without it, or limit smoke.clusterVersions", len(runs), catalogSpan(runNames(runs), order))))
 	}
 	return s.runCatalogs(ctx, runs, excluded, order, ds)
 }

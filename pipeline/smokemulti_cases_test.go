@@ -274,7 +274,7 @@ func TestMultiCatalogSmokeRefusedSettings(t *testing.T) {
 	}{
 		{pipeline.SmokeInput{ClusterName: "mine"}, "creates one kind cluster per cluster version"},
 		{pipeline.SmokeInput{KubeconfigPath: "/k"}, "creates one kind cluster per cluster version"},
-		{pipeline.SmokeInput{NodeImages: nodeImages, Keep: true}, "4 catalogs are to be smoke-installed here (catalogs v4.19-v4.22)"},
+		{pipeline.SmokeInput{NodeImages: nodeImages, Keep: true}, "4 clusters would be needed here (catalogs v4.19-v4.22)"},
 	} {
 		f := newFakeSmoke(t)
 		st := stageOf(t, runSmoke(t, base, head, f, tc.in, nil, 0), "smoke")

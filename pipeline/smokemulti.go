@@ -220,6 +220,7 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 	var lines strings.Builder
 	var failed []string
 	installs, succeeded, fromBase, upgraded := 0, 0, 0, 0
+	leftover := "" // the catalogs whose cluster could not be deleted: no other is created
 	progress := s.stageWriter("smoke")
 	if progress == nil {
 		progress = io.Discard
@@ -229,14 +230,18 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		names := r.names()
 		span := catalogSpan(names, order)
 		kube := r.kubernetes()
-		if err := ctx.Err(); err != nil {
-			// cancelled or out of time before this run: it is not started, and says so
-			for _, n := range names {
-				failed = append(failed, n)
-			}
+		why := ""
+		switch {
+		case ctx.Err() != nil:
+			why = context.Cause(ctx).Error() // cancelled or out of time before this run
+		case leftover != "":
+			why = "the cluster of " + leftover + " could not be deleted, and only one kind cluster may exist at a time"
+		}
+		if why != "" {
+			failed = append(failed, names...)
 			status = report.Worse(status, report.Error)
-			errs = append(errs, fmt.Sprintf("%s: not run: %v", span, context.Cause(ctx)))
-			fmt.Fprintf(&lines, "- %s (Kubernetes %s, node image %s): not run: %v\n", span, kube, nodeImageLabel(r.nodeImage), context.Cause(ctx))
+			errs = append(errs, fmt.Sprintf("%s: not run: %s", span, why))
+			fmt.Fprintf(&lines, "- %s (Kubernetes %s, node image %s): not run: %s\n", span, kube, nodeImageLabel(r.nodeImage), why)
 			continue
 		}
 		rctx, cancel := ctx, context.CancelFunc(func() {})
@@ -261,6 +266,9 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 			err = diag.InfraError(errors.Join(fmt.Errorf("did not finish within its share (%s) of the smoke stage's deadline: an infrastructure failure, not this change's", share.Round(time.Second)), err))
 		}
 		cancel()
+		if errors.Is(err, smoke.ErrClusterNotDeleted) {
+			leftover = span
+		}
 		took := time.Since(t0).Round(time.Second)
 		var rds []diag.Diagnostic
 		rds = append(rds, res.Diagnostics...)

@@ -290,3 +290,17 @@ func TestMultiCatalogSmokeRefusedSettings(t *testing.T) {
 		t.Errorf("keep with one catalog: smoke %s %q, calls %d, live %q", st.Status, st.Err, len(f.calls), f.live)
 	}
 }
+
+// A cluster that could not be deleted stops the sequence: no second cluster is created next to it, and
+// the catalogs not run say why.
+func TestMultiCatalogSmokeStopsAtUndeletedCluster(t *testing.T) {
+	base, head := smokeTrees(t, false, "")
+	f := newFakeSmoke(t)
+	f.undeletable["v4.20"] = true
+	st := stageOf(t, runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages}, nil, 0), "smoke")
+	if got := f.created(); len(got) != 2 || st.Status != report.Error ||
+		!strings.Contains(st.Err, "catalog v4.21: not run: the cluster of catalog v4.20 could not be deleted") ||
+		!strings.Contains(st.Err, "catalog v4.22: not run: the cluster of catalog v4.20 could not be deleted") {
+		t.Errorf("clusters %q, smoke %s %q", got, st.Status, st.Err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -96,8 +97,8 @@ type fakeSmoke struct {
 	mu sync.Mutex
 	// fail: catalog (cluster name suffix) whose first package's CSV fails; hang: whose install waits for
 	// ctx; onStart runs when an install starts (a test cancels the run there).
-	fail, hang map[string]bool
-	onStart    func(cluster string)
+	fail, hang, undeletable map[string]bool
+	onStart                 func(cluster string)
 
 	calls   []smoke.Options
 	events  []string
@@ -108,7 +109,7 @@ type fakeSmoke struct {
 }
 
 func newFakeSmoke(t *testing.T) *fakeSmoke {
-	return &fakeSmoke{t: t, fail: map[string]bool{}, hang: map[string]bool{}, baseHas: map[string]bool{}, headHas: map[string]bool{}}
+	return &fakeSmoke{t: t, fail: map[string]bool{}, hang: map[string]bool{}, undeletable: map[string]bool{}, baseHas: map[string]bool{}, headHas: map[string]bool{}}
 }
 
 func (f *fakeSmoke) event(s string) {
@@ -150,6 +151,10 @@ func (f *fakeSmoke) run(ctx context.Context, opts smoke.Options) (res smoke.Resu
 	res = smoke.Result{Cluster: opts.ClusterName, ClusterCreated: opts.CreateCluster, CatalogImage: opts.CatalogImage}
 	defer func() {
 		if opts.Keep {
+			return
+		}
+		if f.undeletable[cat] {
+			err = errors.Join(err, diag.InfraError(fmt.Errorf("%w: deleting kind cluster %s: device busy", smoke.ErrClusterNotDeleted, opts.ClusterName)))
 			return
 		}
 		f.mu.Lock()

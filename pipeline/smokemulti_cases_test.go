@@ -1,7 +1,9 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -303,4 +305,32 @@ func TestMultiCatalogSmokeStopsAtUndeletedCluster(t *testing.T) {
 		!strings.Contains(st.Err, "catalog v4.22: not run: the cluster of catalog v4.20 could not be deleted") {
 		t.Errorf("clusters %q, smoke %s %q", got, st.Status, st.Err)
 	}
+}
+
+// Eleven catalogs changed, one failing: one smoke stage, one line per catalog, the failure named once.
+// Sizes are logged (go test ./pipeline -run TestMultiCatalogSmokeElevenCatalogs -v).
+func TestMultiCatalogSmokeElevenCatalogs(t *testing.T) {
+	base, head := smokeTreesOdf(t, []string{"v4.12", "v4.13", "v4.14", "v4.15", "v4.16", "v4.17", "v4.18"}, "")
+	images := map[string]string{}
+	for y := 12; y <= 22; y++ {
+		images[fmt.Sprintf("1.%d", y+13)] = fmt.Sprintf("kind/node:v1.%d", y+13)
+	}
+	f := newFakeSmoke(t)
+	f.fail["v4.17"] = true
+	r := runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: images}, nil, 0)
+	st := stageOf(t, r, "smoke")
+	if len(f.created()) != 11 || st.Status != report.Fail || strings.Count(st.Details, "\n- ") != 11 || len(st.Diagnostics) != 1 ||
+		!strings.Contains(st.Summary, "11 catalogs smoke-installed in 11 kind clusters one after the other: 10 of 11 package installs reached CSV Succeeded, 10 of 11 upgraded from the base catalog; failed: catalog v4.17") {
+		t.Fatalf("clusters %q, smoke %s %q\n%s", f.created(), st.Status, st.Summary, st.Details)
+	}
+	f.checkLifecycles(t)
+	var md, text bytes.Buffer
+	smokeOnly := &report.Report{Title: r.Title, Stages: []report.Stage{st}}
+	if err := report.WriteMarkdown(&md, smokeOnly, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WriteText(&text, smokeOnly, report.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("smoke stage at eleven catalogs, one failing: Markdown %d bytes, text %d bytes\n%s\n%s", md.Len(), text.Len(), md.String(), text.String())
 }

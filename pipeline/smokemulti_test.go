@@ -74,6 +74,14 @@ func dropNewest(t *testing.T, content, newest, old string) string {
 // v4.19-v4.22 and, when odf, without the newest odf bundle in v4.12; smoke is enabled on the base with
 // the extra smoke settings given.
 func smokeTrees(t *testing.T, odf bool, smokeSettings string) (base, head tree) {
+	if odf {
+		return smokeTreesOdf(t, []string{"v4.12"}, smokeSettings)
+	}
+	return smokeTreesOdf(t, nil, smokeSettings)
+}
+
+// smokeTreesOdf is smokeTrees with the new odf bundle added to the catalogs given.
+func smokeTreesOdf(t *testing.T, odfCatalogs []string, smokeSettings string) (base, head tree) {
 	head = multiBase(t)
 	head.files[".catalogbot.yaml"] += "publish:\n  base: scratch\nsmoke:\n  enabled: true\n" + smokeSettings
 	base = head.with(nil)
@@ -81,8 +89,8 @@ func smokeTrees(t *testing.T, odf bool, smokeSettings string) (base, head tree) 
 		f := "catalogs/" + v + "/" + nfsPkg + "/catalog.yaml"
 		base.files[f] = dropNewest(t, base.files[f], nfsNew, nfsOld)
 	}
-	if odf {
-		f := "catalogs/v4.12/" + odfPkg + "/catalog.yaml"
+	for _, v := range odfCatalogs {
+		f := "catalogs/" + v + "/" + odfPkg + "/catalog.yaml"
 		base.files[f] = dropNewest(t, base.files[f], odfNew, odfOld)
 	}
 	return base, head

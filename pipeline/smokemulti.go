@@ -263,7 +263,7 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		t0 := time.Now()
 		res, err := runner(rctx, opts)
 		if rctx.Err() != nil && ctx.Err() == nil {
-			err = diag.InfraError(errors.Join(fmt.Errorf("did not finish within its share (%s) of the smoke stage's deadline: an infrastructure failure, not this change's", share.Round(time.Second)), err))
+			err = diag.InfraError(errors.Join(fmt.Errorf("did not finish within its share (%s) of the smoke stage's deadline (an infrastructure failure, not this change's: give the stage more time, e.g. catalogbot pr --stage-timeout, or limit smoke.clusterVersions)", share.Round(time.Second)), err))
 		}
 		cancel()
 		if errors.Is(err, smoke.ErrClusterNotDeleted) {

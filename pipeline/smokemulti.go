@@ -221,6 +221,7 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 	var failed []string
 	installs, succeeded, fromBase, upgraded := 0, 0, 0, 0
 	leftover := "" // the catalogs whose cluster could not be deleted: no other is created
+	refused := ""  // the catalogs whose install refused the settings: no other is tried
 	progress := s.stageWriter("smoke")
 	if progress == nil {
 		progress = io.Discard
@@ -236,6 +237,8 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 			why = context.Cause(ctx).Error() // cancelled or out of time before this run
 		case leftover != "":
 			why = "the cluster of " + leftover + " could not be deleted, and only one kind cluster may exist at a time"
+		case refused != "":
+			why = "the smoke settings were refused for " + refused + " (see there), and would be for it too"
 		}
 		if why != "" {
 			failed = append(failed, names...)
@@ -268,6 +271,9 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		cancel()
 		if errors.Is(err, smoke.ErrClusterNotDeleted) {
 			leftover = span
+		}
+		if err != nil && diag.CategoryOf(err) == diag.Usage {
+			refused = span // no OLM and no manifests to install it, say: every next cluster would repeat it
 		}
 		took := time.Since(t0).Round(time.Second)
 		var rds []diag.Diagnostic

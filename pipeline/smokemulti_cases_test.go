@@ -307,6 +307,20 @@ func TestMultiCatalogSmokeStopsAtUndeletedCluster(t *testing.T) {
 	}
 }
 
+// Settings the first cluster refuses (no OLM and no manifests to install it) stop the sequence: the next
+// clusters would refuse them too.
+func TestMultiCatalogSmokeStopsAtRefusedSettings(t *testing.T) {
+	base, head := smokeTrees(t, false, "")
+	f := newFakeSmoke(t)
+	f.refuse["v4.19"] = true
+	st := stageOf(t, runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages}, nil, 0), "smoke")
+	f.checkLifecycles(t)
+	if got := f.created(); len(got) != 1 || st.Status != report.ActionRequired || !strings.Contains(st.Err, "no OLM manifests were given") ||
+		!strings.Contains(st.Err, "catalog v4.22: not run: the smoke settings were refused for catalog v4.19") {
+		t.Errorf("clusters %q, smoke %s %q", got, st.Status, st.Err)
+	}
+}
+
 // Eleven catalogs changed, one failing: one smoke stage, one line per catalog, the failure named once.
 // Sizes are logged (go test ./pipeline -run TestMultiCatalogSmokeElevenCatalogs -v).
 func TestMultiCatalogSmokeElevenCatalogs(t *testing.T) {

@@ -105,8 +105,8 @@ type fakeSmoke struct {
 	mu sync.Mutex
 	// fail: catalog (cluster name suffix) whose first package's CSV fails; hang: whose install waits for
 	// ctx; onStart runs when an install starts (a test cancels the run there).
-	fail, hang, undeletable map[string]bool
-	onStart                 func(cluster string)
+	fail, hang, undeletable, refuse map[string]bool
+	onStart                         func(cluster string)
 
 	calls   []smoke.Options
 	events  []string
@@ -117,7 +117,7 @@ type fakeSmoke struct {
 }
 
 func newFakeSmoke(t *testing.T) *fakeSmoke {
-	return &fakeSmoke{t: t, fail: map[string]bool{}, hang: map[string]bool{}, undeletable: map[string]bool{}, baseHas: map[string]bool{}, headHas: map[string]bool{}}
+	return &fakeSmoke{t: t, fail: map[string]bool{}, hang: map[string]bool{}, undeletable: map[string]bool{}, refuse: map[string]bool{}, baseHas: map[string]bool{}, headHas: map[string]bool{}}
 }
 
 func (f *fakeSmoke) event(s string) {
@@ -172,6 +172,9 @@ func (f *fakeSmoke) run(ctx context.Context, opts smoke.Options) (res smoke.Resu
 	}()
 	if f.onStart != nil {
 		f.onStart(opts.ClusterName)
+	}
+	if f.refuse[cat] {
+		return res, diag.UsageError(fmt.Errorf("OLM is not installed in kind cluster %s and no OLM manifests were given", opts.ClusterName))
 	}
 	if f.hang[cat] {
 		<-ctx.Done()

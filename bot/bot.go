@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -74,6 +75,7 @@ type Bot struct {
 	inflight *byteBudget
 	// smokeSlots bounds the smoke installs running at once.
 	smokeSlots chan struct{}
+	kindConfig string // bot.yaml's smoke.kindConfig, read at start
 }
 
 // NewMetrics creates the metrics for a bot on q (to hand to ghclient.Config.Observer before New).
@@ -101,6 +103,13 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		smokeSlots: newSmokeSlots(o.Config.Smoke)}
 	if b.registries, err = loadRegistryLogins(o.Config.Registries); err != nil {
 		return nil, err
+	}
+	if p := o.Config.Smoke.KindConfig; p != "" {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("bot: smoke.kindConfig: %w", err)
+		}
+		b.kindConfig = string(data)
 	}
 	if b.pageKey, err = loadPageKey(ctx, st); err != nil {
 		return nil, err

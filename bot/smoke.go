@@ -22,6 +22,9 @@ type SmokeConfig struct {
 	// OLMManifests is a directory with OLM's release manifests (crds.yaml, olm.yaml), installed into
 	// clusters that lack OLM.
 	OLMManifests string `yaml:"olmManifests"`
+	// KindConfig is a kind Cluster config file for the clusters the bot creates (e.g. no default CNI, for
+	// node images that bring their own).
+	KindConfig string `yaml:"kindConfig"`
 	// ImageArchives are loaded into the kind nodes besides the catalog (images the nodes cannot pull).
 	ImageArchives []string `yaml:"imageArchives"`
 	// Concurrency is how many smoke installs this process runs at once (default 1). An existing cluster
@@ -49,6 +52,9 @@ func (s SmokeConfig) validate() []string {
 	if !s.configured() && (s.OLMManifests != "" || len(s.ImageArchives) > 0) {
 		problems = append(problems, "smoke: olmManifests and imageArchives need a cluster (kubeconfig, kindCluster, or nodeImage/nodeImages)")
 	}
+	if s.KindConfig != "" && s.NodeImage == "" && len(s.NodeImages) == 0 {
+		problems = append(problems, "smoke.kindConfig configures the clusters the bot creates: it needs nodeImage or nodeImages")
+	}
 	if s.Kubeconfig != "" && len(s.ImageArchives) > 0 {
 		problems = append(problems, "smoke.imageArchives: images can only be loaded into kind nodes (kindCluster or nodeImage), not into a kubeconfig's cluster")
 	}
@@ -58,7 +64,7 @@ func (s SmokeConfig) validate() []string {
 	case s.Concurrency > 1 && (s.Kubeconfig != "" || s.KindCluster != ""):
 		problems = append(problems, "smoke.concurrency: an existing cluster (kubeconfig or kindCluster) is shared by every check; it must be 1")
 	}
-	for _, p := range append([]string{s.Kubeconfig, s.OLMManifests}, s.ImageArchives...) {
+	for _, p := range append([]string{s.Kubeconfig, s.OLMManifests, s.KindConfig}, s.ImageArchives...) {
 		if p == "" {
 			continue
 		}
@@ -74,14 +80,16 @@ func newSmokeSlots(s SmokeConfig) chan struct{} {
 	return make(chan struct{}, max(1, s.Concurrency))
 }
 
-// smokeInput is the pipeline's cluster side of the smoke stage, nil when bot.yaml gives none.
+// smokeInput is the pipeline's cluster side of the smoke stage, nil when bot.yaml gives none; the kind
+// config file is read when the bot starts.
 func (b *Bot) smokeInput() *pipeline.SmokeInput {
 	s := b.cfg.Smoke
 	if !s.configured() {
 		return nil
 	}
 	in := &pipeline.SmokeInput{KubeconfigPath: s.Kubeconfig, ClusterName: s.KindCluster, NodeImage: s.NodeImage,
-		OLMManifestsDir: s.OLMManifests, ImageArchives: slices.Clone(s.ImageArchives), Slots: b.smokeSlots}
+		OLMManifestsDir: s.OLMManifests, ImageArchives: slices.Clone(s.ImageArchives), Slots: b.smokeSlots,
+		KindConfig: b.kindConfig}
 	if len(s.NodeImages) > 0 {
 		in.NodeImages = maps.Clone(s.NodeImages)
 	}

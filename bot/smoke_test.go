@@ -81,6 +81,8 @@ func TestSmokeConfigValidation(t *testing.T) {
 		{"archives into kubeconfig", SmokeConfig{Kubeconfig: file, ImageArchives: []string{file}}, "only be loaded into kind nodes"},
 		{"manifests without cluster", SmokeConfig{OLMManifests: t.TempDir()}, "need a cluster"},
 		{"missing kubeconfig", SmokeConfig{Kubeconfig: filepath.Join(t.TempDir(), "nope")}, "nope"},
+		{"kind config", SmokeConfig{NodeImage: "n", KindConfig: file}, ""},
+		{"kind config without created clusters", SmokeConfig{KindCluster: "smoke", KindConfig: file}, "needs nodeImage"},
 		{"negative concurrency", SmokeConfig{NodeImage: "n", Concurrency: -1}, "negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

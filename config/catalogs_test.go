@@ -98,3 +98,49 @@ func TestCatalogsRefused(t *testing.T) {
 		})
 	}
 }
+
+// smoke.clusterVersions limits the smoked catalogs by name or OpenShift version; it is refused without
+// catalogs and when empty (a limit that smokes nothing while smoke.enabled asks for installs).
+func TestSmokeClusterVersions(t *testing.T) {
+	cfg, ds, err := ParseConfig(".catalogbot.yaml", []byte(header+`catalogs:
+  pattern: catalogs/{version}
+smoke:
+  enabled: true
+  clusterVersions: [v4.12, "4.22"]
+`))
+	if err != nil {
+		t.Fatalf("%v %v", err, ds)
+	}
+	for _, tc := range []struct {
+		cat  Catalog
+		want bool
+	}{
+		{Catalog{Name: "v4.12", OpenShift: "4.12"}, true},
+		{Catalog{Name: "v4.22", OpenShift: "4.22"}, true},
+		{Catalog{Name: "v4.13", OpenShift: "4.13"}, false},
+		{Catalog{Name: "v4.2", OpenShift: "4.2"}, false},
+		{Catalog{Name: "4.22-beta"}, false},
+	} {
+		if got := cfg.Smoke.SmokesCatalog(tc.cat); got != tc.want {
+			t.Errorf("SmokesCatalog(%s) = %v", tc.cat.Name, got)
+		}
+	}
+	if all := (SmokeConfig{}); !all.SmokesCatalog(Catalog{Name: "anything"}) {
+		t.Error("no limit must smoke every catalog")
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"smoke:\n  clusterVersions: [v4.12]\n", "smoke.clusterVersions: set without catalogs"},
+		{"catalogs:\n  pattern: catalogs/{version}\nsmoke:\n  clusterVersions: []\n", "smoke.clusterVersions: empty"},
+		{"catalogs:\n  pattern: catalogs/{version}\nsmoke:\n  clusterVersions: [../x]\n", `"../x" is not a catalog name`},
+		{"catalogs:\n  pattern: catalogs/{version}\nsmoke:\n  clusterVersions: v4.12\n", "smoke.clusterVersions"},
+	} {
+		_, ds, err := ParseConfig(".catalogbot.yaml", []byte(header+tc.yaml))
+		var msgs []string
+		for _, d := range ds {
+			msgs = append(msgs, d.Message)
+		}
+		if err == nil || !strings.Contains(strings.Join(msgs, "\n"), tc.want) {
+			t.Errorf("%q: %v %q, want an error %q", tc.yaml, err, msgs, tc.want)
+		}
+	}
+}

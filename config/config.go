@@ -84,6 +84,25 @@ type SmokeConfig struct {
 	Enabled    bool   `yaml:"enabled"`
 	OLMVersion string `yaml:"olmVersion"`
 	Timeout    string `yaml:"timeout"`
+	// ClusterVersions limits, in a repository with catalogs:, which catalogs are smoke-installed (one
+	// kind cluster each): catalog names or their OpenShift versions ("v4.12", "4.22"). Unset: every
+	// catalog the change affects. An affected catalog outside the list is not installed, and the smoke
+	// stage says so (SmokesCatalog).
+	ClusterVersions []string `yaml:"clusterVersions"`
+}
+
+// SmokesCatalog reports whether the smoke stage installs into the catalog cat (ClusterVersions unset,
+// or naming it by name or by OpenShift version, with or without the leading v).
+func (s SmokeConfig) SmokesCatalog(cat Catalog) bool {
+	if s.ClusterVersions == nil {
+		return true
+	}
+	for _, v := range s.ClusterVersions {
+		if v == cat.Name || cat.OpenShift != "" && strings.TrimPrefix(v, "v") == strings.TrimPrefix(cat.OpenShift, "v") {
+			return true
+		}
+	}
+	return false
 }
 
 // TimeoutDuration is Timeout parsed; zero when it does not parse (ParseConfig rejects such files).

@@ -45,6 +45,7 @@ func (d *decoder) validate(c *Config) {
 	if c.Smoke.OLMVersion != "" && !versionRE.MatchString(c.Smoke.OLMVersion) {
 		d.errorAt("smoke.olmVersion", "config-bad-value", "a release version such as v0.28.0", "smoke.olmVersion: %q is not a version", c.Smoke.OLMVersion)
 	}
+	d.smokeClusterVersions(c)
 	d.oneOf("merge.method", c.Merge.Method, "merge", "squash", "rebase")
 	d.oneOf("merge.approvers", c.Merge.Approvers, ApproversOwners, ApproversWrite)
 	for i, l := range c.Merge.RequiredLabels {
@@ -60,6 +61,38 @@ func (d *decoder) validate(c *Config) {
 	d.image("publish.base", c.Publish.Base)
 	d.each("publish.platforms", c.Publish.Platforms, platformRE, "os/arch[/variant], such as linux/amd64")
 	d.validateCatalogs(c)
+}
+
+// smokeClusterVersions checks smoke.clusterVersions: only with catalogs:, not empty (that would smoke
+// nothing while smoke.enabled says to), names of catalogs, each once.
+func (d *decoder) smokeClusterVersions(c *Config) {
+	const p = "smoke.clusterVersions"
+	if _, set := d.pos[p]; !set || d.failed[p] {
+		return
+	}
+	switch {
+	case !c.MultiCatalog():
+		d.errorAt(p, "config-bad-value", "it limits the catalogs of catalogs.pattern or catalogs.list", "%s: set without catalogs", p)
+		return
+	case len(c.Smoke.ClusterVersions) == 0:
+		d.errorAt(p, "config-bad-value", "list catalogs such as [v4.12, v4.22], or remove the field to smoke every affected catalog", "%s: empty: it would smoke no catalog", p)
+		return
+	}
+	seen := map[string]bool{}
+	for i, v := range c.Smoke.ClusterVersions {
+		ip := fmt.Sprintf("%s[%d]", p, i)
+		if d.failed[ip] {
+			continue
+		}
+		k := strings.TrimPrefix(v, "v")
+		switch {
+		case !catalogNameRE.MatchString(v):
+			d.errorAt(ip, "config-bad-value", "a catalog name or cluster version such as v4.12", "%s: %q is not a catalog name", p, v)
+		case seen[k]:
+			d.warnAt(ip, "config-duplicate-entry", "", "%s: %q is listed twice", p, v)
+		}
+		seen[k] = true
+	}
 }
 
 // required checks a field that must be present with exactly want.

@@ -389,19 +389,3 @@ func TestMultiCatalogSymlinkedCatalogIsNotRead(t *testing.T) {
 		t.Errorf("render %s, drift on %q, want a failure on %s", st.Status, got, catFile)
 	}
 }
-
-// smoke.enabled in a template-driven repository: the smoke stage cannot install per catalog yet, and says
-// so as action required; it never passes or skips as if nothing had to be installed.
-func TestMultiCatalogSmokeIsNeverASilentPass(t *testing.T) {
-	base := multiBase(t)
-	base.files[".catalogbot.yaml"] += "smoke:\n  enabled: true\n"
-	head := base.with(map[string]string{nfsTemplate: base.files[nfsTemplate] + "# reviewed\n"})
-	r := runMultiWith(t, base, head, &pipeline.SmokeInput{NodeImage: "127.0.0.1:1/no/node:v1"}, remote.WithTransport(refusingTransport{new(atomic.Int64)}))
-	st := stageOf(t, r, "smoke")
-	if st.Status != report.ActionRequired || !strings.Contains(st.Err, "not implemented") {
-		t.Fatalf("smoke %s: %q %q, want action required", st.Status, st.Summary, st.Err)
-	}
-	if r.Verdict() == report.Pass {
-		t.Fatalf("verdict pass with a smoke install required and none run")
-	}
-}

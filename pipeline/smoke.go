@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/blang/semver/v4"
@@ -42,6 +42,11 @@ type SmokeInput struct {
 	// channel's capacity) while it uses a cluster. A front-end running several checks at once (the bot)
 	// shares one between them.
 	Slots chan struct{}
+	// KindConfig is a raw kind Cluster config (YAML) for the clusters the stage creates (e.g. no
+	// default CNI, for node images that bring their own); empty: one control-plane node.
+	KindConfig string
+	// Run runs one smoke install; nil is smoke.Run (tests give a hand-written fake).
+	Run SmokeRunner
 }
 
 // acquire waits for one of in's slots; release gives it back.
@@ -63,6 +68,10 @@ func (in *SmokeInput) acquire(ctx context.Context, progress func(string)) (relea
 	}
 }
 
+// SmokeRunner runs one smoke install, as smoke.Run does: it creates the cluster when asked and deletes
+// it before returning (also on failure and cancellation) unless Keep.
+type SmokeRunner func(ctx context.Context, opts smoke.Options) (smoke.Result, error)
+
 // smoke builds the head's catalog image for this machine's platform, loads it into a kind cluster by
 // digest, and installs every changed package that is in the head catalog. A package the base catalog
 // already offers on the same channel is installed from the base's catalog image first, then the
@@ -72,13 +81,11 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 	if !s.cfg.Smoke.Enabled {
 		return report.Stage{Status: report.Skipped, Summary: "smoke install is disabled (smoke.enabled in " + config.ConfigFile + ")"}
 	}
-	if s.multi() {
-		// Never a silent pass: the maintainers asked for a smoke install, and this pipeline cannot yet give
-		// one per catalog (cluster version) of a template-driven repository.
-		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but smoke installs per catalog of a repository with catalogs: are not implemented: nothing was installed; unset smoke.enabled to merge without them", config.ConfigFile)))
-	}
 	if s.in.Smoke == nil {
 		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image, --smoke-kind-cluster or --smoke-kubeconfig, or the smoke section of the bot's configuration, bot.yaml)", config.ConfigFile)))
+	}
+	if s.multi() {
+		return s.smokeCatalogs(ctx)
 	}
 	plan := smoke.PlanChange(s.changes.base, s.changes.head, slices.Sorted(maps.Keys(s.changes.packages)), nil)
 	pkgs := plan.Packages
@@ -90,14 +97,14 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		return stageFromErr(err)
 	}
 	defer os.RemoveAll(tmp)
-	headRef, headArchive, err := s.smokeCatalog(ctx, s.headDir, "head", tmp)
+	headRef, headArchive, err := s.smokeCatalog(ctx, filepath.Join(s.headDir, filepath.FromSlash(s.catalogDir())), "head", tmp)
 	if err != nil {
 		return stageFromErr(err)
 	}
 	in := s.in.Smoke
 	opts := smoke.Options{
 		KubeconfigPath: in.KubeconfigPath, NodeImage: in.NodeImage, OLMManifestsDir: in.OLMManifestsDir,
-		Keep: in.Keep, ImageArchives: in.ImageArchives,
+		Keep: in.Keep, ImageArchives: in.ImageArchives, KindConfig: in.KindConfig,
 		CatalogImage: headRef, CatalogArchive: headArchive,
 		Packages: pkgs, Expect: plan.Expect, BundleImages: plan.BundleImages,
 		Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: s.stageWriter("smoke"),
@@ -108,7 +115,7 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 			return stageFromErr(err)
 		}
 		defer cleanup()
-		if opts.BaseCatalogImage, opts.BaseCatalogArchive, err = s.smokeCatalog(ctx, baseDir, "base", tmp); err != nil {
+		if opts.BaseCatalogImage, opts.BaseCatalogArchive, err = s.smokeCatalog(ctx, filepath.Join(baseDir, filepath.FromSlash(s.catalogDir())), "base", tmp); err != nil {
 			return stageFromErr(err)
 		}
 		opts.FromBase = plan.FromBase
@@ -136,7 +143,11 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 	}
 	defer release()
 	start := time.Now()
-	res, err := smoke.Run(ctx, opts)
+	runner := in.Run
+	if runner == nil {
+		runner = smoke.Run
+	}
+	res, err := runner(ctx, opts)
 	ds := res.Diagnostics
 	ok, upgraded := 0, 0
 	for _, p := range res.Packages {
@@ -163,10 +174,10 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 	return st
 }
 
-// smokeCatalog builds the catalog of the checkout dir for this machine's platform and writes it as an
-// archive for the kind nodes; it returns the image by digest and the archive.
+// smokeCatalog builds the catalog directory dir (of a checkout) for this machine's platform and writes
+// it as an archive for the kind nodes; it returns the image by digest and the archive.
 func (s *state) smokeCatalog(ctx context.Context, dir, which, tmp string) (ref, archive string, err error) {
-	img, err := build.Image(ctx, path.Join(dir, s.catalogDir()), build.Options{
+	img, err := build.Image(ctx, dir, build.Options{
 		Base:      s.cfg.Publish.Base,
 		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
 		// The run's registry options (in the bot: its repository's credentials only).
@@ -237,4 +248,89 @@ func nodeImageFor(images map[string]string, min string) (string, error) {
 		}
 	}
 	return "", diag.UsageError(fmt.Errorf("no configured kind node image runs Kubernetes %s or newer (minKubeVersion of a changed bundle); configured: %d", min, len(cands)))
+}
+
+// smokeNodeImage chooses the kind node image a catalog of a template-driven repository is installed on.
+// A catalog with a cluster version (OpenShift 4.Y, or kubernetes: in catalogs.list) needs a node image of
+// its Kubernetes minor version: the newest patch among --smoke-node-images (keys such as 1.33 or
+// v1.33.13) and --smoke-node-image when its tag says its version (kindest/node:v1.33.1); none is a usage
+// error naming the catalog and the version. A catalog without a cluster version gets what a single
+// catalog gets: --smoke-node-image, else the oldest node image satisfying the changed bundles'
+// minKubeVersion (nodeImageFor), else kind's default.
+func smokeNodeImage(in *SmokeInput, cat config.Catalog, head *catalog.Catalog, pkgs []string) (string, error) {
+	if cat.Kubernetes == "" {
+		if in.NodeImage == "" && len(in.NodeImages) > 0 {
+			return nodeImageFor(in.NodeImages, minKubeVersion(head, pkgs))
+		}
+		return in.NodeImage, nil
+	}
+	want, err := semver.ParseTolerant(cat.Kubernetes)
+	if err != nil {
+		return "", diag.UsageError(fmt.Errorf("catalog %s: Kubernetes version %q is not a version", cat.Name, cat.Kubernetes))
+	}
+	type cand struct {
+		v     semver.Version
+		image string
+	}
+	var cands []cand
+	for k, img := range in.NodeImages {
+		v, err := semver.ParseTolerant(k)
+		if err != nil {
+			return "", diag.UsageError(fmt.Errorf("smoke node image for %q: not a Kubernetes version", k))
+		}
+		cands = append(cands, cand{v, img})
+	}
+	if in.NodeImage != "" {
+		if v, ok := nodeImageVersion(in.NodeImage); ok {
+			cands = append(cands, cand{v, in.NodeImage})
+		}
+	}
+	best, found := cand{}, false
+	for _, c := range cands {
+		if c.v.Major == want.Major && c.v.Minor == want.Minor && (!found || c.v.GT(best.v) || c.v.EQ(best.v) && c.image < best.image) {
+			best, found = c, true
+		}
+	}
+	if !found {
+		what := "OpenShift " + cat.OpenShift + ", "
+		if cat.OpenShift == "" {
+			what = ""
+		}
+		return "", diag.UsageError(fmt.Errorf("catalog %s (%sKubernetes %d.%d) has no kind node image: give one with --smoke-node-images %d.%d=IMAGE (configured: %s)",
+			cat.Name, what, want.Major, want.Minor, want.Major, want.Minor, configuredNodeImages(in)))
+	}
+	return best.image, nil
+}
+
+// nodeImageVersion reads the Kubernetes version from a node image's tag (kindest/node:v1.33.1).
+func nodeImageVersion(image string) (semver.Version, bool) {
+	ref := image
+	if i := strings.Index(ref, "@"); i >= 0 {
+		ref = ref[:i]
+	}
+	i := strings.LastIndex(ref, ":")
+	if i < 0 || i < strings.LastIndex(ref, "/") || !strings.HasPrefix(ref[i+1:], "v") {
+		return semver.Version{}, false
+	}
+	v, err := semver.Parse(ref[i+2:])
+	return v, err == nil
+}
+
+// configuredNodeImages lists the node images given, for errors.
+func configuredNodeImages(in *SmokeInput) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(in.NodeImages)) {
+		parts = append(parts, k+"="+in.NodeImages[k])
+	}
+	if in.NodeImage != "" {
+		if _, ok := nodeImageVersion(in.NodeImage); ok {
+			parts = append(parts, in.NodeImage)
+		} else {
+			parts = append(parts, in.NodeImage+" (its tag does not say its Kubernetes version)")
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }

@@ -2,10 +2,13 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 func bundleWithKube(pkg, min string) *catalog.Bundle {
@@ -60,5 +63,43 @@ func TestSmokeSlots(t *testing.T) {
 	}
 	if _, err := (&SmokeInput{}).acquire(context.Background(), say); err != nil {
 		t.Fatalf("no slots configured: %v", err)
+	}
+}
+
+// smokeNodeImage: a catalog with a cluster version gets the newest patch of its Kubernetes minor among
+// the node images by version and the single node image whose tag names its version; none is a usage
+// error naming the catalog; a catalog without a cluster version is chosen for as a single catalog is.
+func TestSmokeNodeImageForCatalog(t *testing.T) {
+	in := &SmokeInput{NodeImage: "kindest/node:v1.33.20@sha256:0123", NodeImages: map[string]string{
+		"1.33": "node:133", "v1.33.13": "node:13313", "v1.30.1": "node:130", "1.29": "node:129"}}
+	head := &catalog.Catalog{Bundles: []*catalog.Bundle{bundleWithKube("a", "1.30.0")}}
+	for _, tc := range []struct {
+		cat  config.Catalog
+		want string
+	}{
+		{config.Catalog{Name: "v4.20", OpenShift: "4.20", Kubernetes: "1.33"}, "kindest/node:v1.33.20@sha256:0123"},
+		{config.Catalog{Name: "v4.17", OpenShift: "4.17", Kubernetes: "1.30"}, "node:130"},
+		{config.Catalog{Name: "v4.16", OpenShift: "4.16", Kubernetes: "1.29"}, "node:129"},
+		// no cluster version: --smoke-node-image, as for one catalog
+		{config.Catalog{Name: "edge"}, "kindest/node:v1.33.20@sha256:0123"},
+	} {
+		if got, err := smokeNodeImage(in, tc.cat, head, []string{"a"}); err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.cat.Name, got, err, tc.want)
+		}
+	}
+	// without --smoke-node-image: the oldest satisfying minKubeVersion
+	noSingle := &SmokeInput{NodeImages: in.NodeImages}
+	if got, err := smokeNodeImage(noSingle, config.Catalog{Name: "edge"}, head, []string{"a"}); err != nil || got != "node:130" {
+		t.Errorf("edge without a single node image: %q, %v", got, err)
+	}
+	if got, err := smokeNodeImage(noSingle, config.Catalog{Name: "v4.20", OpenShift: "4.20", Kubernetes: "1.33"}, head, nil); err != nil || got != "node:13313" {
+		t.Errorf("newest patch of 1.33: %q, %v", got, err)
+	}
+	_, err := smokeNodeImage(in, config.Catalog{Name: "v4.22", OpenShift: "4.22", Kubernetes: "1.35"}, head, nil)
+	if diag.CategoryOf(err) != diag.Usage || !strings.Contains(fmt.Sprint(err), "catalog v4.22 (OpenShift 4.22, Kubernetes 1.35) has no kind node image") {
+		t.Errorf("missing 1.35: %v", err)
+	}
+	if _, ok := nodeImageVersion("example.test:5000/node"); ok {
+		t.Error("a registry port is not a version tag")
 	}
 }

@@ -29,6 +29,7 @@ type fakeBackend struct {
 	blockCreate bool
 	calls       []string
 	existsErr   error // the container engine does not answer
+	deleteErr   error
 }
 
 func (b *fakeBackend) record(s string) {
@@ -56,7 +57,7 @@ func (b *fakeBackend) Create(ctx context.Context, name, image, config string) er
 }
 func (b *fakeBackend) Delete(_ context.Context, name string) error {
 	b.record("delete " + name)
-	return nil
+	return b.deleteErr
 }
 func (b *fakeBackend) KubeConfig(_ context.Context, name string) ([]byte, error) {
 	return []byte("fake"), nil

@@ -20,6 +20,10 @@ import (
 // ErrPackagesFailed is returned (wrapped, category Invalid) when at least one package did not install.
 var ErrPackagesFailed = errors.New("smoke install failed")
 
+// ErrClusterNotDeleted is returned (wrapped, category Infra, joined to any other error) when Run created
+// a cluster and could not delete it: a caller that must not have two clusters at once stops there.
+var ErrClusterNotDeleted = errors.New("the smoke cluster was not deleted")
+
 // Run creates or connects to the cluster, makes sure OLM runs, serves the catalog from a CatalogSource
 // and installs every package, returning a result per package. It deletes what it created unless Keep,
 // also when it fails or ctx is cancelled. Errors are categorised: usage (options), infrastructure
@@ -62,12 +66,13 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 	// 1. cluster
 	var kubeconfig []byte
 	if opts.ClusterName != "" {
-		exists, err := backend.Exists(ctx, opts.ClusterName)
-		if err != nil {
+		// not err: the deferred deletion below must add to the error Run returns, not to a shadow of it
+		exists, xerr := backend.Exists(ctx, opts.ClusterName)
+		if xerr != nil {
 			if opts.CreateCluster {
-				err = fmt.Errorf("kind cluster %s with node image %s: %w", opts.ClusterName, nodeImageName(opts.NodeImage), err)
+				xerr = fmt.Errorf("kind cluster %s with node image %s: %w", opts.ClusterName, nodeImageName(opts.NodeImage), xerr)
 			}
-			return res, diag.InfraError(err)
+			return res, diag.InfraError(xerr)
 		}
 		switch {
 		case exists:
@@ -82,7 +87,7 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 					defer cancel()
 					if derr := backend.Delete(dctx, opts.ClusterName); derr != nil {
-						err = errors.Join(err, diag.InfraError(derr))
+						err = errors.Join(err, diag.InfraError(fmt.Errorf("%w: %w", ErrClusterNotDeleted, derr)))
 					} else {
 						p.printf("deleted kind cluster %s", opts.ClusterName)
 					}

@@ -313,6 +313,21 @@ func TestRunCancelDeletesHalfCreatedCluster(t *testing.T) {
 	}
 }
 
+// A created cluster that cannot be deleted is said so (ErrClusterNotDeleted, infrastructure), together
+// with the error that ended the run.
+func TestRunClusterNotDeleted(t *testing.T) {
+	b := &fakeBackend{createErr: errors.New("node never ready"), deleteErr: errors.New("docker rm: device busy")}
+	opts := Options{CreateCluster: true, CatalogImage: testDigest, Packages: []string{"x"}}.withDefaults()
+	_, err := run(context.Background(), opts, b, nil)
+	if !errors.Is(err, ErrClusterNotDeleted) || diag.CategoryOf(err) != diag.Infra || !strings.Contains(err.Error(), "node never ready") || !strings.Contains(err.Error(), "device busy") {
+		t.Fatalf("err = %v", err)
+	}
+	b = &fakeBackend{createErr: errors.New("node never ready")}
+	if _, err := run(context.Background(), opts, b, nil); errors.Is(err, ErrClusterNotDeleted) {
+		t.Fatalf("deleted cluster reported as not deleted: %v", err)
+	}
+}
+
 func TestRunMissingKindCluster(t *testing.T) {
 	opts := Options{ClusterName: "nope", CatalogImage: testDigest, Packages: []string{"x"}}.withDefaults()
 	_, err := run(context.Background(), opts, &fakeBackend{}, nil)

@@ -48,7 +48,10 @@ report, appends the markdown report to GITHUB_STEP_SUMMARY and writes the output
 // runAction runs the pipeline for the workflow's event; the report's verdict is the exit code.
 func runAction(ctx context.Context, o *actionOptions) error {
 	opts := o.action
-	opts.Smoke = o.smoke.input()
+	var err error
+	if opts.Smoke, err = o.smoke.load(); err != nil {
+		return err
+	}
 	r, err := ghaction.Run(ctx, o.getenv, o.io.out, o.io.err, opts)
 	if err != nil {
 		return err

@@ -77,7 +77,9 @@ func runPR(ctx context.Context, o *prOptions) error {
 	in.SkipImages = o.skipImages
 	in.Approvers = o.approvers
 	in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.Transport(o.registryTimeout)))
-	in.Smoke = o.smoke.input()
+	if in.Smoke, err = o.smoke.load(); err != nil {
+		return err
+	}
 	in.Observer = pipeline.TextProgress(o.io.err)
 	r, err := pipeline.Run(ctx, in)
 	if err != nil {
@@ -92,7 +94,10 @@ func runPR(ctx context.Context, o *prOptions) error {
 }
 
 // smokeFlags are the cluster settings of the smoke stage (pr and action).
-type smokeFlags struct{ in pipeline.SmokeInput }
+type smokeFlags struct {
+	in             pipeline.SmokeInput
+	kindConfigFile string
+}
 
 func (f *smokeFlags) add(cmd *cobra.Command) {
 	fs := cmd.Flags()
@@ -103,6 +108,21 @@ func (f *smokeFlags) add(cmd *cobra.Command) {
 	fs.StringVar(&f.in.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
 	fs.StringSliceVar(&f.in.ImageArchives, "smoke-image-archive", nil, "image archives to load into kind nodes (repeatable)")
 	fs.BoolVar(&f.in.Keep, "smoke-keep", false, "keep the smoke cluster")
+	fs.StringVar(&f.kindConfigFile, "smoke-kind-config", "", "kind cluster config (YAML) for the clusters smoke creates (e.g. networking.disableDefaultCNI for node images with their own CNI)")
+}
+
+// load is input with the kind config file read.
+func (f *smokeFlags) load() (*pipeline.SmokeInput, error) {
+	in := f.input()
+	if in == nil || f.kindConfigFile == "" {
+		return in, nil
+	}
+	data, err := os.ReadFile(f.kindConfigFile)
+	if err != nil {
+		return nil, diag.UsageError(fmt.Errorf("--smoke-kind-config: %w", err))
+	}
+	in.KindConfig = string(data)
+	return in, nil
 }
 
 // input is the smoke stage's cluster settings, nil when no flag gave a cluster.

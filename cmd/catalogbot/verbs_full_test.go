@@ -5,9 +5,12 @@ package main
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
 )
 
@@ -26,6 +29,16 @@ func TestFullVerbFlags(t *testing.T) {
 		check(t, "timeouts", [2]time.Duration{o.registryTimeout, o.in.StageTimeout}, [2]time.Duration{5 * time.Second, time.Minute})
 		check(t, "repository", o.repoDir, "r")
 		check(t, "total size", o.limits.override().MaxTotalBytes, int64(1<<30))
+		kc := filepath.Join(t.TempDir(), "kind.yaml")
+		if err := os.WriteFile(kc, []byte("kind: Cluster\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o = parse(t, newPRCmd, "--base", "main", "--smoke-node-image", "n", "--smoke-kind-config", kc)
+		in, err := o.smoke.load()
+		check(t, "kind config", [2]any{in.KindConfig, err}, [2]any{"kind: Cluster\n", nil})
+		o = parse(t, newPRCmd, "--base", "main", "--smoke-node-image", "n", "--smoke-kind-config", kc+".missing")
+		_, err = o.smoke.load()
+		check(t, "missing kind config", diag.CategoryOf(err), diag.Usage)
 		o = parse(t, newPRCmd, "--base", "main")
 		check(t, "default head", o.in.Head, "HEAD")
 		check(t, "no smoke cluster", o.smoke.input() == nil, true)

@@ -1,0 +1,450 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/catalogbot/catalogbot/checks/smoke"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/report"
+)
+
+// The smoke stage of a template-driven repository (catalogs: in the base configuration): every catalog
+// whose committed content of a package changed is smoke-installed on a kind cluster of its own cluster
+// version's Kubernetes (node image by version, smokeNodeImage), its changed packages from the base's
+// catalog image then the head's, exactly as a single catalog's are. Only one kind cluster exists at a
+// time: the catalogs run one after the other in version order, each cluster deleted before the next is
+// created, each run bounded by an equal share of what is left of the stage's deadline (a run that
+// finishes early leaves its time to the next ones; one that hangs cannot starve them).
+//
+// Sharing: two catalogs are installed in one run only when that run is provably the same install for
+// both: the same node image, the same base and head catalog images by digest (the catalog image build is
+// reproducible, so equal digests mean equal catalog content, and different content never shares), and
+// the same packages, installed from the base or fresh, expected at the same CSVs. Anything else runs
+// separately. In community-operators' layout catalogs hold different package sets, so sharing is rare;
+// it is there so that a repository mapping several cluster versions to one node image does not pay the
+// same cluster twice.
+//
+// A cluster is never reused for another install, even of the same node image: what one catalog's
+// install leaves behind (cluster-scoped CRDs, namespaces still terminating) could make the next one pass
+// (a package needing a CRD nobody provides) or fail, so each install gets the fresh cluster a subscribed
+// cluster of that version would be.
+//
+// Which catalogs: smoke.clusterVersions of the base branch's configuration (never the pull request's:
+// a change cannot narrow its own smoke install) limits them; an affected catalog outside the limit is
+// named in the summary and in one warning, and when the limit leaves no affected catalog the stage is
+// skipped with that warning: the maintainers chose on the base branch not to pay for those clusters.
+// The limit narrows only catalogs the base has: a catalog directory the pull request adds (a pattern's
+// new version) is installed whatever the limit says, as the base's maintainers cannot have chosen to
+// leave out what did not exist, and a contributor must not dodge the install by putting a package in a
+// catalog of a new name.
+// A catalog that needs a cluster and has no node image for its Kubernetes version is a usage error
+// naming the catalog and the version, before any cluster is created; never a skip.
+
+// catalogRun is one smoke install: one catalog, or several that provably share it.
+type catalogRun struct {
+	cats      []config.Catalog
+	plan      smoke.Plan
+	nodeImage string
+	// base and head catalog images by digest, and their archives for the kind nodes
+	baseRef, baseArchive, headRef, headArchive string
+}
+
+func (r *catalogRun) names() []string {
+	out := make([]string, len(r.cats))
+	for i, c := range r.cats {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// kubernetes names the Kubernetes versions of the run's catalogs ("unknown" for a catalog without a
+// cluster version).
+func (r *catalogRun) kubernetes() string {
+	var vs []string
+	for _, c := range r.cats {
+		v := c.Kubernetes
+		if v == "" {
+			v = "unknown"
+		}
+		if !slices.Contains(vs, v) {
+			vs = append(vs, v)
+		}
+	}
+	return strings.Join(vs, ", ")
+}
+
+// key is equal for runs that are the same install.
+func (r *catalogRun) key() string {
+	return strings.Join([]string{r.nodeImage, r.baseRef, r.headRef, strings.Join(r.plan.Packages, ","),
+		strings.Join(r.plan.FromBase, ","), fmt.Sprint(r.plan.Expect)}, "\x00")
+}
+
+// smokeCatalogs is the smoke stage of a template-driven repository (see above).
+func (s *state) smokeCatalogs(ctx context.Context) report.Stage {
+	in := s.in.Smoke
+	if in.KubeconfigPath != "" || in.ClusterName != "" {
+		return stageFromErr(diag.UsageError(fmt.Errorf("in a repository with catalogs: in %s the smoke stage creates one kind cluster per cluster version: give kind node images by Kubernetes version (--smoke-node-images 1.33=IMAGE,...) instead of an existing cluster (--smoke-kubeconfig, --smoke-kind-cluster)", config.ConfigFile)))
+	}
+	pairs, a, err := s.catalogPairs(ctx)
+	if err != nil {
+		return stageFromErr(err)
+	}
+	order := make([]string, 0, len(a.catalogs))
+	for _, c := range a.catalogs {
+		order = append(order, c.Name)
+	}
+	changed := changedPackagesByCatalog(s.changes.paths, a.dirs)
+	var runs []*catalogRun
+	var excluded []string
+	var usage []error
+	for _, p := range pairs {
+		pkgs := changed[p.cat.Name]
+		if len(pkgs) == 0 {
+			continue
+		}
+		plan := smoke.PlanChange(p.base, p.head, pkgs, nil)
+		if len(plan.Packages) == 0 {
+			continue // only removed packages: nothing to install
+		}
+		if !s.cfg.Smoke.SmokesCatalog(p.cat) && s.catalogAtBase(p.cat) {
+			excluded = append(excluded, p.cat.Name)
+			continue
+		}
+		img, err := smokeNodeImage(in, p.cat, p.head, plan.Packages)
+		if err != nil {
+			usage = append(usage, err)
+			continue
+		}
+		runs = append(runs, &catalogRun{cats: []config.Catalog{p.cat}, plan: plan, nodeImage: img})
+	}
+	var ds []diag.Diagnostic
+	if len(excluded) > 0 {
+		ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: "smoke", Rule: "smoke-catalog-not-installed", File: config.ConfigFile,
+			Message: fmt.Sprintf("%s changed but %s not smoke-installed: smoke.clusterVersions (%s) of the base branch's %s leaves %s out",
+				catalogSpan(excluded, order), isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "), config.ConfigFile, itThem(len(excluded)))})
+	}
+	ds = append(ds, s.unknownClusterVersions(a.catalogs)...)
+	if err := errors.Join(usage...); err != nil {
+		st := stageFromErr(diag.UsageError(fmt.Errorf("nothing was installed: %w", err)))
+		st.Diagnostics = ds
+		return st
+	}
+	if len(runs) == 0 {
+		sum := "no changed package to install in any catalog"
+		if len(excluded) > 0 {
+			sum = fmt.Sprintf("no catalog installed: the changed %s outside smoke.clusterVersions (%s)", catalogSpan(excluded, order)+" "+isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "))
+		}
+		return report.Stage{Status: report.Skipped, Summary: sum, Diagnostics: ds}
+	}
+	tmp, err := os.MkdirTemp("", "catalogbot-smoke-")
+	if err != nil {
+		return stageFromErr(err)
+	}
+	defer os.RemoveAll(tmp)
+	runs, err = s.buildRunImages(ctx, runs, tmp)
+	if err != nil {
+		return stageFromErr(err)
+	}
+	if in.Keep && len(runs) > 1 {
+		return stageFromErr(diag.UsageError(fmt.Errorf("--smoke-keep keeps each cluster, and only one kind cluster may exist at a time: %d clusters would be needed here (%s); run without it, or limit smoke.clusterVersions", len(runs), catalogSpan(runNames(runs), order))))
+	}
+	// The whole sequence holds one slot: a front-end running several checks at once never has two of
+	// them creating clusters together beyond its limit.
+	release, err := in.acquire(ctx, func(line string) { fmt.Fprintln(s.stageWriter("smoke"), line) })
+	if err != nil {
+		return stageFromErr(err)
+	}
+	defer release()
+	return s.runCatalogs(ctx, runs, excluded, order, ds)
+}
+
+// buildRunImages builds each run's head (and, when it installs from the base, base) catalog image, then
+// merges runs that are the same install (catalogRun.key).
+func (s *state) buildRunImages(ctx context.Context, runs []*catalogRun, tmp string) ([]*catalogRun, error) {
+	var baseDir string
+	for i, r := range runs {
+		cat := r.cats[0]
+		// one directory per run for the archives; the image names are the same for every run, so that
+		// equal content has equal references (catalogRun.key)
+		dir := filepath.Join(tmp, fmt.Sprint(i+1))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return nil, err
+		}
+		var err error
+		if r.headRef, r.headArchive, err = s.smokeCatalog(ctx, filepath.Join(s.headDir, filepath.FromSlash(cat.Dir)), "head", dir); err != nil {
+			return nil, fmt.Errorf("catalog %s: %w", cat.Name, err)
+		}
+		if len(r.plan.FromBase) == 0 {
+			continue
+		}
+		if baseDir == "" {
+			dir, cleanup, err := s.in.Repo.Checkout(ctx, s.base)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			baseDir = dir
+		}
+		if r.baseRef, r.baseArchive, err = s.smokeCatalog(ctx, filepath.Join(baseDir, filepath.FromSlash(cat.Dir)), "base", dir); err != nil {
+			return nil, fmt.Errorf("catalog %s: %w", cat.Name, err)
+		}
+	}
+	var out []*catalogRun
+	byKey := map[string]*catalogRun{}
+	for _, r := range runs {
+		if same, ok := byKey[r.key()]; ok {
+			same.cats = append(same.cats, r.cats...)
+			continue
+		}
+		byKey[r.key()] = r
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// runCatalogs runs the installs one after the other (one kind cluster at a time) and makes the stage: a
+// line per run, diagnostics prefixed with the catalogs they are about.
+func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, order []string, ds []diag.Diagnostic) report.Stage {
+	in := s.in.Smoke
+	runner := in.Run
+	if runner == nil {
+		runner = smoke.Run
+	}
+	status := report.Pass
+	var errs []string
+	var lines strings.Builder
+	var failed []string
+	installs, succeeded, fromBase, upgraded := 0, 0, 0, 0
+	leftover := "" // the catalogs whose cluster could not be deleted: no other is created
+	refused := ""  // the catalogs whose install refused the settings: no other is tried
+	progress := s.stageWriter("smoke")
+	if progress == nil {
+		progress = io.Discard
+	}
+	start := time.Now()
+	for i, r := range runs {
+		names := r.names()
+		span := catalogSpan(names, order)
+		kube := r.kubernetes()
+		why := ""
+		switch {
+		case ctx.Err() != nil:
+			why = context.Cause(ctx).Error() // cancelled or out of time before this run
+		case leftover != "":
+			why = "the cluster of " + leftover + " could not be deleted, and only one kind cluster may exist at a time"
+		case refused != "":
+			why = "the smoke settings were refused for " + refused + " (see there), and would be for it too"
+		}
+		if why != "" {
+			failed = append(failed, names...)
+			status = report.Worse(status, report.Error)
+			errs = append(errs, fmt.Sprintf("%s: not run: %s", span, why))
+			fmt.Fprintf(&lines, "- %s (Kubernetes %s, node image %s): not run: %s\n", span, kube, nodeImageLabel(r.nodeImage), why)
+			continue
+		}
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		var share time.Duration
+		if deadline, ok := ctx.Deadline(); ok {
+			share = time.Until(deadline) / time.Duration(len(runs)-i)
+			rctx, cancel = context.WithTimeout(ctx, share)
+		}
+		opts := smoke.Options{
+			NodeImage: r.nodeImage, KindConfig: in.KindConfig, OLMManifestsDir: in.OLMManifestsDir,
+			Keep: in.Keep, ImageArchives: in.ImageArchives, CreateCluster: true,
+			ClusterName:  smokeClusterName(s.head.Hash.String(), i, names[0]),
+			CatalogImage: r.headRef, CatalogArchive: r.headArchive,
+			BaseCatalogImage: r.baseRef, BaseCatalogArchive: r.baseArchive, FromBase: r.plan.FromBase,
+			Packages: r.plan.Packages, Expect: r.plan.Expect, BundleImages: r.plan.BundleImages,
+			Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: progress,
+		}
+		fmt.Fprintf(progress, "smoke: %s (Kubernetes %s) on a kind cluster with node image %s (%d of %d)\n", span, kube, nodeImageLabel(r.nodeImage), i+1, len(runs))
+		t0 := time.Now()
+		res, err := runner(rctx, opts)
+		if rctx.Err() != nil && ctx.Err() == nil {
+			err = diag.InfraError(errors.Join(fmt.Errorf("did not finish within its share (%s) of the smoke stage's deadline (an infrastructure failure, not this change's: give the stage more time, e.g. catalogbot pr --stage-timeout, or limit smoke.clusterVersions)", share.Round(time.Second)), err))
+		}
+		cancel()
+		if errors.Is(err, smoke.ErrClusterNotDeleted) {
+			leftover = span
+		}
+		if err != nil && diag.CategoryOf(err) == diag.Usage {
+			refused = span // no OLM and no manifests to install it, say: every next cluster would repeat it
+		}
+		took := time.Since(t0).Round(time.Second)
+		var rds []diag.Diagnostic
+		rds = append(rds, res.Diagnostics...)
+		ok, up := 0, 0
+		for _, p := range res.Packages {
+			rds = append(rds, p.Diagnostics...)
+			if p.Succeeded {
+				ok++
+				if p.FromBase {
+					up++
+				}
+			}
+		}
+		for j := range rds {
+			rds[j].Message = span + ": " + rds[j].Message
+		}
+		ds = append(ds, rds...)
+		installs += len(r.plan.Packages)
+		succeeded += ok
+		fromBase += len(r.plan.FromBase)
+		upgraded += up
+		runStatus := report.StatusOf(rds, nil)
+		if err != nil {
+			runStatus = report.StatusOf(nil, err)
+			if runStatus != report.Fail {
+				errs = append(errs, fmt.Sprintf("%s (Kubernetes %s): %v", span, kube, err))
+			}
+		}
+		status = report.Worse(status, runStatus)
+		result := "passed"
+		if runStatus != report.Pass {
+			result = map[report.Status]string{report.Fail: "FAILED", report.Error: "ERROR (infrastructure)", report.ActionRequired: "ACTION REQUIRED"}[runStatus]
+			failed = append(failed, names...)
+		}
+		line := fmt.Sprintf("%d of %d installed (%s)", ok, len(r.plan.Packages), strings.Join(r.plan.Packages, ", "))
+		if len(r.plan.FromBase) > 0 {
+			line += fmt.Sprintf(", %d of %d upgraded from the base catalog", up, len(r.plan.FromBase))
+		}
+		shared := ""
+		if len(names) > 1 {
+			shared = ", one install: the same node image, catalog images and packages"
+		}
+		fmt.Fprintf(&lines, "- %s (Kubernetes %s, node image %s%s): %s, %s in %s\n", span, kube, nodeImageLabel(r.nodeImage), shared, result, line, took)
+	}
+	if len(excluded) > 0 {
+		fmt.Fprintf(&lines, "- %s: not installed (outside smoke.clusterVersions)\n", catalogSpan(excluded, order))
+	}
+	catalogs := 0
+	for _, r := range runs {
+		catalogs += len(r.cats)
+	}
+	sum := fmt.Sprintf("%s smoke-installed in %s one after the other: %d of %d package installs reached CSV Succeeded",
+		plural(catalogs, "catalog"), plural(len(runs), "kind cluster"), succeeded, installs)
+	if fromBase > 0 {
+		sum += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, fromBase)
+	}
+	if len(failed) > 0 {
+		sum += "; failed: " + catalogSpan(failed, order)
+	}
+	if len(excluded) > 0 {
+		sum += "; not installed (smoke.clusterVersions): " + catalogSpan(excluded, order)
+	}
+	sum += fmt.Sprintf(" (%s)", time.Since(start).Round(time.Second))
+	st := report.Stage{Status: status, Summary: sum, Diagnostics: ds, Details: "#### Catalogs\n\n" + lines.String()}
+	if len(errs) > 0 && status != report.Fail {
+		st.Err = strings.Join(errs, "; ")
+	}
+	return st
+}
+
+// catalogAtBase reports whether the catalog's directory exists at the base revision (an unreadable tree
+// counts as existing: the limit then applies as configured).
+func (s *state) catalogAtBase(c config.Catalog) bool {
+	tree, err := s.base.Tree()
+	if err != nil {
+		return true
+	}
+	_, err = tree.Tree(path.Clean(c.Dir))
+	return !errors.Is(err, object.ErrDirectoryNotFound)
+}
+
+// changedPackagesByCatalog lists, per catalog, the packages whose committed files under the catalog's
+// directory the change touched (the drift gate holds them equal to their templates' render), sorted.
+func changedPackagesByCatalog(paths []string, cats []config.Catalog) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range cats {
+		prefix := path.Clean(c.Dir) + "/"
+		for _, p := range paths {
+			rest, ok := strings.CutPrefix(p, prefix)
+			if !ok {
+				continue
+			}
+			if pkg, _, nested := strings.Cut(rest, "/"); nested && !slices.Contains(out[c.Name], pkg) {
+				out[c.Name] = append(out[c.Name], pkg)
+			}
+		}
+		slices.Sort(out[c.Name])
+	}
+	return out
+}
+
+// unknownClusterVersions warns about smoke.clusterVersions entries that name no configured catalog (a
+// typo smokes nothing for that version).
+func (s *state) unknownClusterVersions(cats []config.Catalog) []diag.Diagnostic {
+	var ds []diag.Diagnostic
+	for _, v := range s.cfg.Smoke.ClusterVersions {
+		known := false
+		for _, c := range cats {
+			if (config.SmokeConfig{ClusterVersions: []string{v}}).SmokesCatalog(c) {
+				known = true
+				break
+			}
+		}
+		if !known {
+			ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: "smoke", Rule: "smoke-unknown-cluster-version", File: config.ConfigFile,
+				Message: fmt.Sprintf("smoke.clusterVersions names %q, which is no configured catalog", v)})
+		}
+	}
+	return ds
+}
+
+// smokeClusterName names run i's kind cluster after the head commit and its (first) catalog, in kind's
+// alphabet; the index keeps names distinct whatever the catalogs are called.
+func smokeClusterName(head string, i int, catalog string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(catalog) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+		if b.Len() == 16 {
+			break
+		}
+	}
+	return fmt.Sprintf("catalogbot-%s-%d-%s", short(head), i+1, strings.Trim(b.String(), "-"))
+}
+
+func runNames(runs []*catalogRun) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.names()...)
+	}
+	return out
+}
+
+func nodeImageLabel(img string) string {
+	if img == "" {
+		return "(kind's default)"
+	}
+	return img
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+func itThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}

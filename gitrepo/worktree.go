@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/catalogbot/catalogbot/diag"
 )
 
@@ -44,12 +46,33 @@ func TopLevel(ctx context.Context, dir string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// WorkTreeChange is how a catalog directory differs from a revision, as git sees it.
+type WorkTreeChange struct {
+	// Files are the files under the directory that differ (slash paths relative to it).
+	Files []string
+	// Top is the root of the work tree; GitDir its git directory (both absolute).
+	Top, GitDir string
+}
+
 // WorkTreeChanged lists the files under dir that differ from ref in the work tree (staged or not, plus untracked
 // files), or only the staged ones when staged is true. Paths are slash-separated and relative to dir.
 func WorkTreeChanged(ctx context.Context, dir, ref string, staged bool) ([]string, error) {
-	top, err := TopLevel(ctx, dir)
+	ch, err := WorkTreeChanges(ctx, dir, ref, staged)
 	if err != nil {
 		return nil, err
+	}
+	return ch.Files, nil
+}
+
+// WorkTreeChanges is WorkTreeChanged, also saying where the repository is. Its git commands run at once.
+func WorkTreeChanges(ctx context.Context, dir, ref string, staged bool) (*WorkTreeChange, error) {
+	out, err := Run(ctx, dir, "rev-parse", "--show-toplevel", "--absolute-git-dir")
+	if err != nil {
+		return nil, diag.UsageError(err)
+	}
+	top, gitDir, ok := strings.Cut(strings.TrimSuffix(string(out), "\n"), "\n")
+	if !ok || top == "" || gitDir == "" {
+		return nil, fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, out)
 	}
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
@@ -58,23 +81,27 @@ func WorkTreeChanged(ctx context.Context, dir, ref string, staged bool) ([]strin
 	if resolved, err := filepath.EvalSymlinks(absDir); err == nil {
 		absDir = resolved
 	}
-	var lists [][]byte
+	var cmds [][]string
 	if staged {
-		out, err := Run(ctx, top, "diff", "--cached", "--name-only", "-z", "--no-renames", "--", absDir)
-		if err != nil {
-			return nil, diag.UsageError(err)
-		}
-		lists = append(lists, out)
+		cmds = append(cmds, []string{"diff", "--cached", "--name-only", "-z", "--no-renames", "--", absDir})
 	} else {
-		out, err := Run(ctx, top, "diff", "--name-only", "-z", "--no-renames", ref, "--", absDir)
-		if err != nil {
-			return nil, diag.UsageError(err)
-		}
-		untracked, err := Run(ctx, top, "ls-files", "-z", "--others", "--exclude-standard", "--", absDir)
-		if err != nil {
-			return nil, diag.UsageError(err)
-		}
-		lists = append(lists, out, untracked)
+		cmds = append(cmds, []string{"diff", "--name-only", "-z", "--no-renames", ref, "--", absDir},
+			[]string{"ls-files", "-z", "--others", "--exclude-standard", "--", absDir})
+	}
+	lists := make([][]byte, len(cmds))
+	var g errgroup.Group
+	for i, args := range cmds {
+		g.Go(func() error {
+			out, err := Run(ctx, top, args...)
+			if err != nil {
+				return diag.UsageError(err)
+			}
+			lists[i] = out
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	rel, err := filepath.Rel(top, absDir)
 	if err != nil {
@@ -85,7 +112,7 @@ func WorkTreeChanged(ctx context.Context, dir, ref string, staged bool) ([]strin
 		prefix = ""
 	}
 	seen := map[string]bool{}
-	var files []string
+	ch := &WorkTreeChange{Top: top, GitDir: gitDir}
 	for _, l := range lists {
 		for _, f := range strings.Split(string(l), "\x00") {
 			if f == "" || !strings.HasPrefix(f, prefix) {
@@ -94,9 +121,9 @@ func WorkTreeChanged(ctx context.Context, dir, ref string, staged bool) ([]strin
 			f = strings.TrimPrefix(f, prefix)
 			if !seen[f] {
 				seen[f] = true
-				files = append(files, f)
+				ch.Files = append(ch.Files, f)
 			}
 		}
 	}
-	return files, nil
+	return ch, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"testing/fstest"
 
@@ -21,6 +22,8 @@ type Change struct {
 	Before func(path string) (data []byte, ok bool, err error)
 	// Limits bound the validation as in Options.
 	Limits Limits
+	// Cache, when set, remembers between runs which packages each file holds (see SelectCache).
+	Cache *SelectCache
 }
 
 // Changed validates only the packages a change touched, by package identity, not by directory: every
@@ -52,6 +55,27 @@ type dirSource struct {
 
 func (d dirSource) load(ctx context.Context, lo catalog.LoadOptions) (*catalog.Result, error) {
 	return catalog.LoadDir(ctx, d.dir, lo)
+}
+
+func (d dirSource) stat(p string) (fileID, bool) {
+	// a plain lstat (one system call, not one per path element as through the root): the listing holds
+	// no symlinked directory, and an identity only ever says "read this file again" or "known"
+	fi, err := os.Lstat(filepath.Join(d.dir, filepath.FromSlash(p)))
+	if err != nil {
+		return fileID{}, false
+	}
+	return idOf(fi)
+}
+
+func (d dirSource) dirName() string {
+	abs, err := filepath.Abs(d.dir)
+	if err != nil {
+		return d.dir
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
 }
 
 func (d dirSource) open(p string) (fs.File, error) {
@@ -114,16 +138,28 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 		return nil, false, err
 	}
 	addPackages(pkgs, cur.Catalog)
-	for p := range pkgs {
-		if !searchable(p) {
-			return full()
-		}
-	}
-	include, err := selectFiles(ctx, src, touched, pkgs)
+	files, err := catalogFileList(ctx, src)
 	if err != nil {
 		return nil, false, err
 	}
-	res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return src.load(ctx, lo) },
+	var include map[string]bool
+	if ss, ok := src.(statSource); ok && fileIDs && ch.Cache != nil && len(ch.Cache.Key) > 0 {
+		include, err = selectCached(ctx, ss, files, touched, pkgs, ch.Cache, ch.Limits)
+	} else {
+		for p := range pkgs {
+			if !searchable(p) {
+				return full()
+			}
+		}
+		include, err = selectFiles(ctx, src, files, touched, pkgs)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if files == nil {
+		files = []string{} // listed: an empty catalog is not listed again
+	}
+	res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { lo.Files = files; return src.load(ctx, lo) },
 		Options{Include: func(p string) bool { return include[p] }, Packages: pkgs, Limits: ch.Limits})
 	return res, false, err
 }

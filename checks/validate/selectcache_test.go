@@ -325,3 +325,35 @@ func TestSelectCacheOnDisk(t *testing.T) {
 		sameAsFull(t, d.src, fooChange(d.c))
 	})
 }
+
+// Changed tells the front-end the catalog's size before loading anything, whichever way it then goes
+// (with or without a cache, or validating the whole catalog), so the CLI's memory bound follows the input.
+func TestChangedSized(t *testing.T) {
+	fsys := dupCatalog()
+	fsys["bar/.indexignore"] = &fstest.MapFile{Data: []byte("notes.txt\n")}
+	fsys["bar/notes.txt"] = &fstest.MapFile{Data: []byte("not catalog content")}
+	want := int64(len(fsys["foo/catalog.json"].Data) + len(fsys["bar/catalog.json"].Data))
+	for _, tc := range []struct {
+		name  string
+		src   source
+		files []string
+		cache *SelectCache
+	}{
+		{"no cache", memSource{fsys}, []string{"foo/catalog.json"}, nil},
+		{"cache", withIDs(fsys, nil, nil, 1), []string{"foo/catalog.json"}, testCache(t)},
+		{"whole catalog", memSource{fsys}, []string{"bar/.indexignore"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []int64
+			ch := fooChange(tc.cache)
+			ch.Files = tc.files
+			ch.Sized = func(n int64) { got = append(got, n) }
+			if _, _, err := changed(t.Context(), tc.src, ch); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, []int64{want}) {
+				t.Errorf("Sized was told %v, want once the %d bytes of the catalog's files", got, want)
+			}
+		})
+	}
+}

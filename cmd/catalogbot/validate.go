@@ -77,7 +77,6 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		return err
 	}
 	lim := o.limits.limits(cfg)
-	boundMemory(dir)
 	start := time.Now()
 	var (
 		res      *validate.Result
@@ -97,13 +96,14 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 			o.out.root = repoRelativeTo(wt.Top, dir)
 		}
 		res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: wt.Files, Before: before, Limits: lim,
-			Cache: selectCache(wt.GitDir, dir)})
+			Cache: selectCache(wt.GitDir, dir), Sized: boundMemoryTo})
 		scope = fmt.Sprintf(" (%d changed files", len(wt.Files))
 		if fellBack {
 			scope += "; whole catalog validated"
 		}
 		scope += ")"
 	} else {
+		boundMemory(dir)
 		res, err = validate.Dir(ctx, dir, validate.Options{Limits: lim})
 	}
 	if err != nil {

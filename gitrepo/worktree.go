@@ -11,8 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"golang.org/x/sync/errgroup"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/diag"
 )
@@ -64,61 +63,39 @@ func WorkTreeChanged(ctx context.Context, dir, ref string, staged bool) ([]strin
 	return ch.Files, nil
 }
 
-// WorkTreeChanges is WorkTreeChanged, also saying where the repository is. Its git commands run at once.
+// WorkTreeChanges is WorkTreeChanged, also saying where the repository is. Its git commands run at once,
+// in dir, listing paths relative to it.
 func WorkTreeChanges(ctx context.Context, dir, ref string, staged bool) (*WorkTreeChange, error) {
-	out, err := Run(ctx, dir, "rev-parse", "--show-toplevel", "--absolute-git-dir")
-	if err != nil {
-		return nil, diag.UsageError(err)
-	}
-	top, gitDir, ok := strings.Cut(strings.TrimSuffix(string(out), "\n"), "\n")
-	if !ok || top == "" || gitDir == "" {
-		return nil, fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, out)
-	}
-	absDir, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	if resolved, err := filepath.EvalSymlinks(absDir); err == nil {
-		absDir = resolved
-	}
-	var cmds [][]string
+	cmds := [][]string{{"rev-parse", "--show-toplevel", "--absolute-git-dir"}}
 	if staged {
-		cmds = append(cmds, []string{"diff", "--cached", "--name-only", "-z", "--no-renames", "--", absDir})
+		cmds = append(cmds, []string{"diff", "--cached", "--name-only", "-z", "--no-renames", "--relative", "--", "."})
 	} else {
-		cmds = append(cmds, []string{"diff", "--name-only", "-z", "--no-renames", ref, "--", absDir},
-			[]string{"ls-files", "-z", "--others", "--exclude-standard", "--", absDir})
+		cmds = append(cmds, []string{"diff", "--name-only", "-z", "--no-renames", "--relative", ref, "--", "."},
+			[]string{"ls-files", "-z", "--others", "--exclude-standard", "--", "."})
 	}
-	lists := make([][]byte, len(cmds))
-	var g errgroup.Group
+	outs := make([][]byte, len(cmds))
+	errs := make([]error, len(cmds))
+	var wg sync.WaitGroup
 	for i, args := range cmds {
-		g.Go(func() error {
-			out, err := Run(ctx, top, args...)
-			if err != nil {
-				return diag.UsageError(err)
-			}
-			lists[i] = out
-			return nil
-		})
+		wg.Go(func() { outs[i], errs[i] = Run(ctx, dir, args...) })
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	wg.Wait()
+	for _, err := range errs { // rev-parse's first: outside a repository, it says so
+		if err != nil {
+			return nil, diag.UsageError(err)
+		}
 	}
-	rel, err := filepath.Rel(top, absDir)
-	if err != nil {
-		return nil, err
-	}
-	prefix := filepath.ToSlash(rel) + "/"
-	if rel == "." {
-		prefix = ""
+	top, gitDir, ok := strings.Cut(strings.TrimSuffix(string(outs[0]), "\n"), "\n")
+	if !ok || top == "" || gitDir == "" {
+		return nil, fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, outs[0])
 	}
 	seen := map[string]bool{}
 	ch := &WorkTreeChange{Top: top, GitDir: gitDir}
-	for _, l := range lists {
+	for _, l := range outs[1:] {
 		for _, f := range strings.Split(string(l), "\x00") {
-			if f == "" || !strings.HasPrefix(f, prefix) {
+			if f == "" || !filepath.IsLocal(filepath.FromSlash(f)) {
 				continue
 			}
-			f = strings.TrimPrefix(f, prefix)
 			if !seen[f] {
 				seen[f] = true
 				ch.Files = append(ch.Files, f)

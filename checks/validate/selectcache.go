@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -45,6 +46,10 @@ type SelectCache struct {
 // more than the coarsest timestamp granularity of common file systems (2 s for FAT's mtime) and the
 // kernel clock's tick.
 const racyMargin = 2 * time.Second
+
+// maxCacheFile is the largest cache file read (a few hundred bytes per catalog file: far more than
+// any real catalog needs); a larger one is ignored.
+const maxCacheFile = 64 << 20
 
 // selectCacheMagic starts every cache file; a cache of another format is ignored.
 const selectCacheMagic = "catalogbot select cache v1\n"
@@ -145,8 +150,16 @@ func (c *SelectCache) mac(payload []byte) []byte {
 // read returns the cache's entries for dir; nil when there is no cache, or when it is not one this user's
 // catalogbot wrote for dir (whatever is wrong with it, it is simply rebuilt).
 func (c *SelectCache) read(dir string) map[string]cacheEntry {
-	data, err := os.ReadFile(c.File)
-	if err != nil || len(c.Key) == 0 {
+	if len(c.Key) == 0 {
+		return nil
+	}
+	f, err := os.Open(c.File)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCacheFile+1))
+	if err != nil || len(data) > maxCacheFile {
 		return nil
 	}
 	rest, ok := bytes.CutPrefix(data, []byte(selectCacheMagic))

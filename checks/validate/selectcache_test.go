@@ -125,6 +125,11 @@ func TestSelectCacheUntrustedFile(t *testing.T) {
 		}},
 		{"truncated", func(c *SelectCache, valid []byte) []byte { return valid[:len(valid)/2] }},
 		{"empty", func(*SelectCache, []byte) []byte { return nil }},
+		{"larger than any cache", func(c *SelectCache, _ []byte) []byte {
+			lie := lyingPayload(t, src, src.dirName())
+			pad := bytes.Repeat([]byte(" "), maxCacheFile) // JSON allows trailing spaces: a signed lie, too large to be read
+			return signed(append(lie, pad...), c.Key)
+		}},
 		{"not a cache", func(*SelectCache, []byte) []byte { return []byte("{}\n") }},
 		{"a byte flipped", func(c *SelectCache, valid []byte) []byte {
 			b := slices.Clone(valid)

@@ -311,6 +311,9 @@ func refresh(ctx context.Context, src statSource, c *SelectCache, stale []string
 		return err
 	}
 	byFile := packagesByFile(res.Catalog)
+	if _, unplaced := byFile[""]; unplaced {
+		global = true // a blob the loader did not place in a file: no file can be left out for it
+	}
 	for _, f := range stale {
 		e := cacheEntry{Pkgs: byFile[f], Any: unclean[f] || global || res.Refused}
 		if e.selects(pkgs) {

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -51,6 +52,9 @@ type LoadOptions struct {
 	Diagnostics *diag.Limiter
 	// Include, when set, limits the load to the files it accepts (slash paths relative to the root).
 	Include func(path string) bool
+	// Files, when set, are the catalog's files as an earlier listing of the same root found them (the
+	// paths a load without Include offers to Include, in that order): the load does not list them again.
+	Files []string
 	// VisitBundle, when set, is called for each decoded bundle on the worker that parsed it (concurrently),
 	// so per-bundle checks run in parallel with parsing.
 	VisitBundle func(b *Bundle)
@@ -141,9 +145,12 @@ const maxKeptBuffer = 1 << 20
 
 // LoadFS loads the catalog in fsys.
 func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) {
-	files, err := catalogFiles(fsys)
-	if err != nil {
-		return nil, err
+	files := slices.Clone(opts.Files)
+	if files == nil {
+		var err error
+		if files, err = catalogFiles(fsys); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Include != nil {
 		kept := files[:0]

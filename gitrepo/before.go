@@ -1,10 +1,14 @@
 package gitrepo
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // Before returns a reader of files of the catalog directory dir (slash paths relative to it) as they
@@ -30,4 +34,71 @@ func Before(ctx context.Context, dir, ref string, staged bool) func(path string)
 		}
 		return data, true, nil
 	}
+}
+
+// BeforeFiles is Before for a known list of files, read by one git process: the reader it returns
+// answers for those files from what it read, and for any other through Before.
+func BeforeFiles(ctx context.Context, dir, ref string, staged bool, files []string) (func(path string) ([]byte, bool, error), error) {
+	if staged {
+		ref = "HEAD"
+	}
+	slow := Before(ctx, dir, ref, staged)
+	var in bytes.Buffer
+	var asked []string
+	for _, f := range files {
+		if strings.ContainsAny(f, "\n\r") || strings.ContainsAny(ref, "\n\r") {
+			continue // a line of cat-file's input cannot hold it: read through Before
+		}
+		asked = append(asked, f)
+		in.WriteString(ref + ":./" + f + "\n")
+	}
+	if len(asked) == 0 {
+		return slow, nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
+	cmd.Dir = filepath.Clean(dir)
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git cat-file --batch (in %s): %w: %s", dir, err, strings.TrimSpace(stderr.String()))
+	}
+	type content struct {
+		data []byte
+		ok   bool
+		err  error
+	}
+	got := map[string]content{}
+	for _, f := range asked {
+		header, rest, found := bytes.Cut(out, []byte("\n"))
+		if !found {
+			return nil, fmt.Errorf("git cat-file --batch (in %s): output ends before %s", dir, f)
+		}
+		out = rest
+		fields := strings.Fields(string(header))
+		if len(fields) >= 2 && fields[len(fields)-1] == "missing" {
+			got[f] = content{}
+			continue
+		}
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("git cat-file --batch (in %s): %s: unexpected header %q", dir, f, header)
+		}
+		size, err := strconv.Atoi(fields[2])
+		if err != nil || size < 0 || size+1 > len(out) || out[size] != '\n' {
+			return nil, fmt.Errorf("git cat-file --batch (in %s): %s: bad size in %q", dir, f, header)
+		}
+		if fields[1] == "blob" {
+			got[f] = content{data: out[:size:size], ok: true}
+		} else {
+			got[f] = content{err: fmt.Errorf("%s at %s in %s is a %s, not a file", f, ref, dir, fields[1])}
+		}
+		out = out[size+1:]
+	}
+	return func(p string) ([]byte, bool, error) {
+		if c, ok := got[p]; ok {
+			return c.data, c.ok, c.err
+		}
+		return slow(p)
+	}, nil
 }

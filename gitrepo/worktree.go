@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/diag"
 )
@@ -44,59 +45,62 @@ func TopLevel(ctx context.Context, dir string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
+// WorkTreeChange is how a catalog directory differs from a revision, as git sees it.
+type WorkTreeChange struct {
+	// Files are the files under the directory that differ (slash paths relative to it).
+	Files []string
+	// Top is the root of the work tree; GitDir its git directory (both absolute).
+	Top, GitDir string
+}
+
 // WorkTreeChanged lists the files under dir that differ from ref in the work tree (staged or not, plus untracked
 // files), or only the staged ones when staged is true. Paths are slash-separated and relative to dir.
 func WorkTreeChanged(ctx context.Context, dir, ref string, staged bool) ([]string, error) {
-	top, err := TopLevel(ctx, dir)
+	ch, err := WorkTreeChanges(ctx, dir, ref, staged)
 	if err != nil {
 		return nil, err
 	}
-	absDir, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	if resolved, err := filepath.EvalSymlinks(absDir); err == nil {
-		absDir = resolved
-	}
-	var lists [][]byte
+	return ch.Files, nil
+}
+
+// WorkTreeChanges is WorkTreeChanged, also saying where the repository is. Its git commands run at once,
+// in dir, listing paths relative to it.
+func WorkTreeChanges(ctx context.Context, dir, ref string, staged bool) (*WorkTreeChange, error) {
+	cmds := [][]string{{"rev-parse", "--show-toplevel", "--absolute-git-dir"}}
 	if staged {
-		out, err := Run(ctx, top, "diff", "--cached", "--name-only", "-z", "--no-renames", "--", absDir)
-		if err != nil {
-			return nil, diag.UsageError(err)
-		}
-		lists = append(lists, out)
+		cmds = append(cmds, []string{"diff", "--cached", "--name-only", "-z", "--no-renames", "--relative", "--", "."})
 	} else {
-		out, err := Run(ctx, top, "diff", "--name-only", "-z", "--no-renames", ref, "--", absDir)
+		cmds = append(cmds, []string{"diff", "--name-only", "-z", "--no-renames", "--relative", ref, "--", "."},
+			[]string{"ls-files", "-z", "--others", "--exclude-standard", "--", "."})
+	}
+	outs := make([][]byte, len(cmds))
+	errs := make([]error, len(cmds))
+	var wg sync.WaitGroup
+	for i, args := range cmds {
+		wg.Go(func() { outs[i], errs[i] = Run(ctx, dir, args...) })
+	}
+	wg.Wait()
+	for _, err := range errs { // rev-parse's first: outside a repository, it says so
 		if err != nil {
 			return nil, diag.UsageError(err)
 		}
-		untracked, err := Run(ctx, top, "ls-files", "-z", "--others", "--exclude-standard", "--", absDir)
-		if err != nil {
-			return nil, diag.UsageError(err)
-		}
-		lists = append(lists, out, untracked)
 	}
-	rel, err := filepath.Rel(top, absDir)
-	if err != nil {
-		return nil, err
-	}
-	prefix := filepath.ToSlash(rel) + "/"
-	if rel == "." {
-		prefix = ""
+	top, gitDir, ok := strings.Cut(strings.TrimSuffix(string(outs[0]), "\n"), "\n")
+	if !ok || top == "" || gitDir == "" {
+		return nil, fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, outs[0])
 	}
 	seen := map[string]bool{}
-	var files []string
-	for _, l := range lists {
+	ch := &WorkTreeChange{Top: top, GitDir: gitDir}
+	for _, l := range outs[1:] {
 		for _, f := range strings.Split(string(l), "\x00") {
-			if f == "" || !strings.HasPrefix(f, prefix) {
+			if f == "" || !filepath.IsLocal(filepath.FromSlash(f)) {
 				continue
 			}
-			f = strings.TrimPrefix(f, prefix)
 			if !seen[f] {
 				seen[f] = true
-				files = append(files, f)
+				ch.Files = append(ch.Files, f)
 			}
 		}
 	}
-	return files, nil
+	return ch, nil
 }

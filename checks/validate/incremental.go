@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"testing/fstest"
 
@@ -21,6 +22,11 @@ type Change struct {
 	Before func(path string) (data []byte, ok bool, err error)
 	// Limits bound the validation as in Options.
 	Limits Limits
+	// Cache, when set, remembers between runs which packages each file holds (see SelectCache).
+	Cache *SelectCache
+	// Sized, when set, is told the total size of the catalog's files once they are listed, before any
+	// of them is loaded (the CLI bounds its memory by it).
+	Sized func(bytes int64)
 }
 
 // Changed validates only the packages a change touched, by package identity, not by directory: every
@@ -28,7 +34,9 @@ type Change struct {
 // blobs, wherever they live (see selectFiles). Its verdict and diagnostics are those of validating the
 // whole catalog whenever the catalog was valid before the change; it falls back to the whole catalog
 // when it cannot tell a change's packages safely (a touched .indexignore, a file that did not load before
-// the change, a package name that could hide in an escape), and reports whether it fell back.
+// the change; without a select cache, a package name that could hide in an escape), and reports whether
+// it fell back. With ch.Cache, a file whose identity the cache knows is not read (see SelectCache); the
+// others are parsed and remembered.
 func Changed(ctx context.Context, dir string, ch Change) (*Result, bool, error) {
 	src := dirSource{dir: dir}
 	if root, err := os.OpenRoot(dir); err == nil { // opened once for every quick look; else load reports it
@@ -54,6 +62,27 @@ func (d dirSource) load(ctx context.Context, lo catalog.LoadOptions) (*catalog.R
 	return catalog.LoadDir(ctx, d.dir, lo)
 }
 
+func (d dirSource) stat(p string) (fileID, bool) {
+	// a plain lstat (one system call, not one per path element as through the root): the listing holds
+	// no symlinked directory, and an identity only ever says "read this file again" or "known"
+	fi, err := os.Lstat(filepath.Join(d.dir, filepath.FromSlash(p)))
+	if err != nil {
+		return fileID{}, false
+	}
+	return idOf(fi)
+}
+
+func (d dirSource) dirName() string {
+	abs, err := filepath.Abs(d.dir)
+	if err != nil {
+		return d.dir
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
 func (d dirSource) open(p string) (fs.File, error) {
 	if d.root == nil {
 		return nil, fmt.Errorf("open catalog directory %s", d.dir)
@@ -68,6 +97,13 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 	}
 	if len(ch.Files) == 0 {
 		return &Result{}, false, nil
+	}
+	files, err := catalogFileList(ctx, src)
+	if err != nil {
+		return nil, false, err
+	}
+	if ch.Sized != nil {
+		ch.Sized(catalogBytes(src, files))
 	}
 	touched := map[string]bool{}
 	before := fstest.MapFS{}
@@ -114,18 +150,47 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 		return nil, false, err
 	}
 	addPackages(pkgs, cur.Catalog)
-	for p := range pkgs {
-		if !searchable(p) {
-			return full()
+	var include map[string]bool
+	if ss, ok := src.(statSource); ok && fileIDs && ch.Cache != nil && len(ch.Cache.Key) > 0 {
+		include, err = selectCached(ctx, ss, files, touched, pkgs, ch.Cache, ch.Limits)
+	} else {
+		for p := range pkgs {
+			if !searchable(p) {
+				return full()
+			}
 		}
+		include, err = selectFiles(ctx, src, files, touched, pkgs)
 	}
-	include, err := selectFiles(ctx, src, touched, pkgs)
 	if err != nil {
 		return nil, false, err
 	}
-	res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return src.load(ctx, lo) },
+	if files == nil {
+		files = []string{} // listed: an empty catalog is not listed again
+	}
+	res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { lo.Files = files; return src.load(ctx, lo) },
 		Options{Include: func(p string) bool { return include[p] }, Packages: pkgs, Limits: ch.Limits})
 	return res, false, err
+}
+
+// catalogBytes is the total size of files, from their identities where the source gives them.
+func catalogBytes(src source, files []string) int64 {
+	var total int64
+	ss, ids := src.(statSource)
+	for _, f := range files {
+		if ids {
+			if id, ok := ss.stat(f); ok {
+				total += id.Size
+				continue
+			}
+		}
+		if fh, err := src.open(f); err == nil {
+			if st, err := fh.Stat(); err == nil {
+				total += st.Size()
+			}
+			fh.Close()
+		}
+	}
+	return total
 }
 
 // Summary describes a result in one line.

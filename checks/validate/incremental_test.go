@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
 )
@@ -22,6 +23,57 @@ func (m memSource) load(ctx context.Context, lo catalog.LoadOptions) (*catalog.R
 	return catalog.LoadFS(ctx, m.fsys, lo)
 }
 func (m memSource) open(p string) (fs.File, error) { return m.fsys.Open(p) }
+
+// idSource is a memSource whose files have identities, as a file system that changes a file's identity
+// on every write gives them: ids holds each path's identity (tests change it with the content, or on
+// purpose do not).
+type idSource struct {
+	memSource
+	ids map[string]fileID
+}
+
+func (s idSource) stat(p string) (fileID, bool) {
+	id, ok := s.ids[p]
+	return id, ok
+}
+
+func (s idSource) dirName() string { return "/mem/catalog" }
+
+// withIDs gives every file of after an identity: its identity in before (prev) when its content is the
+// same, else a new one (generation gen).
+func withIDs(after fstest.MapFS, before fstest.MapFS, prev map[string]fileID, gen int64) idSource {
+	ids := map[string]fileID{}
+	for f, mf := range after {
+		if b, ok := before[f]; ok && string(b.Data) == string(mf.Data) && prev != nil {
+			ids[f] = prev[f]
+			continue
+		}
+		ids[f] = fileID{Ino: int64(len(f)), Size: int64(len(mf.Data)), Mtime: gen, Ctime: gen, Mode: 0o644}
+	}
+	return idSource{memSource{after}, ids}
+}
+
+// testCache is a select cache in a test's temporary directory whose clock says every file is old enough
+// to be remembered (tests of the racy rule set their own clock).
+func testCache(t testing.TB) *SelectCache {
+	return &SelectCache{File: t.TempDir() + "/select", Key: []byte("0123456789abcdef0123456789abcdef"),
+		clock: func() (time.Time, error) { return time.Unix(0, 1<<62), nil }}
+}
+
+// warm fills c with an entry for every file of src.
+func warm(t testing.TB, src idSource, c *SelectCache) {
+	t.Helper()
+	files, err := catalogFileList(t.Context(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := selectCached(t.Context(), src, files, nil, nil, c, Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.read(src.dirName())); n != len(files) {
+		t.Fatalf("warm: the cache has %d entries for %d files", n, len(files))
+	}
+}
 
 // randCatalog is a small valid catalog whose blobs are spread over files in several directories, some
 // JSON, some YAML, some holding blobs of several packages.
@@ -150,7 +202,8 @@ func (c *randCatalog) edit() {
 // TestIncrementalMatchesFull is the differential test of incremental against full validation: over
 // thousands of random small catalogs, valid before a change of random edits, validating only what the
 // change touched (as validate --staged and --changed-since do) gives exactly the verdict and the
-// diagnostics of validating the whole catalog.
+// diagnostics of validating the whole catalog: without a select cache, with a cold one, and with one
+// warmed on the catalog before the change.
 func TestIncrementalMatchesFull(t *testing.T) {
 	n := 3000
 	if testing.Short() {
@@ -163,6 +216,18 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, uint64(iter)))
 		c := newRandCatalog(r)
 		before := c.fs()
+		// the warm cache is filled on an older state of the catalog (other random edits away from
+		// before): its entries of the files that changed since are stale, though the change does not
+		// touch them
+		o := &randCatalog{r: r, files: map[string][]string{}}
+		for f, blobs := range c.files {
+			o.files[f] = slices.Clip(blobs)
+		}
+		for range r.IntN(3) {
+			o.edit()
+		}
+		older := o.fs()
+		olderIDs := withIDs(older, nil, nil, 0)
 		base, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return catalog.LoadFS(ctx, before, lo) }, Options{})
 		if err != nil || !base.Valid() {
 			t.Fatalf("seed %d/%d: the random base catalog is invalid: %v %v", seed, iter, err, base.Diagnostics)
@@ -187,28 +252,43 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inc, fellBack, err := changed(ctx, src, Change{Files: touched, Before: func(p string) ([]byte, bool, error) {
+		ch := Change{Files: touched, Before: func(p string) ([]byte, bool, error) {
 			if mf, ok := before[p]; ok {
 				return mf.Data, true, nil
 			}
 			return nil, false, nil
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fellBack {
-			fallbacks++
+		}}
+		beforeIDs := withIDs(before, older, olderIDs.ids, 1)
+		cold, warmed := testCache(t), testCache(t)
+		warm(t, olderIDs, warmed)
+		for _, v := range []struct {
+			name  string
+			src   source
+			cache *SelectCache
+		}{
+			{"no cache", src, nil},
+			{"cold cache", withIDs(after, before, beforeIDs.ids, 2), cold},
+			{"warm cache", withIDs(after, before, beforeIDs.ids, 2), warmed},
+		} {
+			ch.Cache = v.cache
+			inc, fellBack, err := changed(ctx, v.src, ch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fellBack && v.cache == nil {
+				fallbacks++
+			}
+			if inc.Valid() != full.Valid() || (len(inc.Diagnostics)+len(full.Diagnostics) > 0 && !reflect.DeepEqual(inc.Diagnostics, full.Diagnostics)) {
+				var files strings.Builder
+				for _, f := range c.paths() {
+					fmt.Fprintf(&files, "--- %s\n%s", f, after[f].Data)
+				}
+				t.Fatalf("seed %d/%d, %s: touched %v: incremental (valid %v) differs from full (valid %v)\nincremental: %v\nfull:        %v\n%s",
+					seed, iter, v.name, touched, inc.Valid(), full.Valid(), inc.Diagnostics, full.Diagnostics, files.String())
+			}
 		}
 		if !full.Valid() {
 			fails++
-		}
-		if inc.Valid() != full.Valid() || (len(inc.Diagnostics)+len(full.Diagnostics) > 0 && !reflect.DeepEqual(inc.Diagnostics, full.Diagnostics)) {
-			var files strings.Builder
-			for _, f := range c.paths() {
-				fmt.Fprintf(&files, "--- %s\n%s", f, after[f].Data)
-			}
-			t.Fatalf("seed %d/%d: touched %v: incremental (valid %v) differs from full (valid %v)\nincremental: %v\nfull:        %v\n%s",
-				seed, iter, touched, inc.Valid(), full.Valid(), inc.Diagnostics, full.Diagnostics, files.String())
 		}
 	}
 	t.Logf("%d changes, %d invalid after the change, %d validated in full", n, fails, fallbacks)

@@ -44,17 +44,10 @@ var bufs = sync.Pool{New: func() any { return new([]byte) }}
 // maxQuickLook is the largest file selectFiles reads to decide; larger ones are simply loaded.
 const maxQuickLook = 64 << 20
 
-// selectFiles returns the catalog files that may hold a blob of one of pkgs (all searchable), plus the
+// selectFiles returns the catalog files (files, as catalogFileList lists them) that may hold a blob of one of pkgs (all searchable), plus the
 // touched ones: a file is left out only when none of the names is in its bytes and nothing in it could
 // spell one otherwise (mayHold).
-func selectFiles(ctx context.Context, src source, touched, pkgs map[string]bool) (map[string]bool, error) {
-	var files []string
-	if _, err := src.load(ctx, catalog.LoadOptions{Include: func(p string) bool {
-		files = append(files, p)
-		return false
-	}}); err != nil {
-		return nil, err
-	}
+func selectFiles(ctx context.Context, src source, files []string, touched, pkgs map[string]bool) (map[string]bool, error) {
 	names := make([][]byte, 0, len(pkgs))
 	var chars [256]bool
 	for p := range pkgs {

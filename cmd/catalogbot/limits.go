@@ -127,6 +127,13 @@ func boundMemory(dir string) {
 	debug.SetMemoryLimit(memoryLimitFor(total))
 }
 
+// boundMemoryTo is boundMemory for a catalog whose files' total size is known (validate.Change.Sized).
+func boundMemoryTo(catalogBytes int64) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimitFor(catalogBytes))
+	}
+}
+
 // memoryLimitFor is 128 MiB plus three times the catalog's bytes.
 func memoryLimitFor(catalogBytes int64) int64 {
 	return 128<<20 + 3*catalogBytes

@@ -51,6 +51,20 @@ func repoRelative(ctx context.Context, dir string) string {
 	if err != nil {
 		return given
 	}
+	return repoRelativeTo(top, dir)
+}
+
+// repoRelativeTo is dir relative to top, the root of the git repository holding it, or dir as given
+// (cleaned) when it is not inside.
+func repoRelativeTo(top, dir string) string {
+	given := filepath.ToSlash(filepath.Clean(dir))
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return given
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
 	rel, err := filepath.Rel(top, abs)
 	if err != nil || !filepath.IsLocal(rel) && rel != "." {
 		return given

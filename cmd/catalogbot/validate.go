@@ -77,7 +77,6 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		return err
 	}
 	lim := o.limits.limits(cfg)
-	boundMemory(dir)
 	start := time.Now()
 	var (
 		res      *validate.Result
@@ -85,17 +84,26 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		fellBack bool
 	)
 	if o.changedSince != "" || o.staged {
-		files, cerr := gitrepo.WorkTreeChanged(ctx, dir, o.changedSince, o.staged)
+		wt, cerr := gitrepo.WorkTreeChanges(ctx, dir, o.changedSince, o.staged)
 		if cerr != nil {
 			return cerr
 		}
-		res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: files, Before: gitrepo.Before(ctx, dir, o.changedSince, o.staged), Limits: lim})
-		scope = fmt.Sprintf(" (%d changed files", len(files))
+		before, cerr := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, wt.Files)
+		if cerr != nil {
+			return cerr
+		}
+		if o.out.root == "" { // what relocate would ask git again
+			o.out.root = repoRelativeTo(wt.Top, dir)
+		}
+		res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: wt.Files, Before: before, Limits: lim,
+			Cache: selectCache(wt.GitDir, dir), Sized: boundMemoryTo})
+		scope = fmt.Sprintf(" (%d changed files", len(wt.Files))
 		if fellBack {
 			scope += "; whole catalog validated"
 		}
 		scope += ")"
 	} else {
+		boundMemory(dir)
 		res, err = validate.Dir(ctx, dir, validate.Options{Limits: lim})
 	}
 	if err != nil {

@@ -51,6 +51,9 @@ type WorkTreeChange struct {
 	Files []string
 	// Top is the root of the work tree; GitDir its git directory (both absolute).
 	Top, GitDir string
+	// NotStaged, with staged, are the files under the directory whose work tree content is not what the
+	// commit will hold: tracked files with unstaged changes, and untracked files (not ignored).
+	NotStaged []string
 }
 
 // WorkTreeChanged lists the files under dir that differ from ref in the work tree (staged or not, plus untracked
@@ -68,7 +71,9 @@ func WorkTreeChanged(ctx context.Context, dir, ref string, staged bool) ([]strin
 func WorkTreeChanges(ctx context.Context, dir, ref string, staged bool) (*WorkTreeChange, error) {
 	cmds := [][]string{{"rev-parse", "--show-toplevel", "--absolute-git-dir"}}
 	if staged {
-		cmds = append(cmds, []string{"diff", "--cached", "--name-only", "-z", "--no-renames", "--relative", "--", "."})
+		cmds = append(cmds, []string{"diff", "--cached", "--name-only", "-z", "--no-renames", "--relative", "--", "."},
+			[]string{"diff", "--name-only", "-z", "--no-renames", "--relative", "--", "."},
+			[]string{"ls-files", "-z", "--others", "--exclude-standard", "--", "."})
 	} else {
 		cmds = append(cmds, []string{"diff", "--name-only", "-z", "--no-renames", "--relative", ref, "--", "."},
 			[]string{"ls-files", "-z", "--others", "--exclude-standard", "--", "."})
@@ -89,18 +94,28 @@ func WorkTreeChanges(ctx context.Context, dir, ref string, staged bool) (*WorkTr
 	if !ok || top == "" || gitDir == "" {
 		return nil, fmt.Errorf("git rev-parse in %s: unexpected output %q", dir, outs[0])
 	}
-	seen := map[string]bool{}
 	ch := &WorkTreeChange{Top: top, GitDir: gitDir}
-	for _, l := range outs[1:] {
+	changed := outs[1:]
+	if staged {
+		ch.NotStaged = paths(outs[2:]...)
+		changed = outs[1:2]
+	}
+	ch.Files = paths(changed...)
+	return ch, nil
+}
+
+// paths are the distinct local paths of git's -z listings, in order.
+func paths(listings ...[]byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range listings {
 		for _, f := range strings.Split(string(l), "\x00") {
-			if f == "" || !filepath.IsLocal(filepath.FromSlash(f)) {
+			if f == "" || !filepath.IsLocal(filepath.FromSlash(f)) || seen[f] {
 				continue
 			}
-			if !seen[f] {
-				seen[f] = true
-				ch.Files = append(ch.Files, f)
-			}
+			seen[f] = true
+			out = append(out, f)
 		}
 	}
-	return ch, nil
+	return out
 }

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -88,6 +90,9 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		if cerr != nil {
 			return cerr
 		}
+		if err := refuseNotStaged(dir, wt.NotStaged); err != nil {
+			return err
+		}
 		before, cerr := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, wt.Files)
 		if cerr != nil {
 			return cerr
@@ -114,4 +119,28 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	r := &report.Report{Title: "catalog " + dir, Stages: []report.Stage{st}}
 	o.out.relocate(ctx, r, dir)
 	return o.out.emit(o.io.out, r)
+}
+
+// refuseNotStaged refuses --staged when the work tree, which is what is validated, is not what the commit
+// holds under dir: a fix left unstaged, or an untracked catalog file someone forgot to add, would make a
+// broken commit pass. (The pre-commit framework stashes unstaged changes itself; untracked files stay.)
+func refuseNotStaged(dir string, files []string) error {
+	if len(files) == 0 {
+		return nil
+	}
+	shown := files[:min(len(files), 5)]
+	more := ""
+	if len(files) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(files)-len(shown))
+	}
+	return diag.UsageError(fmt.Errorf("validate --staged: %s differ from what the commit holds (unstaged changes or untracked files under %s: %s%s): "+
+		"stage them, stash them (git stash --keep-index --include-untracked) or ignore them, so what is validated is what is committed",
+		countFiles(len(files)), dir, strings.Join(shown, ", "), more))
+}
+
+func countFiles(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
 }

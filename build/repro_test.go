@@ -215,16 +215,23 @@ func TestProgramImageIsByteReproducible(t *testing.T) {
 }
 
 // A catalog image and what catalogbot build writes (OCI layout, its archive, a docker tarball) are
-// byte-identical from the same catalog in directories of other names, modes, owners and times, under
-// another umask, and when builds run at once.
+// byte-identical from the same catalog in directories of other names, with files of other modes, owners and
+// times, under another umask, and when builds run at once.
 func TestCatalogImageIsByteReproducible(t *testing.T) {
 	ctx := t.Context()
 	tag, _ := name.NewTag("example.com/catalog:v1")
-	build := func(t *testing.T, uid int, mtime time.Time) buildSide {
+	build := func(t *testing.T, mode os.FileMode, uid int, mtime time.Time) buildSide {
 		t.Helper()
 		dir, _ := fbcDir(t)
 		err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
 			if err != nil {
+				return err
+			}
+			m := mode
+			if info.IsDir() {
+				m |= 0o700
+			}
+			if err := os.Chmod(p, m); err != nil {
 				return err
 			}
 			if os.Geteuid() == 0 {
@@ -273,15 +280,15 @@ func TestCatalogImageIsByteReproducible(t *testing.T) {
 		return side
 	}
 	var first, second buildSide
-	withUmask(0o022, func() { first = build(t, 0, time.Unix(1700000000, 0)) })
-	withUmask(0o077, func() { second = build(t, 4321, time.Now().Add(time.Hour)) })
-	sameBuild(t, "second build (other directory, owner, times, umask)", first, second)
+	withUmask(0o022, func() { first = build(t, 0o644, 0, time.Unix(1700000000, 0)) })
+	withUmask(0o077, func() { second = build(t, 0o400, 4321, time.Now().Add(time.Hour)) })
+	sameBuild(t, "second build (other directory, modes, owner, times, umask)", first, second)
 	sides := make([]buildSide, 3)
 	t.Run("at once", func(t *testing.T) {
 		for i := range sides {
 			t.Run(fmt.Sprint(i), func(t *testing.T) {
 				t.Parallel()
-				sides[i] = build(t, 1000+i, time.Now().Add(time.Duration(i)*time.Second))
+				sides[i] = build(t, os.FileMode(0o644-i*0o040), 1000+i, time.Now().Add(time.Duration(i)*time.Second))
 			})
 		}
 	})

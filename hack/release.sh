@@ -5,8 +5,11 @@
 #   SHA256SUMS                         their checksums (what action.yml verifies before running a binary)
 #   catalogbot_<version>_image.tar     the bot's multi-arch image (linux/amd64, linux/arm64) as an OCI
 #                                      layout archive, built daemonlessly by build.ProgramImage
-# The same commit, Go toolchain and SOURCE_DATE_EPOCH (default: the commit's time) give byte-identical
-# files. With IMAGE=registry/repo:tag the image is also pushed (by digest, then the tag).
+# Everything is built from the commit HEAD names, exported to a temporary directory: untracked files and
+# edits or commits made while it runs do not get in. The same commit, Go toolchain and SOURCE_DATE_EPOCH
+# (default: the commit's time) give byte-identical files; another commit gives another image even when
+# the binaries are identical, since the image records the commit (revision label) and its time (file
+# times, created). With IMAGE=registry/repo:tag the image is also pushed (by digest, then the tag).
 # Usage: hack/release.sh v1.2.3
 # Env: BASE (the image's base: CA certificates and a non-root user; pin it by digest for a byte-identical
 # image; default the distroless static non-root image; "scratch" for none), IMAGE, DIST.
@@ -17,13 +20,20 @@ cd "$(dirname "$0")/.."
 dist="${DIST:-dist/$version}"
 base="${BASE:-gcr.io/distroless/static-debian12:nonroot}"
 commit="$(git rev-parse HEAD)"
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct HEAD)}"
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct "$commit")}"
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   echo "release.sh: the work tree has uncommitted changes: a release is built from a commit" >&2
   exit 2
 fi
 rm -rf "$dist"
 mkdir -p "$dist"
+dist="$(cd "$dist" && pwd)"
+src="$(mktemp -d "${TMPDIR:-/tmp}/catalogbot-release-src.XXXXXX")"
+trap 'rm -rf "$src"' EXIT
+git archive --format=tar "$commit" | tar -x -C "$src"
+echo "release.sh: building $version from commit $commit (SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH, $(go version))" >&2
+cd "$src"
+export GOWORK=off
 bins=()
 for os in linux darwin; do
   for arch in amd64 arm64; do
@@ -38,6 +48,6 @@ image_args=(--base "$base" "${bins[@]}" --label "org.opencontainers.image.revisi
   --label "org.opencontainers.image.version=$version" --label "org.opencontainers.image.source=https://github.com/catalogbot/catalogbot"
   --layout "$dist/catalogbot_${version#v}_image.tar" --ref "ghcr.io/catalogbot/catalogbot:$version")
 if [ -n "${IMAGE:-}" ]; then image_args+=(--push "$IMAGE"); fi
-digest="$(go run -tags tools ./hack/releaseimage "${image_args[@]}")"
+digest="$(GOFLAGS=-mod=readonly go run -tags tools -trimpath -buildvcs=false ./hack/releaseimage "${image_args[@]}")"
 (cd "$dist" && sha256sum "catalogbot_${version#v}_image.tar" >>SHA256SUMS)
 echo "release $version of $commit in $dist; image $digest"

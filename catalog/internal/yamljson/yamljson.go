@@ -1,0 +1,104 @@
+// Package yamljson converts one YAML document to the JSON sigs.k8s.io/yaml.YAMLToJSON returns for it,
+// without building a node tree, for the block-style subset opm and go-yaml write; anything else it
+// declines, so the caller converts that document with sigs.k8s.io/yaml and its errors stay that
+// converter's own.
+//
+// For every document it accepts, the JSON is byte for byte what YAMLToJSON returns (go.yaml.in/yaml/v2's
+// scanner and YAML 1.1 resolution, then encoding/json's sorted keys and escaping); a differential test
+// over the shared real data and a fuzz test hold it to that. It accepts: an optional leading "---" line,
+// comments, block mappings with plain or quoted single-line keys, block sequences (indented, indentless and
+// compact), plain, single- and double-quoted scalars over one or several lines, literal and folded block
+// scalars without an indentation indicator, and the empty flow collections {} and []. It declines tabs,
+// carriage returns, byte order marks, Unicode line separators, anchors, aliases, tags, merge keys,
+// directives, other flow collections, explicit keys, floats or nulls as keys, values encoding/json refuses
+// (.nan, .inf), nesting deeper than maxDepth, and any layout it cannot place with certainty.
+package yamljson
+
+import "errors"
+
+// maxDepth bounds nesting (go-yaml refuses more than 10,000 levels; recursion here stays small).
+const maxDepth = 500
+
+// errDecline unwinds the parser when the document is outside the subset.
+var errDecline = errors.New("yamljson: outside the handled subset")
+
+// Convert returns the JSON sigs.k8s.io/yaml.YAMLToJSON returns for doc, and ok false when doc is outside
+// the subset this package handles (including every document YAMLToJSON refuses).
+func Convert(doc []byte) (js []byte, ok bool) {
+	if !plainText(doc) {
+		return nil, false
+	}
+	p := parser{doc: doc, out: make([]byte, 0, len(doc)+len(doc)/8+16)}
+	if err := p.document(); err != nil {
+		return nil, false
+	}
+	return p.out, true
+}
+
+// plainText reports whether doc holds only what the parser reads as go-yaml does: printable ASCII, line
+// feeds, and UTF-8 characters go-yaml allows that are neither line breaks (U+0085, U+2028, U+2029) nor a
+// byte order mark. It also refuses directives and document markers ("..." at the start of a line, or
+// "---" there after the first line).
+func plainText(doc []byte) bool {
+	lineStart := true
+	for i := 0; i < len(doc); {
+		c := doc[i]
+		if lineStart && (c == '%' || (i > 0 || c == '.') && (c == '-' || c == '.') && i+2 < len(doc) && doc[i+1] == c && doc[i+2] == c) {
+			return false
+		}
+		lineStart = c == '\n'
+		if c >= 0x20 && c < 0x7f || c == '\n' {
+			i++
+			continue
+		}
+		r, n := decodeRune(doc[i:])
+		if n == 0 || !allowedRune(r) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// allowedRune reports whether r (not ASCII) is a character go-yaml reads, excluding its line breaks and
+// the byte order mark.
+func allowedRune(r rune) bool {
+	switch {
+	case r == 0x2028 || r == 0x2029 || r == 0xFEFF:
+		return false
+	case 0xA0 <= r && r <= 0xD7FF, 0xE000 <= r && r <= 0xFFFD, 0x10000 <= r && r <= 0x10FFFF:
+		return true
+	}
+	return false
+}
+
+// decodeRune decodes one UTF-8 sequence of 2 to 4 bytes, strictly (no overlong forms, no surrogates);
+// n is 0 when b does not start with one.
+func decodeRune(b []byte) (r rune, n int) {
+	c := b[0]
+	var need int
+	var min rune
+	switch {
+	case c&0xE0 == 0xC0:
+		need, min, r = 2, 0x80, rune(c&0x1F)
+	case c&0xF0 == 0xE0:
+		need, min, r = 3, 0x800, rune(c&0x0F)
+	case c&0xF8 == 0xF0:
+		need, min, r = 4, 0x10000, rune(c&0x07)
+	default:
+		return 0, 0
+	}
+	if len(b) < need {
+		return 0, 0
+	}
+	for k := 1; k < need; k++ {
+		if b[k]&0xC0 != 0x80 {
+			return 0, 0
+		}
+		r = r<<6 | rune(b[k]&0x3F)
+	}
+	if r < min || r > 0x10FFFF || 0xD800 <= r && r <= 0xDFFF {
+		return 0, 0
+	}
+	return r, need
+}

@@ -14,7 +14,10 @@
 // (.nan, .inf), nesting deeper than maxDepth, and any layout it cannot place with certainty.
 package yamljson
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // maxDepth bounds nesting (go-yaml refuses more than 10,000 levels; recursion here stays small).
 const maxDepth = 500
@@ -28,11 +31,33 @@ func Convert(doc []byte) (js []byte, ok bool) {
 	if !plainText(doc) {
 		return nil, false
 	}
-	p := parser{doc: doc, out: make([]byte, 0, len(doc)+len(doc)/8+16)}
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.doc, p.pos, p.depth = doc, 0, 0
+	p.out = make([]byte, 0, len(doc)+16) // JSON of opm's YAML is about as long: no indentation, but quotes
 	if err := p.document(); err != nil {
 		return nil, false
 	}
 	return p.out, true
+}
+
+// parsers keeps the scratch buffers of finished conversions for the next ones.
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// release returns p to the pool without the document and its JSON, and without a scratch buffer grown
+// past what a typical document needs.
+func (p *parser) release() {
+	const keep = 1 << 20
+	p.doc, p.out = nil, nil
+	p.ents, p.keys = p.ents[:0], p.keys[:0]
+	if cap(p.tmp) > keep {
+		p.tmp = nil
+	}
+	if cap(p.swap) > keep {
+		p.swap = nil
+	}
+	p.tmp, p.swap = p.tmp[:0], p.swap[:0]
+	parsers.Put(p)
 }
 
 // plainText reports whether doc holds only what the parser reads as go-yaml does: printable ASCII, line

@@ -34,29 +34,30 @@ func Convert(doc []byte) (js []byte, ok bool) {
 	p := parsers.Get().(*parser)
 	defer p.release()
 	p.doc, p.pos, p.depth = doc, 0, 0
-	p.out = make([]byte, 0, len(doc)+16) // JSON of opm's YAML is about as long: no indentation, but quotes
+	p.out = p.out[:0]
 	if err := p.document(); err != nil {
 		return nil, false
 	}
-	return p.out, true
+	// an exact copy: the caller keeps parts of the JSON, and a buffer grown by appending is up to twice
+	// as long as what it holds
+	return append(make([]byte, 0, len(p.out)), p.out...), true
 }
 
 // parsers keeps the scratch buffers of finished conversions for the next ones.
 var parsers = sync.Pool{New: func() any { return new(parser) }}
 
-// release returns p to the pool without the document and its JSON, and without a scratch buffer grown
-// past what a typical document needs.
+// release returns p to the pool without the document, and without a buffer grown past what a typical
+// document needs.
 func (p *parser) release() {
 	const keep = 1 << 20
-	p.doc, p.out = nil, nil
+	p.doc = nil
 	p.ents, p.keys = p.ents[:0], p.keys[:0]
-	if cap(p.tmp) > keep {
-		p.tmp = nil
+	for _, b := range []*[]byte{&p.out, &p.tmp, &p.swap} {
+		if cap(*b) > keep {
+			*b = nil
+		}
+		*b = (*b)[:0]
 	}
-	if cap(p.swap) > keep {
-		p.swap = nil
-	}
-	p.tmp, p.swap = p.tmp[:0], p.swap[:0]
 	parsers.Put(p)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/internal/shareddata"
+	"sigs.k8s.io/yaml"
 )
 
 // TestRealDocuments converts every YAML document of the shared real data (catalogs, templates and their
@@ -76,3 +77,41 @@ func splitDocuments(data []byte) [][]byte {
 }
 
 func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
+// BenchmarkRealCatalog converts every document of community-operators-prod-v4.20 with this package and,
+// side by side, with sigs.k8s.io/yaml.
+func BenchmarkRealCatalog(b *testing.B) {
+	files, err := filepath.Glob(filepath.Join(shareddata.Dir(b, "catalogs", "community-operators-prod-v4.20"), "*", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no catalog files: %v", err)
+	}
+	var docs [][]byte
+	size := 0
+	for _, f := range files {
+		data, err := readFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size += len(data)
+		docs = append(docs, splitDocuments(data)...)
+	}
+	for _, c := range []struct {
+		name    string
+		convert func([]byte) bool
+	}{
+		{"yamljson", func(d []byte) bool { _, ok := Convert(d); return ok }},
+		{"sigs.k8s.io-yaml", func(d []byte) bool { _, err := yaml.YAMLToJSON(d); return err == nil }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, d := range docs {
+					if !c.convert(d) {
+						b.Fatalf("%s did not convert %.200q", c.name, d)
+					}
+				}
+			}
+		})
+	}
+}

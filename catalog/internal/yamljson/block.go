@@ -14,6 +14,8 @@ type parser struct {
 	keys  []byte  // their keys as encoding/json sorts them
 	tmp   []byte  // a scalar built from several pieces
 	swap  []byte  // a mapping's entries while they are reordered
+	// the line last found by lineEnd: doc[lineFrom:lineTo] holds no line feed, lineTo ends it
+	lineFrom, lineTo int
 }
 
 // context says what holds a value: a mapping (an indentless sequence may follow its key) or a sequence
@@ -85,10 +87,14 @@ func (p *parser) restOfLine(i int) int {
 
 // lineEnd returns the offset of the line feed ending the line holding i, or the document's length.
 func (p *parser) lineEnd(i int) int {
-	if k := bytes.IndexByte(p.doc[i:], '\n'); k >= 0 {
-		return i + k
+	if p.lineFrom <= i && i <= p.lineTo {
+		return p.lineTo
 	}
-	return len(p.doc)
+	p.lineFrom, p.lineTo = i, len(p.doc)
+	if k := bytes.IndexByte(p.doc[i:], '\n'); k >= 0 {
+		p.lineTo = i + k
+	}
+	return p.lineTo
 }
 
 // next returns the start of the line after the one ending at le.
@@ -282,19 +288,11 @@ func (p *parser) keyColon(i int) int {
 		}
 		return end
 	}
-	for j := i; j < le; j++ {
-		switch p.doc[j] {
-		case ':':
-			if p.blank(j + 1) {
-				return j
-			}
-		case '#':
-			if j > i && p.doc[j-1] == ' ' {
-				return -1
-			}
-		}
+	end := le
+	if h := p.commentAt(i, le); h >= 0 {
+		end = h
 	}
-	return -1
+	return p.colonAt(i, end)
 }
 
 // quotedEndOnLine returns the offset just past the closing quote of the quoted scalar at i when it closes

@@ -265,6 +265,11 @@ func appendString(dst, src []byte) []byte {
 }
 
 // htmlSafe reports whether encoding/json writes the ASCII byte b as is with HTML escaping on.
-func htmlSafe(b byte) bool {
-	return b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
-}
+func htmlSafe(b byte) bool { return htmlSafeSet[b] }
+
+var htmlSafeSet = func() (set [utf8.RuneSelf]bool) {
+	for b := byte(0x20); b < utf8.RuneSelf; b++ {
+		set[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return set
+}()

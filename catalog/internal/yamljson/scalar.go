@@ -1,5 +1,7 @@
 package yamljson
 
+import "bytes"
+
 // The scalar readers follow go.yaml.in/yaml/v2's scanner (scannerc.go: yaml_parser_scan_plain_scalar,
 // yaml_parser_scan_flow_scalar, yaml_parser_scan_block_scalar) step for step on the input this package
 // accepts: spaces and line feeds only, so "blank" is a space and every line break is "\n".
@@ -58,23 +60,46 @@ func (p *parser) plain(i, parent int) {
 // key) declines.
 func (p *parser) plainLine(i, le int) (end int, comment bool) {
 	end = le
-	for j := i; j < le; j++ {
-		switch p.doc[j] {
-		case ':':
-			if p.blank(j + 1) {
-				decline()
-			}
-		case '#':
-			if j > i && p.doc[j-1] == ' ' {
-				end, comment = j, true
-				j = le
-			}
-		}
+	if h := p.commentAt(i, le); h >= 0 {
+		end, comment = h, true
+	}
+	if c := p.colonAt(i, end); c >= 0 {
+		decline()
 	}
 	for end > i && p.doc[end-1] == ' ' {
 		end--
 	}
 	return end, comment
+}
+
+// commentAt returns the offset of the first "#" after a space in doc[i+1:le], or -1.
+func (p *parser) commentAt(i, le int) int {
+	for j := i + 1; j < le; {
+		k := bytes.IndexByte(p.doc[j:le], '#')
+		if k < 0 {
+			return -1
+		}
+		if j += k; p.doc[j-1] == ' ' {
+			return j
+		}
+		j++
+	}
+	return -1
+}
+
+// colonAt returns the offset of the first ":" followed by a blank in doc[i:end], or -1.
+func (p *parser) colonAt(i, end int) int {
+	for j := i; j < end; {
+		k := bytes.IndexByte(p.doc[j:end], ':')
+		if k < 0 {
+			return -1
+		}
+		if j += k; p.blank(j + 1) {
+			return j
+		}
+		j++
+	}
+	return -1
 }
 
 // quoted reads the single- or double-quoted scalar at i into p.tmp and returns the offset after its

@@ -15,6 +15,7 @@
 package yamljson
 
 import (
+	"encoding/binary"
 	"errors"
 	"sync"
 )
@@ -34,6 +35,7 @@ func Convert(doc []byte) (js []byte, ok bool) {
 	p := parsers.Get().(*parser)
 	defer p.release()
 	p.doc, p.pos, p.depth = doc, 0, 0
+	p.lineFrom, p.lineTo = 1, 0 // no line yet
 	p.out = p.out[:0]
 	if err := p.document(); err != nil {
 		return nil, false
@@ -66,22 +68,53 @@ func (p *parser) release() {
 // byte order mark. It also refuses directives and document markers ("..." at the start of a line, or
 // "---" there after the first line).
 func plainText(doc []byte) bool {
-	lineStart := true
+	if !lineStartOK(doc, 0) {
+		return false
+	}
 	for i := 0; i < len(doc); {
-		c := doc[i]
-		if lineStart && (c == '%' || (i > 0 || c == '.') && (c == '-' || c == '.') && i+2 < len(doc) && doc[i+1] == c && doc[i+2] == c) {
-			return false
-		}
-		lineStart = c == '\n'
-		if c >= 0x20 && c < 0x7f || c == '\n' {
-			i++
+		if i+8 <= len(doc) && printable8(binary.LittleEndian.Uint64(doc[i:])) {
+			i += 8
 			continue
 		}
-		r, n := decodeRune(doc[i:])
-		if n == 0 || !allowedRune(r) {
-			return false
+		c := doc[i]
+		switch {
+		case c >= 0x20 && c < 0x7f:
+			i++
+		case c == '\n':
+			i++
+			if !lineStartOK(doc, i) {
+				return false
+			}
+		default:
+			r, n := decodeRune(doc[i:])
+			if n == 0 || !allowedRune(r) {
+				return false
+			}
+			i += n
 		}
-		i += n
+	}
+	return true
+}
+
+// printable8 reports whether the 8 bytes of w are all printable ASCII (0x20 to 0x7e): no byte is below
+// 0x20 (the classic test for a byte less than n, with n = 0x20) and none is 0x7f or above (adding 1 sets
+// its high bit).
+func printable8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (w-0x20*ones)&^w&highs == 0 && (w+ones|w)&highs == 0
+}
+
+// lineStartOK reports whether the line starting at i is neither a directive nor a document marker ("..."
+// anywhere, "---" after the first line).
+func lineStartOK(doc []byte, i int) bool {
+	if i >= len(doc) {
+		return true
+	}
+	switch c := doc[i]; c {
+	case '%':
+		return false
+	case '-', '.':
+		return i == 0 && c == '-' || i+2 >= len(doc) || doc[i+1] != c || doc[i+2] != c
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package yamljson
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"testing"
 
@@ -126,6 +127,26 @@ func TestDeclinedDocuments(t *testing.T) {
 	for _, doc := range declined {
 		if js, ok := Convert([]byte(doc)); ok {
 			t.Errorf("converted a document outside the subset: %q -> %s", doc, js)
+		}
+	}
+}
+
+// TestPrintable8 checks the eight-byte fast path of the input filter against its byte-wise definition:
+// every byte value in every position, among printable neighbours and among bytes that borrow or carry.
+func TestPrintable8(t *testing.T) {
+	for _, fill := range []byte{0x20, 0x7e, 'a', 0x21, 0x7d} {
+		for pos := range 8 {
+			for b := range 256 {
+				var w [8]byte
+				for k := range w {
+					w[k] = fill
+				}
+				w[pos] = byte(b)
+				want := b >= 0x20 && b < 0x7f
+				if got := printable8(binary.LittleEndian.Uint64(w[:])); got != want {
+					t.Fatalf("printable8(% x) = %v, want %v", w, got, want)
+				}
+			}
 		}
 	}
 }

@@ -36,14 +36,26 @@ func Convert(doc []byte) (js []byte, ok bool) {
 	defer p.release()
 	p.doc, p.pos, p.depth = doc, 0, 0
 	p.lineFrom, p.lineTo = 1, 0 // no line yet
+	large := len(doc) > keepBuffer
+	if large { // its own buffer, sized once: JSON of opm's YAML is about as long (no indentation, but quotes)
+		p.out = make([]byte, 0, len(doc)+len(doc)/8+64)
+	}
 	p.out = p.out[:0]
 	if err := p.document(); err != nil {
 		return nil, false
 	}
-	// an exact copy: the caller keeps parts of the JSON, and a buffer grown by appending is up to twice
-	// as long as what it holds
+	// the caller keeps parts of the JSON: a large document's buffer is handed over when the JSON fills
+	// most of it; otherwise the JSON is copied out exactly and the buffer stays for the next document
+	if large && len(p.out) >= cap(p.out)-cap(p.out)/4 {
+		js, p.out = p.out, nil
+		return js, true
+	}
 	return append(make([]byte, 0, len(p.out)), p.out...), true
 }
+
+// keepBuffer is the largest scratch buffer a pooled parser keeps: a typical document's size (v4.20's
+// largest is 190 kB), so the pool never holds a large document's worth of memory.
+const keepBuffer = 256 << 10
 
 // parsers keeps the scratch buffers of finished conversions for the next ones.
 var parsers = sync.Pool{New: func() any { return new(parser) }}
@@ -51,11 +63,10 @@ var parsers = sync.Pool{New: func() any { return new(parser) }}
 // release returns p to the pool without the document, and without a buffer grown past what a typical
 // document needs.
 func (p *parser) release() {
-	const keep = 1 << 20
 	p.doc = nil
 	p.ents, p.keys = p.ents[:0], p.keys[:0]
 	for _, b := range []*[]byte{&p.out, &p.tmp, &p.swap} {
-		if cap(*b) > keep {
+		if cap(*b) > keepBuffer {
 			*b = nil
 		}
 		*b = (*b)[:0]

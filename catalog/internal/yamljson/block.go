@@ -242,10 +242,8 @@ func (p *parser) plainOrKey(i, col, parent int, ctx context) {
 	if !p.plainStart(i) {
 		decline()
 	}
-	if p.keyColon(i) >= 0 {
-		if ctx != inSequence {
-			decline()
-		}
+	// after a key, a second key on the line declines in plain (a ":" and a blank before any comment)
+	if ctx == inSequence && p.keyColon(i) >= 0 {
 		p.mapping(col, i)
 		return
 	}
@@ -288,11 +286,11 @@ func (p *parser) keyColon(i int) int {
 		}
 		return end
 	}
-	end := le
-	if h := p.commentAt(i, le); h >= 0 {
-		end = h
+	c := p.colonAt(i, le)
+	if c < 0 || p.commentAt(i, c) >= 0 {
+		return -1
 	}
-	return p.colonAt(i, end)
+	return c
 }
 
 // quotedEndOnLine returns the offset just past the closing quote of the quoted scalar at i when it closes

@@ -1,0 +1,275 @@
+package yamljson
+
+import (
+	"bytes"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// keyKind is the type go-yaml gives a mapping key. Keys of different kinds that print the same ("1" and
+// 1, "true" and true) are different keys to go-yaml but the same to JSON: sigs.k8s.io/yaml then keeps
+// whichever Go's map iteration gives last, so such mappings decline.
+type keyKind uint8
+
+const (
+	kindString keyKind = iota
+	kindBool
+	kindInt
+)
+
+// entry is one `"key":value` of an open mapping: its key in p.keys and its bytes in p.out.
+type entry struct {
+	keyFrom, keyTo int
+	from, to       int
+	kind           keyKind
+}
+
+// sortEntries puts the entries of the mapping being closed (p.ents[mark:], written from p.out[start:])
+// in encoding/json's order, sorted by key, keeping the last of equal keys as go-yaml's map does.
+func (p *parser) sortEntries(start, mark int) {
+	ents := p.ents[mark:]
+	key := func(e entry) []byte { return p.keys[e.keyFrom:e.keyTo] }
+	sorted := true
+	for n := 1; n < len(ents); n++ {
+		if bytes.Compare(key(ents[n-1]), key(ents[n])) >= 0 {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	slices.SortStableFunc(ents, func(a, b entry) int { return bytes.Compare(key(a), key(b)) })
+	p.swap = append(p.swap[:0], p.out[start:]...)
+	p.out = p.out[:start]
+	for n, e := range ents {
+		if n+1 < len(ents) && bytes.Equal(key(e), key(ents[n+1])) {
+			if e.kind != ents[n+1].kind {
+				decline()
+			}
+			continue // a later duplicate replaces it
+		}
+		if len(p.out) > start {
+			p.out = append(p.out, ',')
+		}
+		p.out = append(p.out, p.swap[e.from-start:e.to-start]...)
+	}
+}
+
+// appendKey appends the JSON name of the plain key raw to keys: its text for a string, "true"/"false" for
+// a boolean, the decimal number for an integer. Keys sigs.k8s.io/yaml refuses (null, a uint64 beyond
+// int64) or prints by float32 rounding (floats), and merge keys, decline.
+func appendKey(keys []byte, raw []byte) ([]byte, keyKind) {
+	if string(raw) == "<<" {
+		decline()
+	}
+	r := resolve(raw)
+	switch r.tag {
+	case tagString:
+		return append(keys, raw...), kindString
+	case tagBool:
+		return strconv.AppendBool(keys, r.i != 0), kindBool
+	case tagInt:
+		return strconv.AppendInt(keys, r.i, 10), kindInt
+	}
+	decline()
+	return nil, 0
+}
+
+// plainValue writes the JSON of the plain scalar s.
+func (p *parser) plainValue(s []byte) {
+	r := resolve(s)
+	switch r.tag {
+	case tagString:
+		p.appendString(s)
+	case tagNull:
+		p.out = append(p.out, "null"...)
+	case tagBool:
+		p.out = strconv.AppendBool(p.out, r.i != 0)
+	case tagInt:
+		p.out = strconv.AppendInt(p.out, r.i, 10)
+	case tagUint:
+		p.out = strconv.AppendUint(p.out, r.u, 10)
+	case tagFloat:
+		p.out = appendFloat(p.out, r.f)
+	default:
+		decline()
+	}
+}
+
+type tag uint8
+
+const (
+	tagString tag = iota
+	tagNull
+	tagBool
+	tagInt
+	tagUint
+	tagFloat
+	tagOther // .nan, .inf: encoding/json refuses them
+)
+
+type resolved struct {
+	tag tag
+	i   int64
+	u   uint64
+	f   float64
+}
+
+// resolve is go.yaml.in/yaml/v2's resolve for an untagged plain scalar decoded into interface{}. Its
+// timestamp step is left out: a scalar it accepts starts with four digits and "-", which no integer or
+// float below accepts either, and decoding into interface{} keeps timestamps as their text.
+func resolve(s []byte) resolved {
+	if len(s) == 0 {
+		return resolved{tag: tagNull}
+	}
+	hint := byte(0)
+	switch c := s[0]; {
+	case c == '+' || c == '-':
+		hint = 'S'
+	case '0' <= c && c <= '9':
+		hint = 'D'
+	case strings.IndexByte("yYnNtTfFoO~", c) >= 0:
+		hint = 'M'
+	case c == '.':
+		hint = '.'
+	}
+	if hint == 0 {
+		return resolved{}
+	}
+	switch string(s) {
+	case "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON":
+		return resolved{tag: tagBool, i: 1}
+	case "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF":
+		return resolved{tag: tagBool}
+	case "~", "null", "Null", "NULL":
+		return resolved{tag: tagNull}
+	case ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF":
+		return resolved{tag: tagOther}
+	}
+	switch hint {
+	case '.':
+		if f, err := strconv.ParseFloat(string(s), 64); err == nil {
+			return resolved{tag: tagFloat, f: f}
+		}
+	case 'D', 'S':
+		plain := strings.ReplaceAll(string(s), "_", "")
+		if v, err := strconv.ParseInt(plain, 0, 64); err == nil {
+			return resolved{tag: tagInt, i: v}
+		}
+		if v, err := strconv.ParseUint(plain, 0, 64); err == nil {
+			return resolved{tag: tagUint, u: v}
+		}
+		if yamlStyleFloat.MatchString(plain) {
+			if f, err := strconv.ParseFloat(plain, 64); err == nil {
+				return resolved{tag: tagFloat, f: f}
+			}
+		}
+		if strings.HasPrefix(plain, "0b") {
+			if v, err := strconv.ParseInt(plain[2:], 2, 64); err == nil {
+				return resolved{tag: tagInt, i: v}
+			}
+			if v, err := strconv.ParseUint(plain[2:], 2, 64); err == nil {
+				return resolved{tag: tagUint, u: v}
+			}
+		} else if strings.HasPrefix(plain, "-0b") {
+			if v, err := strconv.ParseInt("-"+plain[3:], 2, 64); err == nil {
+				return resolved{tag: tagInt, i: v}
+			}
+		}
+	}
+	return resolved{}
+}
+
+var yamlStyleFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+
+// appendFloat is encoding/json's float64 encoding; NaN and infinities, which it refuses, decline.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		decline()
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+func (p *parser) appendString(s []byte) { p.out = appendString(p.out, s) }
+
+// appendString is encoding/json's string encoding with HTML escaping, as json.Marshal writes it.
+func appendString(dst, src []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(src); {
+		if b := src[i]; b < utf8.RuneSelf {
+			if htmlSafe(b) {
+				i++
+				continue
+			}
+			dst = append(dst, src[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRune(src[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, src[start:]...)
+	return append(dst, '"')
+}
+
+// htmlSafe reports whether encoding/json writes the ASCII byte b as is with HTML escaping on.
+func htmlSafe(b byte) bool { return htmlSafeSet[b] }
+
+var htmlSafeSet = func() (set [utf8.RuneSelf]bool) {
+	for b := byte(0x20); b < utf8.RuneSelf; b++ {
+		set[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return set
+}()

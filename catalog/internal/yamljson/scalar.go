@@ -1,0 +1,356 @@
+package yamljson
+
+import "bytes"
+
+// The scalar readers follow go.yaml.in/yaml/v2's scanner (scannerc.go: yaml_parser_scan_plain_scalar,
+// yaml_parser_scan_flow_scalar, yaml_parser_scan_block_scalar) step for step on the input this package
+// accepts: spaces and line feeds only, so "blank" is a space and every line break is "\n".
+
+// plain reads the plain scalar at i, a value whose holder's indentation is parent: its lines after the
+// first continue it while indented more than parent, whatever they start with but a comment (go-yaml reads
+// them inside the scalar, where no indicator but ": " and " #" counts), and fold into one line.
+func (p *parser) plain(i, parent int) {
+	le := p.lineEnd(i)
+	end, comment := p.plainLine(i, le)
+	first := p.doc[i:end]
+	p.pos = p.next(le)
+	multi, breaks := false, 0
+	for j := p.pos; !comment && j < len(p.doc); {
+		lej := p.lineEnd(j)
+		k := j
+		for k < lej && p.doc[k] == ' ' {
+			k++
+		}
+		if k == lej { // a blank line
+			if lej == len(p.doc) {
+				break
+			}
+			breaks++
+			j = lej + 1
+			continue
+		}
+		if k-j <= parent || p.doc[k] == '#' {
+			break
+		}
+		var e int
+		e, comment = p.plainLine(k, lej)
+		if !multi {
+			p.tmp = append(p.tmp[:0], first...)
+			multi = true
+		}
+		if breaks == 0 {
+			p.tmp = append(p.tmp, ' ')
+		}
+		for ; breaks > 0; breaks-- {
+			p.tmp = append(p.tmp, '\n')
+		}
+		p.tmp = append(p.tmp, p.doc[k:e]...)
+		j = p.next(lej)
+		p.pos = j
+	}
+	if multi {
+		p.plainValue(p.tmp)
+	} else {
+		p.plainValue(first)
+	}
+}
+
+// plainLine returns where the plain scalar text on the line doc[i:le] ends (trailing spaces dropped) and
+// whether a comment ends it. A ":" followed by a blank (a mapping value go-yaml would refuse here, or a
+// key) declines.
+func (p *parser) plainLine(i, le int) (end int, comment bool) {
+	end = le
+	if h := p.commentAt(i, le); h >= 0 {
+		end, comment = h, true
+	}
+	if c := p.colonAt(i, end); c >= 0 {
+		decline()
+	}
+	for end > i && p.doc[end-1] == ' ' {
+		end--
+	}
+	return end, comment
+}
+
+// commentAt returns the offset of the first "#" after a space in doc[i+1:le], or -1.
+func (p *parser) commentAt(i, le int) int {
+	for j := i + 1; j < le; {
+		k := bytes.IndexByte(p.doc[j:le], '#')
+		if k < 0 {
+			return -1
+		}
+		if j += k; p.doc[j-1] == ' ' {
+			return j
+		}
+		j++
+	}
+	return -1
+}
+
+// colonAt returns the offset of the first ":" followed by a blank in doc[i:end], or -1.
+func (p *parser) colonAt(i, end int) int {
+	for j := i; j < end; {
+		k := bytes.IndexByte(p.doc[j:end], ':')
+		if k < 0 {
+			return -1
+		}
+		if j += k; p.blank(j + 1) {
+			return j
+		}
+		j++
+	}
+	return -1
+}
+
+// quoted reads the single- or double-quoted scalar at i into p.tmp and returns the offset after its
+// closing quote. Its continuation lines must be indented more than parent (go-yaml does not ask for it;
+// this package declines what it need not read).
+func (p *parser) quoted(i, parent int) int {
+	doc := p.doc
+	single := doc[i] == '\''
+	s := p.tmp[:0]
+	j := i + 1
+	for {
+		if j >= len(doc) {
+			decline() // go-yaml: found unexpected end of stream
+		}
+		leadingBlanks := false
+	content:
+		for j < len(doc) && doc[j] != ' ' && doc[j] != '\n' {
+			c := doc[j]
+			switch {
+			case single && c == '\'' && j+1 < len(doc) && doc[j+1] == '\'':
+				s = append(s, '\'')
+				j += 2
+			case single && c == '\'', !single && c == '"':
+				break content
+			case !single && c == '\\' && j+1 < len(doc) && doc[j+1] == '\n':
+				j += 2
+				p.quotedLine(j, parent)
+				leadingBlanks = true
+				break content
+			case !single && c == '\\':
+				s, j = p.escape(s, j)
+			default:
+				s = append(s, c)
+				j++
+			}
+		}
+		if j < len(doc) && (single && doc[j] == '\'' || !single && doc[j] == '"') {
+			p.tmp = s
+			return j + 1
+		}
+		spaces, leadingBreak, trailing := 0, false, 0
+		for j < len(doc) && (doc[j] == ' ' || doc[j] == '\n') {
+			if doc[j] == ' ' {
+				if !leadingBlanks {
+					spaces++
+				}
+			} else {
+				p.quotedLine(j+1, parent)
+				if !leadingBlanks {
+					spaces, leadingBreak, leadingBlanks = 0, true, true
+				} else {
+					trailing++
+				}
+			}
+			j++
+		}
+		switch {
+		case leadingBlanks && leadingBreak && trailing == 0:
+			s = append(s, ' ')
+		case leadingBlanks:
+			for ; trailing > 0; trailing-- {
+				s = append(s, '\n')
+			}
+		default:
+			for ; spaces > 0; spaces-- {
+				s = append(s, ' ')
+			}
+		}
+	}
+}
+
+// quotedLine declines when the line starting at i, inside a quoted scalar, has content indented no more
+// than parent.
+func (p *parser) quotedLine(i, parent int) {
+	k := i
+	for k < len(p.doc) && p.doc[k] == ' ' {
+		k++
+	}
+	if k < len(p.doc) && p.doc[k] != '\n' && k-i <= parent {
+		decline()
+	}
+}
+
+// escape decodes the escape sequence at doc[j] ('\\') as go-yaml does, appending it to s.
+func (p *parser) escape(s []byte, j int) ([]byte, int) {
+	doc := p.doc
+	if j+1 >= len(doc) {
+		decline()
+	}
+	n := 0
+	switch doc[j+1] {
+	case '0':
+		s = append(s, 0)
+	case 'a':
+		s = append(s, '\a')
+	case 'b':
+		s = append(s, '\b')
+	case 't':
+		s = append(s, '\t')
+	case 'n':
+		s = append(s, '\n')
+	case 'v':
+		s = append(s, '\v')
+	case 'f':
+		s = append(s, '\f')
+	case 'r':
+		s = append(s, '\r')
+	case 'e':
+		s = append(s, 0x1B)
+	case ' ', '"', '\'', '\\':
+		s = append(s, doc[j+1])
+	case 'N':
+		s = append(s, 0xC2, 0x85)
+	case '_':
+		s = append(s, 0xC2, 0xA0)
+	case 'L':
+		s = append(s, 0xE2, 0x80, 0xA8)
+	case 'P':
+		s = append(s, 0xE2, 0x80, 0xA9)
+	case 'x':
+		n = 2
+	case 'u':
+		n = 4
+	case 'U':
+		n = 8
+	default:
+		decline() // go-yaml: found unknown escape character
+	}
+	j += 2
+	if n == 0 {
+		return s, j
+	}
+	if j+n > len(doc) {
+		decline()
+	}
+	v := 0
+	for k := 0; k < n; k++ {
+		d := hexDigit(doc[j+k])
+		if d < 0 {
+			decline()
+		}
+		v = v<<4 + d
+	}
+	if v >= 0xD800 && v <= 0xDFFF || v > 0x10FFFF {
+		decline()
+	}
+	switch {
+	case v <= 0x7F:
+		s = append(s, byte(v))
+	case v <= 0x7FF:
+		s = append(s, byte(0xC0+(v>>6)), byte(0x80+(v&0x3F)))
+	case v <= 0xFFFF:
+		s = append(s, byte(0xE0+(v>>12)), byte(0x80+((v>>6)&0x3F)), byte(0x80+(v&0x3F)))
+	default:
+		s = append(s, byte(0xF0+(v>>18)), byte(0x80+((v>>12)&0x3F)), byte(0x80+((v>>6)&0x3F)), byte(0x80+(v&0x3F)))
+	}
+	return s, j + n
+}
+
+func hexDigit(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+// blockScalar reads the literal (|) or folded (>) scalar whose indicator is at i, held at indentation
+// parent, and writes it as a string. Indentation indicators and empty block scalars decline.
+func (p *parser) blockScalar(i, parent int) {
+	doc := p.doc
+	literal := doc[i] == '|'
+	j := i + 1
+	chomp := 0
+	if j < len(doc) && (doc[j] == '+' || doc[j] == '-') {
+		chomp = 1
+		if doc[j] == '-' {
+			chomp = -1
+		}
+		j++
+	}
+	if j < len(doc) && '0' <= doc[j] && doc[j] <= '9' {
+		decline()
+	}
+	k := p.restOfLine(j) // the start of the line being read
+	// leading empty lines; the indentation is the deepest of theirs and the first non-empty line's
+	maxIndent, trailing := 0, 0
+	at := k
+	for {
+		at = k
+		for at < len(doc) && doc[at] == ' ' {
+			at++
+		}
+		maxIndent = max(maxIndent, at-k)
+		if at < len(doc) && doc[at] == '\n' {
+			trailing++
+			k = at + 1
+			continue
+		}
+		break
+	}
+	indent := max(maxIndent, parent+1, 1)
+	s := p.tmp[:0]
+	leadingBreak, leadingBlank, lines := false, false, 0
+	for at-k == indent && at < len(doc) {
+		trailingBlank := doc[at] == ' '
+		if !literal && !leadingBlank && !trailingBlank && leadingBreak {
+			if trailing == 0 {
+				s = append(s, ' ')
+			}
+		} else if leadingBreak {
+			s = append(s, '\n')
+		}
+		for ; trailing > 0; trailing-- {
+			s = append(s, '\n')
+		}
+		leadingBlank = trailingBlank
+		le := p.lineEnd(at)
+		s = append(s, doc[at:le]...)
+		lines++
+		leadingBreak = le < len(doc)
+		k = p.next(le)
+		for {
+			at = k
+			for at < len(doc) && at-k < indent && doc[at] == ' ' {
+				at++
+			}
+			if at < len(doc) && doc[at] == '\n' {
+				trailing++
+				k = at + 1
+				continue
+			}
+			break
+		}
+	}
+	if lines == 0 {
+		decline()
+	}
+	if chomp != -1 && leadingBreak {
+		s = append(s, '\n')
+	}
+	if chomp == 1 {
+		for ; trailing > 0; trailing-- {
+			s = append(s, '\n')
+		}
+	}
+	p.tmp = s
+	p.appendString(s)
+	p.pos = k
+}

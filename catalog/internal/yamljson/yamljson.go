@@ -1,0 +1,174 @@
+// Package yamljson converts one YAML document to the JSON sigs.k8s.io/yaml.YAMLToJSON returns for it,
+// without building a node tree, for the block-style subset opm and go-yaml write; anything else it
+// declines, so the caller converts that document with sigs.k8s.io/yaml and its errors stay that
+// converter's own.
+//
+// For every document it accepts, the JSON is byte for byte what YAMLToJSON returns (go.yaml.in/yaml/v2's
+// scanner and YAML 1.1 resolution, then encoding/json's sorted keys and escaping); a differential test
+// over the shared real data and a fuzz test hold it to that. It accepts: an optional leading "---" line,
+// comments, block mappings with plain or quoted single-line keys, block sequences (indented, indentless and
+// compact), plain, single- and double-quoted scalars over one or several lines, literal and folded block
+// scalars without an indentation indicator, and the empty flow collections {} and []. It declines tabs,
+// carriage returns, byte order marks, Unicode line separators, anchors, aliases, tags, merge keys,
+// directives, other flow collections, explicit keys, floats or nulls as keys, values encoding/json refuses
+// (.nan, .inf), nesting deeper than maxDepth, and any layout it cannot place with certainty.
+package yamljson
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync"
+)
+
+// maxDepth bounds nesting (go-yaml refuses more than 10,000 levels; recursion here stays small).
+const maxDepth = 500
+
+// errDecline unwinds the parser when the document is outside the subset.
+var errDecline = errors.New("yamljson: outside the handled subset")
+
+// Convert returns the JSON sigs.k8s.io/yaml.YAMLToJSON returns for doc, and ok false when doc is outside
+// the subset this package handles (including every document YAMLToJSON refuses).
+func Convert(doc []byte) (js []byte, ok bool) {
+	if !plainText(doc) {
+		return nil, false
+	}
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.doc, p.pos, p.depth = doc, 0, 0
+	p.lineFrom, p.lineTo = 1, 0 // no line yet
+	large := len(doc) > keepBuffer
+	if large { // its own buffer, sized once: JSON of opm's YAML is about as long (no indentation, but quotes)
+		p.out = make([]byte, 0, len(doc)+len(doc)/8+64)
+	}
+	p.out = p.out[:0]
+	if err := p.document(); err != nil {
+		return nil, false
+	}
+	// the caller keeps parts of the JSON: a large document's buffer is handed over when the JSON fills
+	// most of it; otherwise the JSON is copied out exactly and the buffer stays for the next document
+	if large && len(p.out) >= cap(p.out)-cap(p.out)/4 {
+		js, p.out = p.out, nil
+		return js, true
+	}
+	return append(make([]byte, 0, len(p.out)), p.out...), true
+}
+
+// keepBuffer is the largest scratch buffer a pooled parser keeps: a typical document's size (v4.20's
+// largest is 190 kB), so the pool never holds a large document's worth of memory.
+const keepBuffer = 256 << 10
+
+// parsers keeps the scratch buffers of finished conversions for the next ones.
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+// release returns p to the pool without the document, and without a buffer grown past what a typical
+// document needs.
+func (p *parser) release() {
+	p.doc = nil
+	p.ents, p.keys = p.ents[:0], p.keys[:0]
+	for _, b := range []*[]byte{&p.out, &p.tmp, &p.swap} {
+		if cap(*b) > keepBuffer {
+			*b = nil
+		}
+		*b = (*b)[:0]
+	}
+	parsers.Put(p)
+}
+
+// plainText reports whether doc holds only what the parser reads as go-yaml does: printable ASCII, line
+// feeds, and UTF-8 characters go-yaml allows that are neither line breaks (U+0085, U+2028, U+2029) nor a
+// byte order mark. It also refuses directives and document markers ("..." at the start of a line, or
+// "---" there after the first line).
+func plainText(doc []byte) bool {
+	if !lineStartOK(doc, 0) {
+		return false
+	}
+	for i := 0; i < len(doc); {
+		if i+8 <= len(doc) && printable8(binary.LittleEndian.Uint64(doc[i:])) {
+			i += 8
+			continue
+		}
+		c := doc[i]
+		switch {
+		case c >= 0x20 && c < 0x7f:
+			i++
+		case c == '\n':
+			i++
+			if !lineStartOK(doc, i) {
+				return false
+			}
+		default:
+			r, n := decodeRune(doc[i:])
+			if n == 0 || !allowedRune(r) {
+				return false
+			}
+			i += n
+		}
+	}
+	return true
+}
+
+// printable8 reports whether the 8 bytes of w are all printable ASCII (0x20 to 0x7e): no byte is below
+// 0x20 (the classic test for a byte less than n, with n = 0x20) and none is 0x7f or above (adding 1 sets
+// its high bit).
+func printable8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (w-0x20*ones)&^w&highs == 0 && (w+ones|w)&highs == 0
+}
+
+// lineStartOK reports whether the line starting at i is neither a directive nor a document marker ("..."
+// anywhere, "---" after the first line).
+func lineStartOK(doc []byte, i int) bool {
+	if i >= len(doc) {
+		return true
+	}
+	switch c := doc[i]; c {
+	case '%':
+		return false
+	case '-', '.':
+		return i == 0 && c == '-' || i+2 >= len(doc) || doc[i+1] != c || doc[i+2] != c
+	}
+	return true
+}
+
+// allowedRune reports whether r (not ASCII) is a character go-yaml reads, excluding its line breaks and
+// the byte order mark.
+func allowedRune(r rune) bool {
+	switch {
+	case r == 0x2028 || r == 0x2029 || r == 0xFEFF:
+		return false
+	case 0xA0 <= r && r <= 0xD7FF, 0xE000 <= r && r <= 0xFFFD, 0x10000 <= r && r <= 0x10FFFF:
+		return true
+	}
+	return false
+}
+
+// decodeRune decodes one UTF-8 sequence of 2 to 4 bytes, strictly (no overlong forms, no surrogates);
+// n is 0 when b does not start with one.
+func decodeRune(b []byte) (r rune, n int) {
+	c := b[0]
+	var need int
+	var min rune
+	switch {
+	case c&0xE0 == 0xC0:
+		need, min, r = 2, 0x80, rune(c&0x1F)
+	case c&0xF0 == 0xE0:
+		need, min, r = 3, 0x800, rune(c&0x0F)
+	case c&0xF8 == 0xF0:
+		need, min, r = 4, 0x10000, rune(c&0x07)
+	default:
+		return 0, 0
+	}
+	if len(b) < need {
+		return 0, 0
+	}
+	for k := 1; k < need; k++ {
+		if b[k]&0xC0 != 0x80 {
+			return 0, 0
+		}
+		r = r<<6 | rune(b[k]&0x3F)
+	}
+	if r < min || r > 0x10FFFF || 0xD800 <= r && r <= 0xDFFF {
+		return 0, 0
+	}
+	return r, need
+}

@@ -1,0 +1,152 @@
+package yamljson
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+// same checks the package's one promise on doc: declined, or byte for byte what sigs.k8s.io/yaml returns.
+// It reports whether doc was converted.
+func same(t testing.TB, doc []byte) bool {
+	t.Helper()
+	got, ok := Convert(doc)
+	if !ok {
+		return false
+	}
+	want, err := yaml.YAMLToJSON(doc)
+	if err != nil {
+		t.Fatalf("converted a document sigs.k8s.io/yaml refuses (%v):\n%q\ngot %s", err, doc, got)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("document %q:\n got %s\nwant %s", doc, got, want)
+	}
+	return true
+}
+
+// handled are documents of the subset: each must be converted, and exactly.
+var handled = []string{
+	"",
+	"# only a comment\n",
+	"---\n",
+	"--- # a comment\na: 1\n",
+	"a: b\n",
+	"a: b",
+	"b: 1\na: 2\n",
+	"a: 1\na: 2\n",
+	"1: a\n01: b\n",
+	"true: a\nyes: b\nNo: c\n",
+	"a: [] # empty\nb: {}\nc:\n",
+	"a:\n  b:\n    c: d\n  e: f\ng: h\n",
+	"a:\n- 1\n- b: 2\n  c: 3\n- - x\n  - y\n-\nd: e\n",
+	"- a\n-   b: c\n    d: e\n- \"q\": 1\n  'r': 2\n",
+	"a: 'it''s'\nb: \"tab\\tnl\\nq\\\"bs\\\\ \\x41\\u00e9\\U0001F600 \\N\\_\\L\\P\\0\\a\\b\\v\\f\\r\\e\\ \"\n",
+	"a: \"<b>&amp;</b>\"\nb: é ü 中文 😀\n",
+	"a: \"one\n  two\n\n  three \\\n  four\"\nb: 'x\n\n\n  y'\n",
+	"a: one\n  two\n\n  three # c\nb: four   \n",
+	"a: |\n  line\n   more\n\n  last\n\n\nb: |-\n  x\n\nc: |+\n  y\n\n\n",
+	"a: >\n  folded\n  text\n\n  para\n    indented\n  back\n",
+	"a: >-\n  x\n  y\nb: >+\n  z\n\n",
+	"a: |\n  no newline at end",
+	"- |\n  in a sequence\n- >\n  folded\n",
+	"a: true\nb: False\nc: ON\nd: off\ne: y\nf: N\ng: ~\nh: null\ni: Null\nj: NULL\nk: yes\nl: nO\n",
+	"a: 0x1F\nb: 0o17\nc: 017\nd: 1_000\ne: -42\nf: +7\ng: 0b1010\nh: 9223372036854775808\ni: 99999999999999999999\nj: -0b11\nk: 0b+1\n",
+	"a: 1.5\nb: -0.0\nz: 1e999\nc: 1e3\nd: .5\ne: 1e-7\nf: 1.e+21\ng: 6.02e23\nh: 1_0.5\ni: 0.1\n",
+	"a: 2001-12-14\nb: 2001-12-14t21:59:43.10-05:00\nc: 2002-12-14 21:59:43\nd: 12:30:00\ne: 1:20\n",
+	"b: a-b\nc: -1\nd: ?x\ne: :x\nf: x:y\ng: a#b\nh: http://x/y?z=1#f\n",
+	"key with spaces: v\n\"quoted key\": v\n'single: key': v\n\"\": empty key\n",
+	"z: 1\ny: 2\nx:\n  b: 1\n  a: 2\n",
+	"- 1\n- 2\n",
+	"a: b\n  - c\n  && d\n  | e\n  `f` [g] {h} !i *j &k @l %m 'n' \"o\" ?p :q ,r >s\nt: u\n",
+	"  a: 1\n  b: 2\n",
+	"a:\n    - x\n    - y\n",
+	"a: \"\\u2028 \\u2029\"\n",
+	"schema: olm.bundle\nproperties:\n- type: olm.package\n  value:\n    packageName: foo\n    version: 0.1.0\n",
+}
+
+func TestHandledDocumentsConvertExactly(t *testing.T) {
+	for _, doc := range handled {
+		if !same(t, []byte(doc)) {
+			t.Errorf("declined a document of the subset: %q", doc)
+		}
+	}
+}
+
+// declined are documents outside the subset, or that sigs.k8s.io/yaml refuses: each must be declined.
+var declined = []string{
+	"a: &x 1\nb: *x\n",                // anchor, alias
+	"a: *x\n",                         // unknown alias
+	"<<: {a: 1}\n",                    // merge key
+	"a: !!str 1\n",                    // tag
+	"a: [1, 2]\n",                     // flow sequence
+	"a: {b: 1}\n",                     // flow mapping
+	"a:\tb\n",                         // tab
+	"a: b\r\nc: d\r\n",                // CRLF
+	"\ufeffa: b\n",                    // byte order mark
+	"%YAML 1.1\n---\na: b\n",          // directive
+	"? a\n: b\n",                      // explicit key
+	"a: 1\n b: 2\n",                   // bad indentation
+	"a:\n  b: 1\n c: 2\n",             // between two levels
+	"a: b: c\n",                       // mapping value in a scalar
+	"a: .nan\n",                       // encoding/json refuses NaN
+	"a: -.Inf\n",                      // and infinities
+	"1.5: a\n",                        // float key
+	"~: a\n",                          // null key
+	"18446744073709551615: a\n",       // uint64 key
+	"1: a\n\"1\": b\n",                // same JSON key, different YAML keys
+	"true: a\n\"true\": b\n",          // same
+	"a: 1\n---\nb: 2\n",               // two documents
+	"a: 1\n...\n",                     // document end
+	"a: \"unterminated\n",             // error
+	"a: \"bad \\q escape\"\n",         // error
+	"a: \"\\/\"\n",                    // an escape go-yaml v2 does not know
+	"a: -\n",                          // a sequence entry where a value goes
+	"a: \"\\ud800\"\n",                // surrogate escape
+	"a: |2\n   x\n",                   // indentation indicator
+	"a: |\n",                          // empty block scalar
+	"a: |\nb: 1\n",                    // same
+	"- a\nb: 1\n",                     // sequence then mapping
+	"a: 1\n- b\n",                     // mapping then sequence
+	"just a scalar\n",                 // top-level scalar
+	"a: 'x'y\n",                       // text after a quoted scalar
+	"a: \"x\"#c\n",                    // comment without a blank
+	"a: \u0085\n",                     // NEL is a line break to YAML 1.1
+	"a: x\u2028y\n",                   // so is U+2028
+	"a: \x7f\n",                       // not allowed by go-yaml
+	"a: \xff\n",                       // not UTF-8
+	"a: `x`\n",                        // reserved indicator
+	"a: @x\n",                         // reserved indicator
+	strings.Repeat("- ", 600) + "x\n", // deeper than maxDepth
+	"a" + strings.Repeat("b", 1100) + ": c\n", // key longer than a simple key may be
+}
+
+func TestDeclinedDocuments(t *testing.T) {
+	for _, doc := range declined {
+		if js, ok := Convert([]byte(doc)); ok {
+			t.Errorf("converted a document outside the subset: %q -> %s", doc, js)
+		}
+	}
+}
+
+// TestPrintable8 checks the eight-byte fast path of the input filter against its byte-wise definition:
+// every byte value in every position, among printable neighbours and among bytes that borrow or carry.
+func TestPrintable8(t *testing.T) {
+	for _, fill := range []byte{0x20, 0x7e, 'a', 0x21, 0x7d} {
+		for pos := range 8 {
+			for b := range 256 {
+				var w [8]byte
+				for k := range w {
+					w[k] = fill
+				}
+				w[pos] = byte(b)
+				want := b >= 0x20 && b < 0x7f
+				if got := printable8(binary.LittleEndian.Uint64(w[:])); got != want {
+					t.Fatalf("printable8(% x) = %v, want %v", w, got, want)
+				}
+			}
+		}
+	}
+}

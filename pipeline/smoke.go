@@ -148,17 +148,7 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		runner = smoke.Run
 	}
 	res, err := runner(ctx, opts)
-	ds := res.Diagnostics
-	ok, upgraded := 0, 0
-	for _, p := range res.Packages {
-		ds = append(ds, p.Diagnostics...)
-		if p.Succeeded {
-			ok++
-			if p.FromBase {
-				upgraded++
-			}
-		}
-	}
+	ds, ok, upgraded := tally(res)
 	summary := fmt.Sprintf("%d of %d changed packages reached CSV Succeeded", ok, len(pkgs))
 	if len(plan.FromBase) > 0 {
 		summary += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, len(plan.FromBase))
@@ -333,4 +323,20 @@ func configuredNodeImages(in *SmokeInput) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// tally is a smoke run's diagnostics (the run's, then each package's), the packages whose CSV
+// succeeded, and of those the ones upgraded from the base catalog.
+func tally(res smoke.Result) (ds []diag.Diagnostic, succeeded, upgraded int) {
+	ds = append(ds, res.Diagnostics...)
+	for _, p := range res.Packages {
+		ds = append(ds, p.Diagnostics...)
+		if p.Succeeded {
+			succeeded++
+			if p.FromBase {
+				upgraded++
+			}
+		}
+	}
+	return ds, succeeded, upgraded
 }

@@ -283,18 +283,7 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 			refused = span // no OLM and no manifests to install it, say: every next cluster would repeat it
 		}
 		took := time.Since(t0).Round(time.Second)
-		var rds []diag.Diagnostic
-		rds = append(rds, res.Diagnostics...)
-		ok, up := 0, 0
-		for _, p := range res.Packages {
-			rds = append(rds, p.Diagnostics...)
-			if p.Succeeded {
-				ok++
-				if p.FromBase {
-					up++
-				}
-			}
-		}
+		rds, ok, up := tally(res)
 		for j := range rds {
 			rds[j].Message = span + ": " + rds[j].Message
 		}

@@ -3,10 +3,7 @@
 package smoke
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -95,65 +92,30 @@ func TestMultiCatalogPRInKind(t *testing.T) {
 	git("add", "-A")
 	git("commit", "-qm", "smoke-good v0.2.0, smoke-new in v4.19 and v4.20")
 
-	bin := filepath.Join(t.TempDir(), "catalogbot")
-	build := exec.CommandContext(ctx, "go", "build", "-tags", "full", "-o", bin, "./cmd/catalogbot")
-	build.Dir = filepath.Join("..", "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/catalogbot: %v\n%s", err, out)
-	}
 	kindConfig, err := filepath.Abs(filepath.Join("..", "..", "..", "hack", "kind-offline", "kind-config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"pr", "--repo", repo, "--base", "main", "--head", "pr", "--author", "catalog-admin", "--skip-images",
+	args := []string{"--repo", repo, "--base", "main", "--head", "pr", "--author", "catalog-admin", "--skip-images",
 		"--smoke-node-images", "1.32=" + l.NodeImage + ",1.33=" + l.NodeImage,
-		"--smoke-kind-config", kindConfig, "--smoke-olm-manifests", l.OLMManifests, "-o", "json"}
+		"--smoke-kind-config", kindConfig, "--smoke-olm-manifests", l.OLMManifests}
 	for _, a := range archives {
 		args = append(args, "--smoke-image-archive", a)
 	}
-	t.Logf("running: %s %s", bin, strings.Join(args, " "))
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, os.Stderr
-	err = cmd.Run()
-	t.Logf("catalogbot pr took %s", time.Since(start).Round(time.Second))
-	t.Logf("report:\n%s", stdout.String())
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("catalogbot pr: %v", err)
+	st, code := runPRSmoke(ctx, t, args)
+	if st.Status != "pass" || !strings.HasPrefix(st.Summary, "2 catalogs smoke-installed in 2 kind clusters one after the other: 4 of 4 package installs reached CSV Succeeded, 2 of 2 upgraded from the base catalog") {
+		t.Errorf("smoke stage: status %s, summary %q, error %q", st.Status, st.Summary, st.Error)
 	}
-	var rep struct {
-		Stages []struct {
-			Name, Status, Summary, Details, Error string
-		} `json:"stages"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("report: %v", err)
-	}
-	found := false
-	for _, st := range rep.Stages {
-		if st.Name != "smoke" {
-			continue
-		}
-		found = true
-		if st.Status != "pass" || !strings.HasPrefix(st.Summary, "2 catalogs smoke-installed in 2 kind clusters one after the other: 4 of 4 package installs reached CSV Succeeded, 2 of 2 upgraded from the base catalog") {
-			t.Errorf("smoke stage: status %s, summary %q, error %q", st.Status, st.Summary, st.Error)
-		}
-		for _, line := range []string{
-			"- catalog v4.19 (Kubernetes 1.32, node image " + l.NodeImage + "): passed, 2 of 2 installed (smoke-good, smoke-new), 1 of 1 upgraded",
-			"- catalog v4.20 (Kubernetes 1.33, node image " + l.NodeImage + "): passed, 2 of 2 installed (smoke-good, smoke-new), 1 of 1 upgraded",
-		} {
-			if !strings.Contains(st.Details, line) {
-				t.Errorf("smoke details lack %q:\n%s", line, st.Details)
-			}
+	for _, line := range []string{
+		"- catalog v4.19 (Kubernetes 1.32, node image " + l.NodeImage + "): passed, 2 of 2 installed (smoke-good, smoke-new), 1 of 1 upgraded",
+		"- catalog v4.20 (Kubernetes 1.33, node image " + l.NodeImage + "): passed, 2 of 2 installed (smoke-good, smoke-new), 1 of 1 upgraded",
+	} {
+		if !strings.Contains(st.Details, line) {
+			t.Errorf("smoke details lack %q:\n%s", line, st.Details)
 		}
 	}
-	if !found {
-		t.Fatal("the report has no smoke stage")
-	}
-	if err != nil {
-		t.Errorf("catalogbot pr exited %d; want 0 (every stage passes)", exit.ExitCode())
+	if code != 0 {
+		t.Errorf("catalogbot pr exited %d; want 0 (every stage passes)", code)
 	}
 }
 

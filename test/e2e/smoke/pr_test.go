@@ -85,17 +85,35 @@ func revParse(t *testing.T, repo, rev string) string {
 // smoke-new fresh.
 func testPipeline(ctx context.Context, t *testing.T, l lane, archives []string) {
 	repo, _, _ := smokeRepo(t, l)
+	args := []string{"--repo", repo, "--base", "main", "--head", "pr", "--author", "catalog-admin",
+		"--skip-images", "--smoke-kind-cluster", clusterE2E}
+	for _, a := range archives {
+		args = append(args, "--smoke-image-archive", a)
+	}
+	st, code := runPRSmoke(ctx, t, args)
+	if st.Status != "pass" || !strings.HasPrefix(st.Summary, "2 of 2 changed packages reached CSV Succeeded, 1 of 1 upgraded from the base catalog") {
+		t.Errorf("smoke stage: status %s, summary %q, error %q", st.Status, st.Summary, st.Error)
+	}
+	if code != 0 {
+		t.Errorf("catalogbot pr exited %d; want 0 (every stage passes)", code)
+	}
+}
+
+// prStage is one stage of the report `catalogbot pr -o json` prints.
+type prStage struct{ Name, Status, Summary, Details, Error string }
+
+// runPRSmoke builds the full catalogbot, runs `catalogbot pr ARGS -o json` and returns the report's smoke
+// stage (the test fails without one) and the exit code.
+func runPRSmoke(ctx context.Context, t *testing.T, args []string) (prStage, int) {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "catalogbot")
 	build := exec.CommandContext(ctx, "go", "build", "-tags", "full", "-o", bin, "./cmd/catalogbot")
 	build.Dir = filepath.Join("..", "..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/catalogbot: %v\n%s", err, out)
 	}
-	args := []string{"pr", "--repo", repo, "--base", "main", "--head", "pr", "--author", "catalog-admin",
-		"--skip-images", "--smoke-kind-cluster", clusterE2E, "-o", "json"}
-	for _, a := range archives {
-		args = append(args, "--smoke-image-archive", a)
-	}
+	args = append(append([]string{"pr"}, args...), "-o", "json")
+	t.Logf("running: %s %s", bin, strings.Join(args, " "))
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout bytes.Buffer
@@ -104,33 +122,26 @@ func testPipeline(ctx context.Context, t *testing.T, l lane, archives []string) 
 	t.Logf("catalogbot pr took %s", time.Since(start).Round(time.Second))
 	t.Logf("report:\n%s", stdout.String())
 	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatalf("catalogbot pr: %v", err)
+	code := 0
+	if err != nil {
+		if !errors.As(err, &exit) {
+			t.Fatalf("catalogbot pr: %v", err)
+		}
+		code = exit.ExitCode()
 	}
 	var rep struct {
-		Stages []struct {
-			Name, Status, Summary, Error string
-		} `json:"stages"`
+		Stages []prStage `json:"stages"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("report: %v", err)
 	}
-	found := false
 	for _, st := range rep.Stages {
-		if st.Name != "smoke" {
-			continue
-		}
-		found = true
-		if st.Status != "pass" || !strings.HasPrefix(st.Summary, "2 of 2 changed packages reached CSV Succeeded, 1 of 1 upgraded from the base catalog") {
-			t.Errorf("smoke stage: status %s, summary %q, error %q", st.Status, st.Summary, st.Error)
+		if st.Name == "smoke" {
+			return st, code
 		}
 	}
-	if !found {
-		t.Fatal("the report has no smoke stage")
-	}
-	if err != nil {
-		t.Errorf("catalogbot pr exited %d; want 0 (every stage passes)", exit.ExitCode())
-	}
+	t.Fatal("the report has no smoke stage")
+	return prStage{}, code
 }
 
 // serveOPM serves the lane's opm image from an in-process registry on loopback (the catalogs are built

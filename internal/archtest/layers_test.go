@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"checks/validate":       {"catalog", "diag"},
 	"render/bundle":         {"catalog", "diag"},
 	"render":                {"catalog", "diag", "filetree", "registry", "render/bundle"},
-	"render/template":       {"catalog", "config", "diag", "filetree", "render", "render/bundle"},
+	"render/template":       {"catalog", "checks/validate", "config", "diag", "filetree", "render", "render/bundle"},
 	// orchestration
 	"pipeline": {"build", "catalog", "checks/graph", "checks/images", "checks/owners", "checks/smoke", "checks/validate",
 		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},

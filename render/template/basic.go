@@ -81,7 +81,7 @@ type BasicTemplateData struct {
 }
 
 // goTypeNames puts opm's type names into encoding/json messages about our types.
-var goTypeNames = strings.NewReplacer("template.meta", "declcfg.Meta", "catalog.Property", "property.Property", "catalog.", "declcfg.")
+var goTypeNames = strings.NewReplacer("template.Substitute", "substitutes.Substitute", "template.meta", "declcfg.Meta", "catalog.Property", "property.Property", "catalog.", "declcfg.")
 
 func jsonMessage(err error) string { return goTypeNames.Replace(err.Error()) }
 

@@ -3,8 +3,10 @@ package template
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,4 +110,86 @@ func TestHostileTemplatesFailFast(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSubstitutionInEveryChannel: a base in many channels (and listed as skipped by another entry) is
+// substituted in each of them, and no channel keeps an edge to the base but the substitute's own skip.
+func TestSubstitutionInEveryChannel(t *testing.T) {
+	reg := newRegistry(t, "hawtio-operator/1.1.0")
+	var b strings.Builder
+	b.WriteString("schema: olm.template.substitutes\nentries:\n- {schema: olm.package, name: hawtio-operator, defaultChannel: c0}\n")
+	const channels = 50
+	for i := range channels {
+		fmt.Fprintf(&b, "- {schema: olm.channel, package: hawtio-operator, name: c%d, entries: [{name: hawtio-operator.v1.0.0}, "+
+			"{name: hawtio-operator.v1.0.5, replaces: hawtio-operator.v1.0.0}, {name: hawtio-operator.v1.0.9, replaces: hawtio-operator.v1.0.0, skips: [hawtio-operator.v1.0.5]}]}\n", i)
+	}
+	b.WriteString(fbcBundle("1.0.0", "") + fbcBundle("1.0.5", "") + fbcBundle("1.0.9", ""))
+	fmt.Fprintf(&b, "substitutions:\n- {name: %q, base: hawtio-operator.v1.0.5}\n", reg.digest["hawtio-operator/1.1.0"])
+	c, err := Render(context.Background(), []byte(b.String()), "t.yaml", source(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Channels) != channels {
+		t.Fatalf("%d channels, want %d", len(c.Channels), channels)
+	}
+	for _, ch := range c.Channels {
+		var subs int
+		for _, e := range ch.Entries {
+			if e.Name == "hawtio-operator.v1.1.0" {
+				subs++
+				if e.Replaces != "hawtio-operator.v1.0.0" || !slices.Equal(e.Skips, []string{"hawtio-operator.v1.0.5"}) {
+					t.Errorf("channel %s: substitute entry %+v", ch.Name, e)
+				}
+				continue
+			}
+			if e.Replaces == "hawtio-operator.v1.0.5" || slices.Contains(e.Skips, "hawtio-operator.v1.0.5") {
+				t.Errorf("channel %s: entry %s still leads to the base", ch.Name, e.Name)
+			}
+		}
+		if subs != 1 {
+			t.Errorf("channel %s: %d substitute entries, want 1", ch.Name, subs)
+		}
+	}
+	if n := len(c.Bundles); n != 4 {
+		t.Errorf("%d bundles, want the 3 entries and the substitute once", n)
+	}
+}
+
+// TestHugeSubstitutionListFailsFast: a template of fifty thousand substitutions (within
+// MaxTemplateSize) that reuse a base is refused at the second, on its line, after rendering one image;
+// one past the size limit is refused unread.
+func TestHugeSubstitutionListFailsFast(t *testing.T) {
+	reg := newRegistry(t, "hawtio-operator/1.1.0")
+	head := "schema: olm.template.substitutes\nentries:\n- {schema: olm.package, name: hawtio-operator, defaultChannel: c}\n" +
+		"- {schema: olm.channel, package: hawtio-operator, name: c, entries: [{name: hawtio-operator.v1.0.0}]}\n" +
+		fbcBundle("1.0.0", "") + "substitutions:\n"
+	item := fmt.Sprintf("- {name: %q, base: hawtio-operator.v1.0.0}\n", reg.digest["hawtio-operator/1.1.0"])
+	src := &countingSource{Source: source(t)}
+	text := head + strings.Repeat(item, 50000)
+	_, err := Render(context.Background(), []byte(text), "t.yaml", src, Options{})
+	var te *Error
+	if !errors.As(err, &te) || te.Line != 14 || !strings.Contains(te.Msg, "cannot reuse the same substitution base") {
+		t.Fatalf("want the reused base refused on line 14, got %v", err)
+	}
+	if src.n != 1 {
+		t.Errorf("%d images rendered, want 1", src.n)
+	}
+	big := head + strings.Repeat(item, MaxTemplateSize/len(item)+1)
+	if _, err := Render(context.Background(), []byte(big), "t.yaml", src, Options{}); !errors.As(err, &te) || !strings.Contains(te.Msg, "larger than") {
+		t.Fatalf("want the oversized template refused, got %v", err)
+	}
+	if src.n != 1 {
+		t.Errorf("the oversized template rendered images")
+	}
+}
+
+// countingSource counts the bundles asked of Source.
+type countingSource struct {
+	Source
+	n int
+}
+
+func (c *countingSource) Bundle(ctx context.Context, image string, csvMetadata bool) (*Bundle, error) {
+	c.n++
+	return c.Source.Bundle(ctx, image, csvMetadata)
 }

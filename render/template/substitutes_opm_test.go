@@ -2,11 +2,15 @@ package template
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"testing/fstest"
 
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/reftools"
 )
 
@@ -194,5 +198,40 @@ func TestSubstitutesErrorsMatchOPM(t *testing.T) {
 				t.Errorf("error at %s:%d, want template.yaml:%d (%s)", te.File, te.Line, c.line, te.Msg)
 			}
 		})
+	}
+}
+
+// TestSubstitutesReproducedOffline renders substitutes templates online, seeds a fresh store from the
+// written render (as from a committed catalog) and renders them again with no registry: the same bytes,
+// so a substitute known only from the committed catalog compares its version-release as when pulled.
+func TestSubstitutesReproducedOffline(t *testing.T) {
+	reg := newRegistry(t, "hawtio-operator/1.1.0", "hawtio-operator/1.1.1", "hawtio-operator/1.2.0")
+	online := source(t)
+	for _, c := range substitutesCases {
+		for _, level := range []string{"", MigrateCSVMetadata} {
+			t.Run(c.name+"/"+level, func(t *testing.T) {
+				data := c.render(reg)
+				opts := Options{Type: c.typ, MigrateLevel: level}
+				want, err := ours(t, online, data, opts, "yaml")
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := catalog.LoadFS(context.Background(), fstest.MapFS{"catalog.yaml": {Data: want}}, catalog.LoadOptions{})
+				if err != nil || diag.HasErrors(res.Diagnostics) {
+					t.Fatalf("load the render: %v %v", err, res.Diagnostics)
+				}
+				store := NewStore("")
+				if err := store.Seed(res.Catalog, false); err != nil {
+					t.Fatal(err)
+				}
+				got, err := ours(t, &Images{Store: store, Offline: true}, data, opts, "yaml")
+				if err != nil {
+					t.Fatalf("offline: %v", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("offline render differs:\n--- online\n%s\n--- offline\n%s", want, got)
+				}
+			})
+		}
 	}
 }

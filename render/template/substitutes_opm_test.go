@@ -5,13 +5,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/reftools"
+	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
 // fbcBundle is an olm.bundle entry of a substitutes template, written out (such entries are not rendered):
@@ -233,5 +239,88 @@ func TestSubstitutesReproducedOffline(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// pushLegacyBundle pushes hawtio-operator 1.1.0 changed to the legacy release scheme (version 1.1.0+2, an
+// olm.substitutesFor annotation) as bundle "legacy" of reg.
+func pushLegacyBundle(t *testing.T, reg *registry) {
+	t.Helper()
+	src := shareddata.Dir(t, "bundles", "hawtio-operator", "1.1.0")
+	dir := t.TempDir()
+	for _, sub := range []string{"manifests", "metadata"} {
+		if err := os.CopyFS(filepath.Join(dir, sub), os.DirFS(filepath.Join(src, sub))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	csvFile := filepath.Join(dir, "manifests", "hawtio-operator.clusterserviceversion.yaml")
+	data, err := os.ReadFile(csvFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := strings.Replace(string(data), "    support: Red Hat\n", "    support: Red Hat\n    olm.substitutesFor: hawtio-operator.v1.0.9\n", 1)
+	csv = strings.Replace(csv, "\n  version: 1.1.0\n", "\n  version: 1.1.0+2\n", 1)
+	if strings.Count(csv, "olm.substitutesFor") != 1 || !strings.Contains(csv, "version: 1.1.0+2\n") {
+		t.Fatal("the shared CSV changed: the legacy bundle could not be made")
+	}
+	if err := os.WriteFile(csvFile, []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := bundleImage(t, dir)
+	ref := reg.Host + "/bundles/hawtio-legacy:v1.1.0-2"
+	tag, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(tag, img); err != nil {
+		t.Fatal(err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.tag["legacy"], reg.digest["legacy"] = ref, reg.Host+"/bundles/hawtio-legacy@"+d.String()
+}
+
+// TestLegacyReleaseSubstituteMatchesOPM: a substitute of the same version as its base is newer only when
+// its ClusterServiceVersion substitutes for another and its build metadata reads as a release (the CSV
+// is not the bundle's first object); opm and Render agree, with and without the migration.
+func TestLegacyReleaseSubstituteMatchesOPM(t *testing.T) {
+	opm := reftools.OPM(t)
+	reg := newRegistry(t, "hawtio-operator/1.1.0")
+	pushLegacyBundle(t, reg)
+	head := strings.Replace(substitutesHead, `version: "1.0.9"`, `version: "1.1.0"`, 1) + "substitutions:\n"
+	accepted := head + "- {name: \"{digest:legacy}\", base: hawtio-operator.v1.0.9}\n"
+	refused := head + "- {name: \"{digest:hawtio-operator/1.1.0}\", base: hawtio-operator.v1.0.9}\n"
+	src := source(t)
+	for _, level := range []string{"", MigrateCSVMetadata} {
+		t.Run("accepted/"+level, func(t *testing.T) {
+			data := templateCase{text: accepted}.render(reg)
+			opts := Options{MigrateLevel: level}
+			want, msg, ok := opmTemplate(t, opm, data, opts, "json")
+			if !ok {
+				t.Fatalf("opm failed: %s", msg)
+			}
+			got, err := ours(t, src, data, opts, "json")
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("differs from opm:\n--- opm\n%s\n--- ours\n%s", want, got)
+			}
+		})
+		t.Run("refused/"+level, func(t *testing.T) {
+			data := templateCase{text: refused}.render(reg)
+			opts := Options{MigrateLevel: level}
+			_, msg, ok := opmTemplate(t, opm, data, opts, "json")
+			if ok {
+				t.Fatal("opm accepted the template")
+			}
+			_, err := ours(t, src, data, opts, "json")
+			var te *Error
+			if !errors.As(err, &te) || te.Msg != msg || te.Line != 46 {
+				t.Errorf("want opm's %q on line 46, got %v", msg, err)
+			}
+		})
 	}
 }

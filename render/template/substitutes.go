@@ -170,7 +170,8 @@ func graft(ch *catalog.Channel, base, sub string) {
 }
 
 // fbcProblem validates c as a file-based catalog with catalogbot's validator (the rules opm's
-// ConvertToModel enforces), returning the first error's message, or "" when c is valid.
+// ConvertToModel enforces), returning "" when c is valid, else opm's message when conversionProblem
+// finds it, else the validator's first error.
 func fbcProblem(ctx context.Context, c *catalog.Catalog) (string, error) {
 	var buf bytes.Buffer
 	if err := catalog.WriteJSON(&buf, c); err != nil {
@@ -186,6 +187,9 @@ func fbcProblem(ctx context.Context, c *catalog.Catalog) (string, error) {
 	}
 	for _, d := range ds {
 		if d.Severity == diag.Error {
+			if msg, unknown := conversionProblem(c); msg != "" && !unknown {
+				return msg, nil
+			}
 			return d.Message, nil
 		}
 	}

@@ -56,14 +56,13 @@ func (t *run) substitutes(ctx context.Context) (*catalog.Catalog, error) {
 		}
 	}
 	if msg, err := fbcProblem(ctx, out); err != nil {
-		return nil, fail(t.lines.top("entries"), "entries are not valid FBC: "+err.Error(), err)
+		return nil, fmt.Errorf("%s: %w", t.file, err)
 	} else if msg != "" {
 		return nil, fail(t.lines.top("entries"), "entries are not valid FBC: "+msg, nil)
 	}
 	seenBases := map[string]bool{}
 	seenNames := map[string]string{}
 	for i, s := range st.Substitutions {
-		line := t.lines.item(i, "substitutions")
 		if seenBases[s.Base] {
 			return nil, fail(t.lines.itemField(i, "base", "substitutions"), fmt.Sprintf("cannot reuse the same substitution base %q", s.Base), nil)
 		}
@@ -73,10 +72,11 @@ func (t *run) substitutes(ctx context.Context) (*catalog.Catalog, error) {
 		}
 		seenNames[s.Name] = s.Base
 		if err := t.substitute(ctx, out, s, i); err != nil {
-			if e, ok := err.(*substError); ok {
-				line, err = e.line, e.err
+			e, ok := err.(*substError)
+			if !ok {
+				return nil, fmt.Errorf("%s: %w", t.file, err)
 			}
-			return nil, fail(line, fmt.Sprintf("error processing substitution %q -> %q: %v", s.Base, s.Name, err), err)
+			return nil, fail(e.line, fmt.Sprintf("error processing substitution %q -> %q: %v", s.Base, s.Name, e.err), e.err)
 		}
 	}
 	return out, nil
@@ -134,7 +134,7 @@ func (t *run) substitute(ctx context.Context, c *catalog.Catalog, s Substitute, 
 	}
 	c.Bundles = append(c.Bundles, sub.Bundle)
 	if msg, err := fbcProblem(ctx, c); err != nil {
-		return at("name", fmt.Errorf("resulting config is not valid FBC: %w", err))
+		return err
 	} else if msg != "" {
 		return at("name", fmt.Errorf("resulting config is not valid FBC: %s", msg))
 	}

@@ -138,13 +138,11 @@ Stable:
 	{name: "semver-json", typ: "semver", text: `{"schema": "olm.semver", "stable": {"bundles": [{"image": "{digest:etcd/0.9.2}"}, {"image": "{digest:etcd/0.9.4}"}]}}`},
 }
 
-// TestRenderMatchesOPM renders every case with opm and with Render, in JSON and YAML, with and without
-// the migration, and requires the same bytes.
-func TestRenderMatchesOPM(t *testing.T) {
-	opm := reftools.OPM(t)
-	reg := newRegistry(t, differentialBundles...)
-	src := source(t)
-	for _, c := range renderCases {
+// requireSameAsOPM renders every case with opm and with Render, in JSON and YAML, with and without the
+// migration, and requires the same bytes.
+func requireSameAsOPM(t *testing.T, opm string, reg *registry, src *Images, cases []templateCase) {
+	t.Helper()
+	for _, c := range cases {
 		for _, format := range []string{"json", "yaml"} {
 			for _, level := range []string{"", MigrateCSVMetadata} {
 				t.Run(fmt.Sprintf("%s/%s/%s", c.name, format, level), func(t *testing.T) {
@@ -165,6 +163,15 @@ func TestRenderMatchesOPM(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRenderMatchesOPM renders every case with opm and with Render, in JSON and YAML, with and without
+// the migration, and requires the same bytes.
+func TestRenderMatchesOPM(t *testing.T) {
+	opm := reftools.OPM(t)
+	reg := newRegistry(t, differentialBundles...)
+	src := source(t)
+	requireSameAsOPM(t, opm, reg, src, renderCases)
 }
 
 var errorCases = []templateCase{

@@ -92,27 +92,7 @@ func TestSubstitutesMatchOPM(t *testing.T) {
 	opm := reftools.OPM(t)
 	reg := newRegistry(t, "hawtio-operator/1.1.0", "hawtio-operator/1.1.1", "hawtio-operator/1.2.0")
 	src := source(t)
-	for _, c := range substitutesCases {
-		for _, format := range []string{"json", "yaml"} {
-			for _, level := range []string{"", MigrateCSVMetadata} {
-				t.Run(fmt.Sprintf("%s/%s/%s", c.name, format, level), func(t *testing.T) {
-					data := c.render(reg)
-					opts := Options{Type: c.typ, MigrateLevel: level}
-					want, msg, ok := opmTemplate(t, opm, data, opts, format)
-					if !ok {
-						t.Fatalf("opm failed: %s", msg)
-					}
-					got, err := ours(t, src, data, opts, format)
-					if err != nil {
-						t.Fatalf("Render: %v", err)
-					}
-					if !bytes.Equal(got, want) {
-						t.Errorf("differs from opm:\n--- opm\n%s\n--- ours\n%s", want, got)
-					}
-				})
-			}
-		}
-	}
+	requireSameAsOPM(t, opm, reg, src, substitutesCases)
 }
 
 // substitutesError is a substitutes template opm refuses, and the template line catalogbot names.

@@ -7,11 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
@@ -31,35 +28,12 @@ const catalogV2 = `{"schema":"olm.package","name":"foo","defaultChannel":"stable
 func testRepo(t *testing.T, owner string, config ...string) (dir, base, head string) {
 	t.Helper()
 	dir = t.TempDir()
-	r, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, _ := r.Worktree()
-	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	commit := func(files map[string]string, author string) string {
-		for p, c := range files {
-			full := filepath.Join(dir, p)
-			os.MkdirAll(filepath.Dir(full), 0o755)
-			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-			t.Fatal(err)
-		}
-		when = when.Add(time.Minute)
-		sig := &object.Signature{Name: author, Email: author + "@example.com", When: when}
-		h, err := wt.Commit("change", &git.CommitOptions{Author: sig, Committer: sig})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h.String()
-	}
+	g := newTestGit(t, dir, "")
+	commit := func(files map[string]string, author string) string { return g.commit(author, files) }
 	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\nowners:\n  foo: [" + owner + "]\n" + strings.Join(config, "")
 	base = commit(map[string]string{".catalogbot.yaml": cfg, "catalog/foo/catalog.json": catalogV1}, "admin")
 	head = commit(map[string]string{"catalog/foo/catalog.json": catalogV2}, owner)
-	if err := r.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", plumbing.NewHash(base))); err != nil {
+	if err := g.repo.Storer.SetReference(plumbing.NewHashReference("refs/heads/main", plumbing.NewHash(base))); err != nil {
 		t.Fatal(err)
 	}
 	return dir, base, head

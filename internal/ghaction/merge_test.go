@@ -3,14 +3,9 @@ package ghaction
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
@@ -19,31 +14,8 @@ import (
 func repoWithConfig(t *testing.T, cfg string) (dir, base, head string) {
 	t.Helper()
 	dir = t.TempDir()
-	r, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, _ := r.Worktree()
-	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	commit := func(files map[string]string) string {
-		for p, c := range files {
-			full := filepath.Join(dir, p)
-			os.MkdirAll(filepath.Dir(full), 0o755)
-			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-			t.Fatal(err)
-		}
-		when = when.Add(time.Minute)
-		sig := &object.Signature{Name: "x", Email: "x@example.com", When: when}
-		h, err := wt.Commit("change", &git.CommitOptions{Author: sig, Committer: sig})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h.String()
-	}
+	g := newTestGit(t, dir, "")
+	commit := func(files map[string]string) string { return g.commit("x", files) }
 	base = commit(map[string]string{".catalogbot.yaml": cfg, "catalog/foo/catalog.json": catalogV1})
 	head = commit(map[string]string{"catalog/foo/catalog.json": catalogV2})
 	return dir, base, head

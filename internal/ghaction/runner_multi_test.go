@@ -4,20 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
@@ -138,44 +132,12 @@ func TestActionYAMLTemplateDrivenPullRequest(t *testing.T) {
 // index:{version} on a stand-in opm base image pushed to host.
 func templatePublishRepo(t *testing.T, host, index string) (dir, before, after string) {
 	t.Helper()
-	img, err := mutate.ConfigFile(mutate.MediaType(empty.Image, types.OCIManifestSchema1), &v1.ConfigFile{OS: runtime.GOOS, Architecture: "amd64"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	baseTag, _ := name.NewTag(host+"/ops/opm-base:v1", name.Insecure)
-	if err := remote.Write(baseTag, img); err != nil {
-		t.Fatal(err)
-	}
+	baseTag := pushStandInBase(t, host)
 	dir = t.TempDir()
-	r, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, _ := r.Worktree()
-	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	commit := func(files map[string]string) string {
-		for p, c := range files {
-			full := filepath.Join(dir, filepath.FromSlash(p))
-			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-			t.Fatal(err)
-		}
-		when = when.Add(time.Minute)
-		sig := &object.Signature{Name: "admin", Email: "admin@example.com", When: when}
-		h, err := wt.Commit("change", &git.CommitOptions{Author: sig, Committer: sig})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h.String()
-	}
+	g := newTestGit(t, dir, "main")
+	commit := func(files map[string]string) string { return g.commit("admin", files) }
 	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\ncatalogs:\n  pattern: catalogs/{version}\n  image: " + index +
-		":{version}\n  migrateLevel: bundle-object-to-csv-metadata\n  migrateFrom: v4.17\npublish:\n  base: " + baseTag.String() + "\n"
+		":{version}\n  migrateLevel: bundle-object-to-csv-metadata\n  migrateFrom: v4.17\npublish:\n  base: " + baseTag + "\n"
 	before = commit(map[string]string{".catalogbot.yaml": cfg})
 	const pkg = "nfs-provisioner-operator"
 	root := shareddata.Dir(t, "fbc-templates")

@@ -16,11 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
@@ -461,31 +457,8 @@ func publishRepo(t *testing.T, host, target string) (dir, before, after string) 
 	t.Helper()
 	baseTag := pushStandInBase(t, host)
 	dir = t.TempDir()
-	r, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, _ := r.Worktree()
-	when := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	commit := func(files map[string]string) string {
-		for p, c := range files {
-			full := filepath.Join(dir, p)
-			os.MkdirAll(filepath.Dir(full), 0o755)
-			if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
-			t.Fatal(err)
-		}
-		when = when.Add(time.Minute)
-		sig := &object.Signature{Name: "admin", Email: "admin@example.com", When: when}
-		h, err := wt.Commit("change", &git.CommitOptions{Author: sig, Committer: sig})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h.String()
-	}
+	g := newTestGit(t, dir, "main")
+	commit := func(files map[string]string) string { return g.commit("admin", files) }
 	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\npublish:\n  image: " + target + "\n  base: " + baseTag + "\n"
 	before = commit(map[string]string{".catalogbot.yaml": cfg, "catalog/foo/catalog.json": catalogV1})
 	after = commit(map[string]string{"catalog/foo/catalog.json": catalogV2})

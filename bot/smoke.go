@@ -40,13 +40,13 @@ func (s SmokeConfig) configured() bool {
 
 func (s SmokeConfig) validate() []string {
 	var problems []string
-	shared := 0
+	clusters := 0 // kinds of cluster given
 	for _, set := range []bool{s.Kubeconfig != "", s.KindCluster != "", s.NodeImage != "" || len(s.NodeImages) > 0} {
 		if set {
-			shared++
+			clusters++
 		}
 	}
-	if shared > 1 {
+	if clusters > 1 {
 		problems = append(problems, "smoke: set one of kubeconfig, kindCluster, or nodeImage/nodeImages")
 	}
 	if !s.configured() && (s.OLMManifests != "" || len(s.ImageArchives) > 0) {

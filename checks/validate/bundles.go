@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
+
+	"github.com/catalogbot/catalogbot/catalog"
 )
 
 func (v *validator) bundles() {
@@ -101,14 +103,13 @@ func (v *validator) bundle(ps *pkgState, bs *bundleState) {
 
 // releaseProblem validates a release the way operator-registry's NewRelease does.
 func releaseProblem(rel string) string {
-	if len(rel) > 20 {
-		return "longer than 20 characters"
+	if len(rel) > catalog.MaxReleaseLength {
+		return fmt.Sprintf("longer than %d characters", catalog.MaxReleaseLength)
 	}
-	var probs []string
-	for i, seg := range strings.Split(rel, ".") {
-		if _, err := semver.NewPRVersion(seg); err != nil {
-			probs = append(probs, fmt.Sprintf("segment %d: %v", i, err))
-		}
+	_, errs := catalog.ReleaseSegments(rel)
+	probs := make([]string, len(errs))
+	for i, err := range errs {
+		probs[i] = err.Error()
 	}
 	return strings.Join(probs, "; ")
 }

@@ -11,9 +11,6 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 )
 
-// maxReleaseLength bounds a release, as the ClusterServiceVersion CRD does.
-const maxReleaseLength = 20
-
 // release is a bundle's release: dot-separated semver pre-release identifiers; nil is no release.
 type release []semver.PRVersion
 
@@ -22,21 +19,10 @@ func parseRelease(s string) (release, error) {
 	if s == "" {
 		return nil, nil
 	}
-	if len(s) > maxReleaseLength {
-		return nil, fmt.Errorf("invalid release %q: exceeds maximum length of %d characters", s, maxReleaseLength)
+	if len(s) > catalog.MaxReleaseLength {
+		return nil, fmt.Errorf("invalid release %q: exceeds maximum length of %d characters", s, catalog.MaxReleaseLength)
 	}
-	var (
-		r    release
-		errs []error
-	)
-	for i, seg := range strings.Split(s, ".") {
-		pr, err := semver.NewPRVersion(seg)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("segment %d: %v", i, err))
-			continue
-		}
-		r = append(r, pr)
-	}
+	r, errs := catalog.ReleaseSegments(s)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("invalid release %q: %v", s, err)
 	}

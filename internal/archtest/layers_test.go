@@ -25,19 +25,20 @@ var allowed = map[string][]string{
 
 	"catalog/internal/yamljson": nil, // the loader's YAML-to-JSON converter for the subset opm writes
 
-	"catalog/internal/scan": nil, // the loader's JSON engine: catalog reads as the model
-	"catalog":               {"catalog/internal/scan", "catalog/internal/yamljson", "diag", "filetree"},
-	"gitrepo":               {"catalog", "diag"},
-	"build":                 {"diag", "filetree", "registry"},
-	"checks/approval":       nil,
-	"checks/graph":          {"catalog", "diag"},
-	"checks/images":         {"catalog", "diag", "registry"},
-	"checks/owners":         {"config", "diag"},
-	"checks/smoke":          {"catalog", "diag"},
-	"checks/validate":       {"catalog", "diag"},
-	"render/bundle":         {"catalog", "diag"},
-	"render":                {"catalog", "diag", "filetree", "registry", "render/bundle"},
-	"render/template":       {"catalog", "checks/validate", "config", "diag", "filetree", "render", "render/bundle"},
+	"catalog/internal/scan":            nil, // the loader's JSON engine: catalog reads as the model
+	"catalog":                          {"catalog/internal/scan", "catalog/internal/yamljson", "diag", "filetree"},
+	"gitrepo":                          {"catalog", "diag"},
+	"build":                            {"diag", "filetree", "registry"},
+	"checks/approval":                  nil,
+	"checks/graph":                     {"catalog", "diag"},
+	"checks/images":                    {"catalog", "diag", "registry"},
+	"checks/owners":                    {"config", "diag"},
+	"checks/smoke":                     {"catalog", "diag"},
+	"checks/validate":                  {"catalog", "diag"},
+	"render/bundle/internal/kubetypes": nil, // decode-only copies of the Kubernetes and OLM API types
+	"render/bundle":                    {"catalog", "diag", "render/bundle/internal/kubetypes"},
+	"render":                           {"catalog", "diag", "filetree", "registry", "render/bundle"},
+	"render/template":                  {"catalog", "checks/validate", "config", "diag", "filetree", "render", "render/bundle"},
 	// orchestration
 	"pipeline": {"build", "catalog", "checks/graph", "checks/images", "checks/owners", "checks/smoke", "checks/validate",
 		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},

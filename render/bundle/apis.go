@@ -1,19 +1,20 @@
 package bundle
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
+	kjson "sigs.k8s.io/json"
+
+	"github.com/catalogbot/catalogbot/render/bundle/internal/kubetypes"
 )
 
 const (
 	kindCSV = "ClusterServiceVersion"
 	kindCRD = "CustomResourceDefinition"
+
+	groupAPIExtensions = "apiextensions.k8s.io"
 )
 
 // apiKey identifies an API a bundle provides or requires.
@@ -25,33 +26,30 @@ func (k apiKey) String() string {
 	return fmt.Sprintf("%s/%s, Kind=%s (plural %q)", k.Group, k.Version, k.Kind, k.Plural)
 }
 
-// crdDecoder is the deserializer opm decodes CRDs with: apiextensions v1 and v1beta1, no defaulting.
-var crdDecoder = sync.OnceValue(func() runtime.Decoder {
-	scheme := runtime.NewScheme()
-	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if err := apiextensionsv1beta1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	return serializer.NewCodecFactory(scheme).UniversalDeserializer()
-})
-
 // crdAPIs decodes one CRD object (by its apiVersion's version, as opm does; other versions provide
-// nothing) and returns the APIs it serves.
+// nothing) and returns the APIs it serves. opm decodes it with apimachinery's JSON deserializer into the
+// apiextensions type of that version; so does this, into the copies of those types (case-sensitive
+// field names, no defaulting).
+//
+// That deserializer reads apiVersion and kind again, with encoding/json's case folding, so a second key
+// spelled "apiversion" or "KIND" can name another type. opm then decodes the object into that type (when
+// the apiextensions scheme has it) and takes no API from it; here that is an error.
 func crdAPIs(m manifest) ([]apiKey, error) {
-	version := m.obj.GroupVersionKind().Version
+	_, version, _ := m.obj.gvk()
 	if version != "v1" && version != "v1beta1" {
 		return nil, nil
 	}
-	data, err := m.obj.MarshalJSON()
+	data, err := json.Marshal(m.obj.Object)
 	if err != nil {
 		return nil, fmt.Errorf("%s: encoding CustomResourceDefinition: %w", m.file, err)
 	}
+	if err := deserializerKind(data, version); err != nil {
+		return nil, fmt.Errorf("%s: decoding %s CustomResourceDefinition: %w", m.file, version, err)
+	}
 	var keys []apiKey
 	if version == "v1" {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if _, _, err := crdDecoder().Decode(data, nil, crd); err != nil {
+		var crd kubetypes.CRDv1
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &crd); err != nil {
 			return nil, fmt.Errorf("%s: decoding v1 CustomResourceDefinition: %w", m.file, err)
 		}
 		for _, v := range crd.Spec.Versions {
@@ -59,8 +57,8 @@ func crdAPIs(m manifest) ([]apiKey, error) {
 		}
 		return keys, nil
 	}
-	crd := &apiextensionsv1beta1.CustomResourceDefinition{}
-	if _, _, err := crdDecoder().Decode(data, nil, crd); err != nil {
+	var crd kubetypes.CRDv1beta1
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &crd); err != nil {
 		return nil, fmt.Errorf("%s: decoding v1beta1 CustomResourceDefinition: %w", m.file, err)
 	}
 	for _, v := range crd.Spec.Versions {
@@ -70,6 +68,37 @@ func crdAPIs(m manifest) ([]apiKey, error) {
 		keys = append(keys, apiKey{crd.Spec.Group, crd.Spec.Version, crd.Spec.Names.Kind, crd.Spec.Names.Plural})
 	}
 	return keys, nil
+}
+
+// deserializerKind checks the apiVersion and kind that apimachinery's JSON deserializer reads from data
+// (encoding/json into two string fields; empty parts defaulted from the CustomResourceDefinition type of
+// version) name that type.
+func deserializerKind(data []byte, version string) error {
+	var found struct {
+		APIVersion string `json:"apiVersion,omitempty"`
+		Kind       string `json:"kind,omitempty"`
+	}
+	if err := json.Unmarshal(data, &found); err != nil {
+		return fmt.Errorf("couldn't get version/kind; json parse error: %w", err)
+	}
+	group, ver, err := parseGroupVersion(found.APIVersion)
+	if err != nil {
+		return err
+	}
+	kind := found.Kind
+	if kind == "" {
+		kind = kindCRD
+	}
+	if group == "" && ver == "" {
+		group, ver = groupAPIExtensions, version
+	}
+	if ver == "" && group == groupAPIExtensions {
+		ver = version
+	}
+	if group != groupAPIExtensions || ver != version || kind != kindCRD {
+		return fmt.Errorf("no kind %q is registered for version %q: the object must be a %s of %s/%s", kind, group+"/"+ver, kindCRD, groupAPIExtensions, version)
+	}
+	return nil
 }
 
 // providedAPIs are the APIs of the bundle's CRDs and the CSV's owned API services.

@@ -5,17 +5,15 @@ import (
 	"fmt"
 	"strconv"
 
-	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"github.com/catalogbot/catalogbot/render/bundle/internal/kubetypes"
 )
 
 // csvObject is the view of a ClusterServiceVersion that opm's bundle parser takes: type and object metadata
 // decoded (so wrongly typed metadata fails), the spec kept raw and read field by field on demand.
 type csvObject struct {
 	file string
-	metav1.TypeMeta
-	metav1.ObjectMeta
+	kubetypes.TypeMeta
+	kubetypes.ObjectMeta
 	spec json.RawMessage // nil when the CSV has no spec: every spec accessor then fails, as in opm
 }
 
@@ -30,7 +28,7 @@ func (c *csvObject) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	var meta struct {
-		Metadata metav1.ObjectMeta `json:"metadata"`
+		Metadata kubetypes.ObjectMeta `json:"metadata"`
 	}
 	if err := json.Unmarshal(data, &meta); err != nil {
 		return fmt.Errorf("metadata: %w", err)
@@ -39,10 +37,15 @@ func (c *csvObject) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// newCSV converts a decoded CSV object through the unstructured converter, as opm does.
+// newCSV converts a decoded CSV object as opm does: apimachinery's unstructured converter encodes it to
+// JSON and hands that to csvObject's UnmarshalJSON.
 func newCSV(file string, content map[string]any) (*csvObject, error) {
 	c := &csvObject{file: file}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, c); err != nil {
+	data, err := json.Marshal(content)
+	if err == nil {
+		err = c.UnmarshalJSON(data)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: reading ClusterServiceVersion: %w", file, err)
 	}
 	return c, nil
@@ -148,7 +151,7 @@ func (c *csvObject) operatorImages() (map[string]struct{}, error) {
 			Spec struct {
 				Deployments []struct {
 					Name string
-					Spec appsv1.DeploymentSpec `json:"spec"`
+					Spec kubetypes.DeploymentSpec `json:"spec"`
 				}
 			} `json:"spec"`
 		}

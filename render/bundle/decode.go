@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -24,9 +23,9 @@ func decodeFirst(data []byte, v any) error {
 
 // decodeObject decodes the first document of data as a Kubernetes object, as opm does, and reports
 // whether another document follows it (opm ignores it).
-func decodeObject(data []byte) (obj *unstructured.Unstructured, more bool, err error) {
+func decodeObject(data []byte) (obj *object, more bool, err error) {
 	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), sniffSize)
-	obj = &unstructured.Unstructured{}
+	obj = &object{}
 	if err := dec.Decode(obj); err != nil {
 		return nil, false, err
 	}

@@ -13,9 +13,12 @@
 // spec.relatedImages, the bundle image, and the images of the install strategy's deployment containers and
 // init containers, sorted by image.
 //
-// The decoding is Kubernetes' own (YAML-or-JSON decoder, unstructured objects, the apiextensions
-// deserializer for CRDs, the apps/v1 and operators/v1alpha1 types), as opm's is, so values, numbers and
-// escaping come out byte for byte the same. Where opm silently drops or mis-reads a manifest, Render is
-// stricter and says why (see Render). Input is treated as hostile: file sizes are capped, symlinks may not
+// The decoding follows opm's step by step, so values, numbers and escaping come out byte for byte the same
+// and the same manifests are refused: Kubernetes' YAML-or-JSON decoder, objects read as apimachinery's
+// unstructured objects are (object.go), CRDs decoded as its JSON deserializer decodes them, the CSV's
+// metadata, install strategy and olm.csv.metadata through the apps/v1 and operators/v1alpha1 types. The
+// API types are generated copies (internal/kubetypes), held to the real ones by tests, so the lean
+// catalogbot does not link Kubernetes' API machinery. Where opm silently drops or mis-reads a manifest,
+// Render is stricter and says why (see Render). Input is treated as hostile: file sizes are capped, symlinks may not
 // leave the bundle, and YAML alias bombs are refused by the decoder.
 package bundle

@@ -313,6 +313,11 @@ spec:
 		"manifests/demo.clusterserviceversion.yaml": csvWith("memory: 128Mi", "memory: lots")})},
 	{name: "reject-crd-foreign-group", want: same, errHas: "decoding v1 CustomResourceDefinition", files: variant(map[string]string{
 		"manifests/widgets.crd.yaml": strings.Replace(baseCRD, "apiextensions.k8s.io/v1", "example.com/v1", 1)})},
+	// apimachinery's deserializer reads apiVersion again with case folding: this one names the v1beta1 type
+	{name: "reject-crd-case-folded-api-version", want: same, errHas: "no kind", files: variant(map[string]string{
+		"manifests/widgets.crd.yaml": baseCRD + "apiversion: apiextensions.k8s.io/v1beta1\n"})},
+	{name: "reject-crd-case-sensitive-fields", want: same, errHas: "no CustomResourceDefinition in manifests/ serves it", files: variant(map[string]string{
+		"manifests/widgets.crd.yaml": strings.Replace(baseCRD, "\nspec:", "\nSpec:", 1)})},
 	{name: "reject-crd-wrong-type", want: same, errHas: "decoding v1 CustomResourceDefinition", files: variant(map[string]string{
 		"manifests/widgets.crd.yaml": strings.Replace(baseCRD, "minimum: 1,", "minimum: one,", 1)})},
 	{name: "reject-non-string-annotation", want: same, errHas: "metadata", files: variant(map[string]string{

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/catalogbot/catalogbot/diag"
 )
 
@@ -16,7 +14,7 @@ var errNoObject = errors.New("the first document is empty")
 // manifest is one object of manifests/ and the file it came from.
 type manifest struct {
 	file string
-	obj  *unstructured.Unstructured
+	obj  *object
 }
 
 // loadManifests decodes the first document of every file of manifests/ in name order, skipping
@@ -58,7 +56,7 @@ func (o Options) loadManifests(ctx context.Context, r *reader) ([]manifest, *man
 		if more {
 			o.warn("%s: holds more than one YAML document; only the first is part of the bundle, as in opm", file)
 		}
-		if obj.GetKind() == kindCSV {
+		if obj.kind() == kindCSV {
 			if csvAt >= 0 {
 				return nil, nil, diag.InvalidError(fmt.Errorf("%s: a second ClusterServiceVersion (the first is in %s); a bundle has exactly one", file, objects[csvAt].file))
 			}

@@ -4,11 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/operator-framework/api/pkg/operators/v1alpha1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/render/bundle/internal/kubetypes"
 )
 
 // CSVOf returns the ClusterServiceVersion of a rendered bundle in opm's default form: the first of its
@@ -27,11 +26,11 @@ func CSVOf(b *catalog.Bundle) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bundle %q: property %d (olm.bundle.object): %w", b.Name, i, err)
 		}
-		var u unstructured.Unstructured
-		if err := json.Unmarshal(data, &u); err != nil {
+		var o object
+		if err := json.Unmarshal(data, &o); err != nil {
 			continue
 		}
-		if u.GetKind() == kindCSV {
+		if o.kind() == kindCSV {
 			return data, nil
 		}
 	}
@@ -60,7 +59,7 @@ func ToCSVMetadata(b *catalog.Bundle) (*catalog.Bundle, error) {
 			kept = append(kept, p)
 		}
 	}
-	var csv v1alpha1.ClusterServiceVersion
+	var csv kubetypes.ClusterServiceVersion
 	if err := json.Unmarshal(csvJSON, &csv); err != nil {
 		return nil, fmt.Errorf("bundle %q: reading its ClusterServiceVersion for olm.csv.metadata: %w", b.Name, err)
 	}

@@ -116,7 +116,7 @@ func (o Options) parse(ctx context.Context, r *reader, image string) (*parsed, e
 	}
 	p := &parsed{image: image, objects: objects, csvManifest: csvManifest, csv: csv}
 	for _, m := range objects {
-		if m.obj.GetKind() != kindCRD {
+		if m.obj.kind() != kindCRD {
 			continue
 		}
 		keys, err := crdAPIs(m)

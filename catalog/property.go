@@ -39,8 +39,9 @@ type BundleObject struct {
 	Data []byte `json:"data"`
 }
 
-// CSVMetadata is the value of an olm.csv.metadata property. Its shape mirrors
-// operator-framework/api's CSV types field for field (a test proves it), without importing Kubernetes.
+// CSVMetadata is the value of an olm.csv.metadata property. It decodes as operator-framework/api's CSV
+// types do, key for key and type for type, without importing Kubernetes
+// (render/bundle's TestCatalogCSVMetadataHasTheRenderedShape holds it to them).
 type CSVMetadata struct {
 	Annotations               map[string]string     `json:"annotations,omitempty"`
 	APIServiceDefinitions     apiServiceDefinitions `json:"apiServiceDefinitions,omitempty"`

@@ -127,15 +127,21 @@ func (s *SchemaOrBool[S]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// SchemaOrArray stands for JSONSchemaPropsOrArray: a schema object or a list of them; any other value is
-// ignored.
-type SchemaOrArray[S any] struct {
-	Schema  *S
-	Schemas []S
+// SchemaOrList stands for the unions of a schema object and a list: JSONSchemaPropsOrArray (a list of
+// schemas, SchemaOrArray) and JSONSchemaPropsOrStringArray (a list of strings, SchemaOrStringArray). Any
+// other value is ignored, as there.
+type SchemaOrList[S, E any] struct {
+	Schema *S
+	List   []E
 }
 
-func (s *SchemaOrArray[S]) UnmarshalJSON(b []byte) error {
-	var v SchemaOrArray[S]
+type (
+	SchemaOrArray[S any]       = SchemaOrList[S, S]
+	SchemaOrStringArray[S any] = SchemaOrList[S, string]
+)
+
+func (s *SchemaOrList[S, E]) UnmarshalJSON(b []byte) error {
+	var v SchemaOrList[S, E]
 	switch {
 	case len(b) < 2:
 	case b[0] == '{':
@@ -145,33 +151,7 @@ func (s *SchemaOrArray[S]) UnmarshalJSON(b []byte) error {
 		}
 		v.Schema = &sch
 	case b[0] == '[':
-		if err := kjson.UnmarshalCaseSensitivePreserveInts(b, &v.Schemas); err != nil {
-			return err
-		}
-	}
-	*s = v
-	return nil
-}
-
-// SchemaOrStringArray stands for JSONSchemaPropsOrStringArray: a schema object or a list of strings; any
-// other value is ignored.
-type SchemaOrStringArray[S any] struct {
-	Schema   *S
-	Property []string
-}
-
-func (s *SchemaOrStringArray[S]) UnmarshalJSON(b []byte) error {
-	var v SchemaOrStringArray[S]
-	switch {
-	case len(b) < 2:
-	case b[0] == '{':
-		var sch S
-		if err := kjson.UnmarshalCaseSensitivePreserveInts(b, &sch); err != nil {
-			return err
-		}
-		v.Schema = &sch
-	case b[0] == '[':
-		if err := kjson.UnmarshalCaseSensitivePreserveInts(b, &v.Property); err != nil {
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(b, &v.List); err != nil {
 			return err
 		}
 	}

@@ -241,3 +241,40 @@ func TestLineIndexRebase(t *testing.T) {
 		}
 	}
 }
+
+// YAML documents are converted to JSON in the memory of the previous document's JSON: a load must be the
+// same as with fresh memory for each document (a value pointing into the JSON would be overwritten).
+func TestReusedJSONLoadMatchesFresh(t *testing.T) {
+	synthetic := t.TempDir()
+	bigCatalog(t, synthetic, 100, 2000)
+	dirs := map[string]string{"synthetic": synthetic}
+	if os.Getenv("CATALOGBOT_SHARED_DATA") != "" {
+		for _, name := range []string{"community-operators-prod-v4.16", "community-operators-prod-v4.20"} {
+			dirs[name] = sharedData(t, "catalogs", name)
+		}
+	}
+	load := func(dir string, lean, reuse bool) *Result {
+		t.Helper()
+		old := reuseJSON
+		reuseJSON = reuse
+		defer func() { reuseJSON = old }()
+		res, err := LoadDir(context.Background(), dir, LoadOptions{Lean: lean})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			for _, lean := range []bool{false, true} {
+				reused, fresh := load(dir, lean, true), load(dir, lean, false)
+				if !reflect.DeepEqual(reused.Catalog, fresh.Catalog) {
+					t.Errorf("lean=%v: the catalog differs when documents' JSON memory is reused", lean)
+				}
+				if got, want := diagStrings(reused.Diagnostics), diagStrings(fresh.Diagnostics); !reflect.DeepEqual(got, want) {
+					t.Errorf("lean=%v: diagnostics differ:\nreused %q\nfresh  %q", lean, got, want)
+				}
+			}
+		})
+	}
+}

@@ -188,7 +188,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		flight = &inFlight{}
 	}
 	parts := make([]*fileLoader, len(files))
-	var bufs sync.Pool // read buffers, reused across files
+	var bufs, jsBufs sync.Pool // read buffers and YAML documents' JSON, reused across files
 	var g errgroup.Group
 	g.SetLimit(workers)
 	for i := range files {
@@ -197,10 +197,15 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		}
 		g.Go(func() error {
 			buf, _ := bufs.Get().([]byte)
+			js, _ := jsBufs.Get().([]byte)
 			l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink,
-				flight: flight}
+				flight: flight, js: js}
 			if buf = l.load(fsys, maxSize, buf); cap(buf) <= maxKeptBuffer {
 				bufs.Put(buf)
+			}
+			if l.js != nil {
+				jsBufs.Put(l.js)
+				l.js = nil
 			}
 			parts[i] = l
 			return nil
@@ -296,6 +301,7 @@ type fileLoader struct {
 	mapped            bool
 	reached, released int
 	flight            *inFlight
+	js                []byte // the JSON of a YAML document, reused for the next one
 	// yamlDoc, when set, is the position every offset maps to (the blob came from a YAML document).
 	yamlDoc *Pos
 }
@@ -504,7 +510,7 @@ func (l *fileLoader) tryYAML(data []byte, from int) bool {
 	if !ok {
 		return false // a bad separator after the first document is reported by loadYAML
 	}
-	js, err := docJSON(data, first)
+	js, err := docJSON(nil, data, first)
 	if err != nil {
 		return false
 	}

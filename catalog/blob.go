@@ -225,7 +225,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		if _, err := scan.DecodeInto(data, i, b); err != nil {
 			return wrapBlobError(err, &m, i)
 		}
-		parsed, err := parseProperties(data, b.Properties, l.lean, l.intern)
+		parsed, err := parseProperties(data, b.Properties, l.lean, l.intern, &l.obj)
 		if err != nil {
 			return wrapBlobError(err, &m, i)
 		}
@@ -281,8 +281,8 @@ func (l *fileLoader) entryPositions(data []byte, i int, c *Channel) {
 
 // parseProperties decodes bundle property values into their types, as opm's property.Parse does. The
 // names a catalog repeats from bundle to bundle (packages, groups, kinds, versions of the APIs) go through
-// intern.
-func parseProperties(data []byte, props []Property, lean bool, intern func(string) string) (*Parsed, error) {
+// intern. Bundle objects are decoded into obj's memory, which is kept for the next when not too large.
+func parseProperties(data []byte, props []Property, lean bool, intern func(string) string, obj *[]byte) (*Parsed, error) {
 	p := &Parsed{}
 	for idx, prop := range props {
 		off := -1
@@ -323,10 +323,13 @@ func parseProperties(data []byte, props []Property, lean bool, intern func(strin
 				p.Channels = append(p.Channels, x)
 			}
 		case PropertyBundleObject:
-			var x BundleObject
+			x := bundleObjectCheck{Data: (*obj)[:0]}
 			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
 				err = checkManifest(x.Data)
 				p.Objects++
+			}
+			if cap(x.Data) <= maxKeptBuffer {
+				*obj = x.Data[:0]
 			}
 		case PropertyCSVMetadata:
 			if lean {
@@ -346,6 +349,12 @@ func parseProperties(data []byte, props []Property, lean bool, intern func(strin
 		}
 	}
 	return p, nil
+}
+
+// bundleObjectCheck is BundleObject decoded only to be checked: into memory reused from object to object
+// (a bundle's objects, CSVs and CRDs, were a quarter of what community-operators-prod-v4.16's load allocated).
+type bundleObjectCheck struct {
+	Data scan.ReusedBytes `json:"data"`
 }
 
 // checkManifest accepts what opm's bundle-object reading accepts: text whose first non-space character

@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -104,5 +106,31 @@ func TestLeanLoadSharesWhatBundlesRepeat(t *testing.T) {
 			t.Errorf("bundle %s: lists with spare capacity: %d/%d properties, %d/%d GVKs, %d/%d related images", bd.Name,
 				len(bd.Properties), cap(bd.Properties), len(bd.Parsed.GVKs), cap(bd.Parsed.GVKs), len(bd.RelatedImages), cap(bd.RelatedImages))
 		}
+	}
+}
+
+// A bundle's objects are decoded one after another into one buffer (only checked, never kept), and a
+// broken one after a good one is still found.
+func TestBundleObjectsDecodeIntoOneBuffer(t *testing.T) {
+	obj := func(manifest string) Property {
+		return Property{Type: PropertyBundleObject, Value: []byte(`{"data":"` + base64.StdEncoding.EncodeToString([]byte(manifest)) + `"}`)}
+	}
+	big := `{"kind":"CustomResourceDefinition","spec":"` + strings.Repeat("x", 4000) + `"}`
+	props := []Property{obj(big), obj("kind: ConfigMap\n"), obj(`{"kind":"ClusterServiceVersion"}`)}
+	var scratch []byte
+	p, err := parseProperties(nil, props, true, func(s string) string { return s }, &scratch)
+	if err != nil || p.Objects != 3 {
+		t.Fatalf("parse: %d objects, %v", p.Objects, err)
+	}
+	first := unsafe.SliceData(scratch)
+	if cap(scratch) < len(big) {
+		t.Fatalf("the buffer kept has %d bytes, less than the largest object", cap(scratch))
+	}
+	if _, err := parseProperties(nil, props, true, func(s string) string { return s }, &scratch); err != nil || unsafe.SliceData(scratch) != first {
+		t.Errorf("a second bundle's objects did not reuse the buffer (err %v)", err)
+	}
+	broken := append(slices.Clone(props), obj("kind: [unclosed\n"))
+	if _, err := parseProperties(nil, broken, true, func(s string) string { return s }, &scratch); err == nil {
+		t.Error("a manifest that is neither JSON nor YAML, decoded into the reused buffer, was accepted")
 	}
 }

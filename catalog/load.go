@@ -302,6 +302,7 @@ type fileLoader struct {
 	reached, released int
 	flight            *inFlight
 	js                []byte // the JSON of a YAML document, reused for the next one
+	obj               []byte // a decoded bundle object, reused for the next one
 	// yamlDoc, when set, is the position every offset maps to (the blob came from a YAML document).
 	yamlDoc *Pos
 }

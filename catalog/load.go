@@ -390,7 +390,8 @@ func (l *fileLoader) parse(data []byte) {
 var errTooLarge = errors.New("file too large")
 
 // readCapped reads a file of at most maxSize bytes into reuse when it is large enough, or maps it
-// (mapped true; the caller unmaps it) when it has minMapped bytes or more and the system can.
+// (mapped true; the caller unmaps it) when it has minMapped bytes or more and the system can. A mapping
+// holds the bytes the file had when it was opened; a read goes on to the end, wherever that is.
 func readCapped(fsys fs.FS, name string, maxSize int64, reuse []byte) (data []byte, mapped bool, err error) {
 	f, err := fsys.Open(name)
 	if err != nil {

@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -60,5 +62,75 @@ func TestLoadSharesRepeatedStrings(t *testing.T) {
 		if unsafe.StringData(bd.Package) != unsafe.StringData(c.Channels[0].Package) {
 			t.Fatalf("bundle %s keeps its own copy of the package name", bd.Name)
 		}
+	}
+}
+
+// A lean catalog is kept for a whole validation: what every bundle repeats (property types, the
+// packages, groups, kinds and versions of its APIs) is one string for the file, and no list keeps the
+// spare capacity the decoder's appends left.
+func TestLeanLoadSharesWhatBundlesRepeat(t *testing.T) {
+	var b strings.Builder
+	const gvks = `{"type":"olm.gvk","value":{"group":"etcd.database.coreos.com","kind":"EtcdCluster","version":"v1beta2"}},` +
+		`{"type":"olm.gvk","value":{"group":"etcd.database.coreos.com","kind":"EtcdBackup","version":"v1beta2"}},` +
+		`{"type":"olm.gvk","value":{"group":"etcd.database.coreos.com","kind":"EtcdRestore","version":"v1beta2"}}`
+	for i := range 3 {
+		fmt.Fprintf(&b, `{"schema":"olm.bundle","package":"etcd","name":"etcd.v%d","image":"x/y:%d","relatedImages":[{"name":"a","image":"x/a"},{"name":"b","image":"x/b"},{"name":"c","image":"x/c"}],"properties":[{"type":"olm.package","value":{"packageName":"etcd","version":"%d.0.0"}},%s]}`, i, i, i, gvks)
+	}
+	res, err := LoadFS(context.Background(), fstest.MapFS{"c.json": {Data: []byte(b.String())}}, LoadOptions{Lean: true})
+	if err != nil || len(res.Diagnostics) != 0 || len(res.Catalog.Bundles) != 3 {
+		t.Fatalf("unexpected load: %v %v", err, res.Diagnostics)
+	}
+	first := res.Catalog.Bundles[0]
+	same := func(what, a, b string) {
+		t.Helper()
+		if a != b || unsafe.StringData(a) != unsafe.StringData(b) {
+			t.Errorf("%s: %q and %q are not one string", what, a, b)
+		}
+	}
+	for _, bd := range res.Catalog.Bundles {
+		for i, p := range bd.Properties {
+			same("property type", p.Type, first.Properties[i].Type)
+			if p.Value != nil {
+				t.Errorf("bundle %s keeps the value of property %d in a lean load", bd.Name, i)
+			}
+		}
+		for i, g := range bd.Parsed.GVKs {
+			f := first.Parsed.GVKs[i]
+			same("group", g.Group, f.Group)
+			same("kind", g.Kind, f.Kind)
+			same("version", g.Version, f.Version)
+		}
+		same("package property", bd.Parsed.Packages[0].PackageName, bd.Package)
+		if len(bd.Properties) != 4 || cap(bd.Properties) != 4 || len(bd.Parsed.GVKs) != 3 || cap(bd.Parsed.GVKs) != 3 ||
+			cap(bd.RelatedImages) != 3 {
+			t.Errorf("bundle %s: lists with spare capacity: %d/%d properties, %d/%d GVKs, %d/%d related images", bd.Name,
+				len(bd.Properties), cap(bd.Properties), len(bd.Parsed.GVKs), cap(bd.Parsed.GVKs), len(bd.RelatedImages), cap(bd.RelatedImages))
+		}
+	}
+}
+
+// A bundle's objects are decoded one after another into one buffer (only checked, never kept), and a
+// broken one after a good one is still found.
+func TestBundleObjectsDecodeIntoOneBuffer(t *testing.T) {
+	obj := func(manifest string) Property {
+		return Property{Type: PropertyBundleObject, Value: []byte(`{"data":"` + base64.StdEncoding.EncodeToString([]byte(manifest)) + `"}`)}
+	}
+	big := `{"kind":"CustomResourceDefinition","spec":"` + strings.Repeat("x", 4000) + `"}`
+	props := []Property{obj(big), obj("kind: ConfigMap\n"), obj(`{"kind":"ClusterServiceVersion"}`)}
+	var scratch []byte
+	p, err := parseProperties(nil, props, true, func(s string) string { return s }, &scratch)
+	if err != nil || p.Objects != 3 {
+		t.Fatalf("parse: %d objects, %v", p.Objects, err)
+	}
+	first := unsafe.SliceData(scratch)
+	if cap(scratch) < len(big) {
+		t.Fatalf("the buffer kept has %d bytes, less than the largest object", cap(scratch))
+	}
+	if _, err := parseProperties(nil, props, true, func(s string) string { return s }, &scratch); err != nil || unsafe.SliceData(scratch) != first {
+		t.Errorf("a second bundle's objects did not reuse the buffer (err %v)", err)
+	}
+	broken := append(slices.Clone(props), obj("kind: [unclosed\n"))
+	if _, err := parseProperties(nil, broken, true, func(s string) string { return s }, &scratch); err == nil {
+		t.Error("a manifest that is neither JSON nor YAML, decoded into the reused buffer, was accepted")
 	}
 }

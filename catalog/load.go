@@ -58,6 +58,8 @@ type LoadOptions struct {
 	// VisitBundle, when set, is called for each decoded bundle on the worker that parsed it (concurrently),
 	// so per-bundle checks run in parallel with parsing.
 	VisitBundle func(b *Bundle)
+	// flight, when set, counts the file data the workers hold (tests read it); else a load counts its own.
+	flight *inFlight
 }
 
 // Result is a loaded catalog and every problem found while reading it. Problems do not stop the load:
@@ -181,8 +183,12 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		sink.Add(d)
 		return finish(&Result{Catalog: &Catalog{}, Files: files, Refused: true}), nil
 	}
+	flight := opts.flight
+	if flight == nil {
+		flight = &inFlight{}
+	}
 	parts := make([]*fileLoader, len(files))
-	var bufs sync.Pool // read buffers, reused across files
+	var bufs, jsBufs sync.Pool // read buffers and YAML documents' JSON, reused across files
 	var g errgroup.Group
 	g.SetLimit(workers)
 	for i := range files {
@@ -191,9 +197,15 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		}
 		g.Go(func() error {
 			buf, _ := bufs.Get().([]byte)
-			l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink}
+			js, _ := jsBufs.Get().([]byte)
+			l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink,
+				flight: flight, js: js}
 			if buf = l.load(fsys, maxSize, buf); cap(buf) <= maxKeptBuffer {
 				bufs.Put(buf)
+			}
+			if l.js != nil {
+				jsBufs.Put(l.js)
+				l.js = nil
 			}
 			parts[i] = l
 			return nil
@@ -283,6 +295,14 @@ type fileLoader struct {
 	keys  keyScratch
 	strs  map[string]string // see intern
 	lines lineIndex
+	// the file's bytes while it is parsed: mapped from the file (see minMapped), data[:reached] read,
+	// data[:released] given back
+	data              []byte
+	mapped            bool
+	reached, released int
+	flight            *inFlight
+	js                []byte // the JSON of a YAML document, reused for the next one
+	obj               []byte // a decoded bundle object, reused for the next one
 	// yamlDoc, when set, is the position every offset maps to (the blob came from a YAML document).
 	yamlDoc *Pos
 }
@@ -330,10 +350,11 @@ func (l *fileLoader) reportErr(err error) {
 	}
 }
 
-// load reads and parses the file, reading into buf when it is large enough; it returns the buffer for
-// the worker's next file. Nothing the catalog keeps may point into it (the decoders copy what they keep).
+// load reads and parses the file, reading into buf when it is large enough (or mapping it, see minMapped);
+// it returns the buffer for the worker's next file. Nothing the catalog keeps may point into the file's
+// bytes (the decoders copy what they keep): the buffer is reused, and a mapping ends with the load.
 func (l *fileLoader) load(fsys fs.FS, maxSize int64, buf []byte) []byte {
-	data, err := readCapped(fsys, l.file, maxSize, buf)
+	data, mapped, err := readCapped(fsys, l.file, maxSize, buf)
 	if err != nil {
 		rule := RuleFile
 		if errors.Is(err, errTooLarge) {
@@ -342,33 +363,55 @@ func (l *fileLoader) load(fsys fs.FS, maxSize int64, buf []byte) []byte {
 		l.report(Pos{File: l.file}, rule, err.Error(), "")
 		return buf
 	}
+	l.data, l.mapped, l.reached, l.released = data, mapped, 0, 0
 	l.lines = lineIndex{data: data}
-	defer func() { l.lines = lineIndex{} }() // do not keep the file's bytes alive
+	defer func() {
+		l.flight.add(-int64(l.reached - l.released))
+		l.data, l.lines = nil, lineIndex{} // do not keep the file's bytes alive
+	}()
+	if !mapped {
+		l.reach(len(data))
+		l.parse(data)
+		return data
+	}
+	defer unmapFile(data)
+	l.parseMapped(data)
+	return buf
+}
+
+func (l *fileLoader) parse(data []byte) {
 	if looksLikeJSON(data) {
 		l.loadJSON(data)
 	} else {
 		l.loadYAML(data, 0)
 	}
-	return data
 }
 
 var errTooLarge = errors.New("file too large")
 
-func readCapped(fsys fs.FS, name string, maxSize int64, reuse []byte) ([]byte, error) {
+// readCapped reads a file of at most maxSize bytes into reuse when it is large enough, or maps it
+// (mapped true; the caller unmaps it) when it has minMapped bytes or more and the system can. A mapping
+// holds the bytes the file had when it was opened; a read goes on to the end, wherever that is.
+func readCapped(fsys fs.FS, name string, maxSize int64, reuse []byte) (data []byte, mapped bool, err error) {
 	f, err := fsys.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", name, err)
+		return nil, false, fmt.Errorf("open %s: %w", name, err)
 	}
 	defer f.Close()
 	size := int64(0)
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
 		if !st.Mode().IsRegular() {
-			return nil, fmt.Errorf("read %s: not a regular file", name)
+			return nil, false, fmt.Errorf("read %s: not a regular file", name)
 		}
 	}
 	if size > maxSize {
-		return nil, fmt.Errorf("%s is %d bytes, more than the limit of %d bytes: %w", name, size, maxSize, errTooLarge)
+		return nil, false, fmt.Errorf("%s is %d bytes, more than the limit of %d bytes: %w", name, size, maxSize, errTooLarge)
+	}
+	if size >= minMapped {
+		if data, ok := mapFile(f, size); ok {
+			return data, true, nil
+		}
 	}
 	buf := reuse[:0]
 	if int64(cap(buf)) < size {
@@ -386,13 +429,13 @@ func readCapped(fsys fs.FS, name string, maxSize int64, reuse []byte) ([]byte, e
 			buf = buf[:len(buf)+n]
 		}
 		if int64(len(buf)) > maxSize {
-			return nil, fmt.Errorf("%s is more than the limit of %d bytes: %w", name, maxSize, errTooLarge)
+			return nil, false, fmt.Errorf("%s is more than the limit of %d bytes: %w", name, maxSize, errTooLarge)
 		}
 		if errors.Is(err, io.EOF) {
-			return buf, nil
+			return buf, false, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return nil, false, fmt.Errorf("read %s: %w", name, err)
 		}
 	}
 }
@@ -412,7 +455,9 @@ func (l *fileLoader) loadJSON(data []byte) {
 		if i >= len(data) {
 			return
 		}
+		l.releaseBefore(i)
 		m, end, err := l.keys.metaKeys(data, i)
+		l.reach(end)
 		if err == nil {
 			if derr := l.decodeBlob(data, i, end, m); derr != nil {
 				// a syntax error anywhere in the blob is found before any other problem, as in opm
@@ -462,12 +507,12 @@ func consumeSpaceLine(data []byte, i int) (next int, ok bool) {
 
 // tryYAML reads data[from:] as YAML if its first document decodes; it reports false (and nothing) if not.
 func (l *fileLoader) tryYAML(data []byte, from int) bool {
-	docs, err := splitYAML(data, from)
-	if len(docs) == 0 {
-		return false
+	docs := newYAMLDocs(data, from)
+	first, ok, _ := docs.next()
+	if !ok {
+		return false // a bad separator after the first document is reported by loadYAML
 	}
-	_ = err // a bad separator after the first document is reported by loadYAML
-	js, err := docJSON(data, docs[0])
+	js, err := docJSON(nil, data, first)
 	if err != nil {
 		return false
 	}

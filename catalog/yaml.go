@@ -20,34 +20,58 @@ type yamlDoc struct {
 // dashes is an error (as in Kubernetes' YAML reader); documents before it are still returned.
 func splitYAML(data []byte, from int) ([]yamlDoc, error) {
 	var docs []yamlDoc
-	start := from
-	i := from
-	for i < len(data) {
+	it := newYAMLDocs(data, from)
+	for {
+		d, ok, err := it.next()
+		if !ok {
+			return docs, err
+		}
+		docs = append(docs, d)
+	}
+}
+
+// yamlDocs finds the documents of a YAML stream one at a time, as splitYAML lists them, so the loader
+// reads a file's bytes once, in order (see releaseBefore).
+type yamlDocs struct {
+	data     []byte
+	start, i int // the current document starts at start; lines before i are read
+}
+
+func newYAMLDocs(data []byte, from int) *yamlDocs { return &yamlDocs{data: data, start: from, i: from} }
+
+// next returns the next document; ok false when there is none, with the error of a bad separator, which
+// ends the stream.
+func (y *yamlDocs) next() (d yamlDoc, ok bool, err error) {
+	data := y.data
+	for y.i < len(data) {
+		i := y.i
 		eol := bytes.IndexByte(data[i:], '\n')
 		next := len(data)
 		if eol >= 0 {
 			next = i + eol + 1
 		}
+		y.i = next
 		line := data[i:next]
 		if isSeparator(line) {
 			rest := strings.TrimSpace(string(line[3:]))
 			if rest != "" && rest[0] != '#' {
-				return docs, &scan.SyntaxError{Off: i, Msg: fmt.Sprintf("invalid YAML document separator: %s", rest)}
+				y.start, y.i = len(data), len(data)
+				return yamlDoc{}, false, &scan.SyntaxError{Off: i, Msg: fmt.Sprintf("invalid YAML document separator: %s", rest)}
 			}
 			// Kubernetes' reader ends a document only at a separator that follows some text; a separator
 			// with nothing before it is kept as the first line of the next document, so "---" alone (or
 			// "---" right after another separator) is an empty document, which opm rejects.
-			if i > start {
-				docs = append(docs, newDoc(data, start, i))
-				start = next
+			if i > y.start {
+				d, y.start = newDoc(data, y.start, i), next
+				return d, true, nil
 			}
 		}
-		i = next
 	}
-	if len(data) > start {
-		docs = append(docs, newDoc(data, start, len(data)))
+	if len(data) > y.start {
+		d, y.start = newDoc(data, y.start, len(data)), len(data)
+		return d, true, nil
 	}
-	return docs, nil
+	return yamlDoc{}, false, nil
 }
 
 // isSeparator reports whether a line starts with the document separator "---".
@@ -70,9 +94,10 @@ func newDoc(data []byte, start, end int) yamlDoc {
 	return d
 }
 
-// docJSON converts a document to JSON; nil means the document is empty (null), as a comment-only one is.
-func docJSON(data []byte, d yamlDoc) ([]byte, error) {
-	js, err := yamlToJSON(data[d.start:d.end])
+// docJSON converts a document to JSON, into dst's memory when it can; nil means the document is empty
+// (null), as a comment-only one is.
+func docJSON(dst, data []byte, d yamlDoc) ([]byte, error) {
+	js, err := yamlToJSON(dst, data[d.start:d.end])
 	if err != nil {
 		return nil, err
 	}
@@ -82,14 +107,32 @@ func docJSON(data []byte, d yamlDoc) ([]byte, error) {
 	return js, nil
 }
 
+// reuseJSON says whether a YAML document's JSON is converted into the memory of the previous one's (a
+// variable so tests can compare with fresh memory for each). Reused, it costs no garbage, and a worker's
+// heap does not fragment into documents of every size.
+var reuseJSON = true
+
 // loadYAML reads data[from:] as a YAML stream.
 func (l *fileLoader) loadYAML(data []byte, from int) {
-	docs, splitErr := splitYAML(data, from)
+	docs := newYAMLDocs(data, from)
 	defer func() { l.yamlDoc = nil }()
-	for _, d := range docs {
+	for {
+		d, ok, splitErr := docs.next()
+		if !ok {
+			if splitErr != nil {
+				l.yamlDoc = nil
+				l.reportErr(splitErr)
+			}
+			return
+		}
+		l.reach(docs.i)
+		l.releaseBefore(d.start)
 		l.yamlDoc = nil
 		pos := l.pos(d.first)
-		js, err := docJSON(data, d)
+		js, err := docJSON(l.js, data, d)
+		if reuseJSON && cap(js) <= maxKeptBuffer {
+			l.js = js[:0] // nothing the catalog keeps points into it (the decoders copy what they keep)
+		}
 		if err != nil {
 			l.report(pos, RuleYAML, "YAML error: "+strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "),
 				"fix the YAML syntax of this document")
@@ -115,10 +158,6 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 		if len(l.cat.Channels) > nch {
 			yamlEntryPositions(data, d, pos, l.cat.Channels[nch])
 		}
-	}
-	if splitErr != nil {
-		l.yamlDoc = nil
-		l.reportErr(splitErr)
 	}
 }
 

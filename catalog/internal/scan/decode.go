@@ -39,7 +39,12 @@ func (e *TypeError) Error() string {
 	return fmt.Sprintf("%sexpected %s, got %s", where, e.want, e.got)
 }
 
+// ReusedBytes decodes as []byte does (base64), into the memory the field already holds when it has room:
+// a caller that decodes one value after another into it reuses one buffer. encoding/json allocates anew.
+type ReusedBytes []byte
+
 var (
+	reusedBytesType = reflect.TypeFor[ReusedBytes]()
 	rawMessageType  = reflect.TypeFor[json.RawMessage]()
 	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 )
@@ -360,7 +365,12 @@ func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
 	if esc || !utf8.Valid(raw) {
 		raw = []byte(StringValue(data, i, end, esc))
 	}
-	b := make([]byte, base64.StdEncoding.DecodedLen(len(raw)))
+	var b []byte
+	if need := base64.StdEncoding.DecodedLen(len(raw)); v.IsValid() && v.Type() == reusedBytesType && v.Cap() >= need {
+		b = v.Bytes()[:need]
+	} else {
+		b = make([]byte, need)
+	}
 	n, derr := base64.StdEncoding.Decode(b, raw)
 	if derr != nil {
 		return end, &TypeError{Off: i, cause: fmt.Errorf("invalid base64 data: %w", derr)}

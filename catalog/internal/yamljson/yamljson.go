@@ -53,6 +53,25 @@ func Convert(doc []byte) (js []byte, ok bool) {
 	return append(make([]byte, 0, len(p.out)), p.out...), true
 }
 
+// AppendConvert appends to dst the JSON Convert returns for doc (ok false: dst as given, doc declined).
+// The result is the caller's: passing it back as dst for the next document reuses its memory.
+func AppendConvert(dst, doc []byte) (js []byte, ok bool) {
+	if !plainText(doc) {
+		return dst, false
+	}
+	p := parsers.Get().(*parser)
+	defer p.release()
+	own := p.out
+	defer func() { p.out = own }()
+	p.doc, p.pos, p.depth = doc, 0, 0
+	p.lineFrom, p.lineTo = 1, 0 // no line yet
+	p.out = dst
+	if err := p.document(); err != nil {
+		return dst, false
+	}
+	return p.out, true
+}
+
 // keepBuffer is the largest scratch buffer a pooled parser keeps: a typical document's size (v4.20's
 // largest is 190 kB), so the pool never holds a large document's worth of memory.
 const keepBuffer = 256 << 10

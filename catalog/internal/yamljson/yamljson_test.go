@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"sigs.k8s.io/yaml"
 )
@@ -23,6 +24,15 @@ func same(t testing.TB, doc []byte) bool {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("document %q:\n got %s\nwant %s", doc, got, want)
+	}
+	// AppendConvert writes the same JSON after what dst holds, in dst's memory when it has room (for the
+	// JSON as written before mappings are sorted and duplicate keys dropped; no byte of a document takes
+	// more than 6 in JSON)
+	dst := append(make([]byte, 0, 8+7*len(doc)+64), "prefix: "...)
+	app, ok := AppendConvert(dst, doc)
+	if !ok || !bytes.Equal(app, append([]byte("prefix: "), want...)) || unsafe.SliceData(app) != unsafe.SliceData(dst) {
+		t.Fatalf("document %q: AppendConvert gave %q (ok %v, in dst's memory %v), want %q after the prefix", doc, app, ok,
+			unsafe.SliceData(app) == unsafe.SliceData(dst), want)
 	}
 	return true
 }

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package catalog
+
+import "io/fs"
+
+// canMap says whether large files are mapped instead of read (see fileLoader.load): here they are read.
+const canMap = false
+
+func mapFile(fs.File, int64) ([]byte, bool) { return nil, false }
+
+func unmapFile([]byte) {}
+
+func dropPages([]byte) {}

@@ -102,8 +102,12 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 	if err != nil {
 		return nil, false, err
 	}
+	total := catalogBytes(src, files)
 	if ch.Sized != nil {
-		ch.Sized(catalogBytes(src, files))
+		ch.Sized(total)
+	}
+	if wholeIsCheaper(total, catalogBytes(src, ch.Files)) {
+		return full()
 	}
 	touched := map[string]bool{}
 	before := fstest.MapFS{}
@@ -170,6 +174,17 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 	res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { lo.Files = files; return src.load(ctx, lo) },
 		Options{Include: func(p string) bool { return include[p] }, Packages: pkgs, Limits: ch.Limits})
 	return res, false, err
+}
+
+// An incremental run loads the changed files up to three times (before the change, after it, and in the
+// final load, one worker each) and runs git; the whole catalog is loaded once, by every worker. So where
+// the changed files are an eighth of a catalog of a few megabytes or more (community-operators-prod-v4.16
+// has one 3.5 MB package file in 20 MB: 0.11-0.13 s incrementally against 0.08 s whole), the whole
+// catalog is validated instead; below minIncrementalBytes either takes milliseconds.
+const minIncrementalBytes = 4 << 20
+
+func wholeIsCheaper(total, changed int64) bool {
+	return total >= minIncrementalBytes && changed*8 >= total
 }
 
 // catalogBytes is the total size of files, from their identities where the source gives them.

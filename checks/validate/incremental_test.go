@@ -347,3 +347,39 @@ func TestIncrementalByPackage(t *testing.T) {
 		})
 	}
 }
+
+// A change to a file that holds a large share of a large catalog validates the whole catalog (cheaper
+// than loading that file three times); a small share of it does not.
+func TestIncrementalLargeShareValidatesWhole(t *testing.T) {
+	pkg := func(name string, bundles int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `{"schema":"olm.package","name":%q,"defaultChannel":"stable"}`+"\n", name)
+		var entries []string
+		for i := range bundles {
+			if i == 0 {
+				entries = append(entries, fmt.Sprintf(`{"name":"%s.v0"}`, name))
+			} else {
+				entries = append(entries, fmt.Sprintf(`{"name":"%s.v%d","replaces":"%s.v%d"}`, name, i, name, i-1))
+			}
+			fmt.Fprintf(&b, `{"schema":"olm.bundle","name":"%s.v%d","package":%q,"image":"quay.io/x/%s@sha256:%s","properties":[{"type":"olm.package","value":{"packageName":%q,"version":"1.0.%d"}}]}`+"\n",
+				name, i, name, name, strings.Repeat("1", 64), name, i)
+		}
+		fmt.Fprintf(&b, `{"schema":"olm.channel","name":"stable","package":%q,"entries":[%s]}`+"\n", name, strings.Join(entries, ","))
+		return b.String()
+	}
+	big, small := pkg("big", 16000), pkg("small", 10)
+	if len(big) < minIncrementalBytes {
+		t.Fatalf("the big package is %d bytes, want %d or more", len(big), minIncrementalBytes)
+	}
+	fsys := fstest.MapFS{"big/catalog.json": {Data: []byte(big)}, "small/catalog.json": {Data: []byte(small)}}
+	before := func(p string) ([]byte, bool, error) { return fsys[p].Data, true, nil }
+	for _, tc := range []struct {
+		file     string
+		fellBack bool
+	}{{"big/catalog.json", true}, {"small/catalog.json", false}} {
+		res, fellBack, err := changed(t.Context(), memSource{fsys}, Change{Files: []string{tc.file}, Before: before})
+		if err != nil || fellBack != tc.fellBack || !res.Valid() {
+			t.Errorf("%s changed: err %v, whole catalog validated %v (want %v), valid %v %v", tc.file, err, fellBack, tc.fellBack, res.Valid(), res.Diagnostics[:min(2, len(res.Diagnostics))])
+		}
+	}
+}

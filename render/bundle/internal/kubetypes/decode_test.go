@@ -60,6 +60,26 @@ func deploymentSpecs[S any](data []byte) error {
 	return json.Unmarshal(data, &v)
 }
 
+// csvWithMetadata decodes a CSV into the real type and the copy and, when both accept it, requires the
+// parts an olm.csv.metadata property is made of to encode to the same bytes.
+func csvWithMetadata(data []byte) (error, error) {
+	var r v1alpha1.ClusterServiceVersion
+	var c ClusterServiceVersion
+	realErr, copyErr := json.Unmarshal(data, &r), json.Unmarshal(data, &c)
+	if realErr != nil || copyErr != nil {
+		return realErr, copyErr
+	}
+	rs, cs := r.Spec, c.Spec
+	want, err1 := json.Marshal([]any{r.Annotations, r.Labels, rs.APIServiceDefinitions, rs.CustomResourceDefinitions, rs.Description,
+		rs.DisplayName, rs.InstallModes, rs.Keywords, rs.Links, rs.Maintainers, rs.Maturity, rs.MinKubeVersion, rs.NativeAPIs, rs.Provider})
+	got, err2 := json.Marshal([]any{c.Annotations, c.Labels, cs.APIServiceDefinitions, cs.CustomResourceDefinitions, cs.Description,
+		cs.DisplayName, cs.InstallModes, cs.Keywords, cs.Links, cs.Maintainers, cs.Maturity, cs.MinKubeVersion, cs.NativeAPIs, cs.Provider})
+	if err1 != nil || err2 != nil || string(want) != string(got) {
+		return nil, fmt.Errorf("the olm.csv.metadata parts encode differently (%v, %v):\nreal: %s\ncopy: %s", err1, err2, want, got)
+	}
+	return nil, nil
+}
+
 func objectMeta[M any](data []byte) error {
 	var v struct {
 		Metadata M `json:"metadata"`
@@ -68,7 +88,7 @@ func objectMeta[M any](data []byte) error {
 }
 
 var decoders = []decoder{
-	{"ClusterServiceVersion", "ClusterServiceVersion", stdJSON[v1alpha1.ClusterServiceVersion, ClusterServiceVersion]},
+	{"ClusterServiceVersion", "ClusterServiceVersion", csvWithMetadata},
 	{"DeploymentSpec", "ClusterServiceVersion", func(d []byte) (error, error) {
 		return deploymentSpecs[appsv1.DeploymentSpec](d), deploymentSpecs[DeploymentSpec](d)
 	}},

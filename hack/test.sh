@@ -116,22 +116,34 @@ else
     fi
   fi
   # One run of the lane within what is left of the CI budget (at least 10 minutes, or it is not started).
+  # Returns 0 (passed), 1 (its tests failed), 2 (not started: too little budget left), 3 (stopped by the
+  # budget before it finished).
   lane_run() {
     local left=$(( lane_hard_end - $(date +%s) ))
     if [ "$left" -lt 600 ]; then
       step "KIND OFFLINE LANE NOT STARTED: ONLY ${left}s OF THE CI TIME BUDGET LEFT"
-      return 1
+      return 2
     fi
-    timeout --signal=INT --kill-after=60 "$left" bash hack/kind-offline/lane.sh
+    local rc=0
+    timeout --signal=INT --kill-after=60 "$left" bash hack/kind-offline/lane.sh || rc=$?
+    case "$rc" in
+      0) return 0 ;;
+      124|137) step "KIND OFFLINE LANE STOPPED: THE CI TIME BUDGET RAN OUT BEFORE IT FINISHED"; return 3 ;;
+      *) return 1 ;;
+    esac
   }
   if [ "$lane_ready" = yes ]; then
     step "kind offline lane"
-    # One retry: a real cluster on a shared 2-core VM is slow to settle. A second failure is printed in
-    # capitals and fails the run when CATALOGBOT_KIND_LANE=required.
-    if ! lane_run && ! lane_run; then
-      step "KIND OFFLINE LANE FAILED TWICE: see the log above"
-      [ "${CATALOGBOT_KIND_LANE:-on}" = "required" ] && exit 1
-    fi
+    # The e2e tests fail CI when they ran and failed, twice (one retry: a real cluster on a shared 2-core
+    # VM is slow to settle). A lane the budget did not let start or finish is reported, not failed, unless
+    # CATALOGBOT_KIND_LANE=required.
+    rc=0; lane_run || rc=$?
+    if [ "$rc" = 1 ]; then rc=0; lane_run || rc=$?; fi
+    case "$rc" in
+      0) ;;
+      1) step "KIND OFFLINE LANE FAILED TWICE: see the log above"; exit 1 ;;
+      *) if [ "${CATALOGBOT_KIND_LANE:-on}" = "required" ]; then exit 1; fi ;;
+    esac
   elif [ "${CATALOGBOT_KIND_LANE:-on}" = "required" ]; then
     exit 1
   fi

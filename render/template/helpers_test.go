@@ -106,24 +106,28 @@ func newRegistry(t testing.TB, bundles ...string) *registry {
 	t.Helper()
 	r := &registry{Registry: registrytest.New(t, nil), tag: map[string]string{}, digest: map[string]string{}}
 	for _, b := range bundles {
-		img := bundleImage(t, shareddata.Dir(t, "bundles", filepath.FromSlash(b)))
 		pkg, version, _ := strings.Cut(b, "/")
-		ref := r.Host + "/bundles/" + pkg + ":v" + version
-		tag, err := name.ParseReference(ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(tag, img); err != nil {
-			t.Fatal(err)
-		}
-		d, err := img.Digest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.tag[b] = ref
-		r.digest[b] = r.Host + "/bundles/" + pkg + "@" + d.String()
+		r.push(t, b, bundleImage(t, shareddata.Dir(t, "bundles", filepath.FromSlash(b))), "bundles/"+pkg, "v"+version)
 	}
 	return r
+}
+
+// push pushes img as repo:tag and records it as bundle key.
+func (r *registry) push(t testing.TB, key string, img v1.Image, repo, tag string) {
+	t.Helper()
+	ref := r.Host + "/" + repo + ":" + tag
+	parsed, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(parsed, img); err != nil {
+		t.Fatal(err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.tag[key], r.digest[key] = ref, r.Host+"/"+repo+"@"+d.String()
 }
 
 // source is an online Images source on a fresh store.

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/reftools"
@@ -252,20 +249,7 @@ func pushLegacyBundle(t *testing.T, reg *registry) {
 	if err := os.WriteFile(csvFile, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	img := bundleImage(t, dir)
-	ref := reg.Host + "/bundles/hawtio-legacy:v1.1.0-2"
-	tag, err := name.ParseReference(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(tag, img); err != nil {
-		t.Fatal(err)
-	}
-	d, err := img.Digest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.tag["legacy"], reg.digest["legacy"] = ref, reg.Host+"/bundles/hawtio-legacy@"+d.String()
+	reg.push(t, "legacy", bundleImage(t, dir), "bundles/hawtio-legacy", "v1.1.0-2")
 }
 
 // TestLegacyReleaseSubstituteMatchesOPM: a substitute of the same version as its base is newer only when

@@ -279,15 +279,7 @@ func TestErrorsMatchOPM(t *testing.T) {
 			if c.name == "unknown-migrate-level" {
 				opts.MigrateLevel = "bundle-object-to-everything"
 			}
-			_, msg, ok := opmTemplate(t, opm, data, opts, "json")
-			if ok {
-				t.Fatal("opm accepted the template")
-			}
-			_, err := ours(t, src, data, opts, "json")
-			var te *Error
-			if !errors.As(err, &te) {
-				t.Fatalf("Render: want a template error, got %v", err)
-			}
+			msg, te := bothRefuse(t, opm, src, data, opts)
 			if te.Msg != msg {
 				t.Errorf("message differs:\nopm:  %q\nours: %q", msg, te.Msg)
 			}
@@ -296,4 +288,20 @@ func TestErrorsMatchOPM(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bothRefuse renders data with opm and with Render, which must both refuse it (Render with a template
+// error), and returns opm's message and Render's error.
+func bothRefuse(t *testing.T, opm string, src Source, data []byte, opts Options) (string, *Error) {
+	t.Helper()
+	_, msg, ok := opmTemplate(t, opm, data, opts, "json")
+	if ok {
+		t.Fatal("opm accepted the template")
+	}
+	_, err := ours(t, src, data, opts, "json")
+	var te *Error
+	if !errors.As(err, &te) {
+		t.Fatalf("Render: want a template error, got %v", err)
+	}
+	return msg, te
 }

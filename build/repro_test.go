@@ -161,14 +161,40 @@ func withUmask(mask int, f func()) {
 	f()
 }
 
+// requireReproducible runs build twice one after the other (other file modes, owner, times and umask),
+// then n times at once (file modes stepping down by modeStep), and requires every build to give the
+// first one's bytes; it returns the first.
+func requireReproducible(t *testing.T, n int, mode, otherMode, modeStep os.FileMode,
+	build func(t *testing.T, mode os.FileMode, uid int, mtime time.Time) buildSide) buildSide {
+	t.Helper()
+	var first, second buildSide
+	withUmask(0o022, func() { first = build(t, mode, 0, time.Unix(1700000000, 0)) })
+	withUmask(0o077, func() { second = build(t, otherMode, 4321, time.Now().Add(time.Hour)) })
+	sameBuild(t, "second build (other files, modes, owner, times, umask)", first, second)
+	sides := make([]buildSide, n)
+	t.Run("at once", func(t *testing.T) {
+		for i := range sides {
+			t.Run(fmt.Sprint(i), func(t *testing.T) {
+				t.Parallel()
+				sides[i] = build(t, mode-os.FileMode(i)*modeStep, 1000+i, time.Now().Add(time.Duration(i)*time.Second))
+			})
+		}
+	})
+	for i, s := range sides {
+		sameBuild(t, fmt.Sprintf("build %d of %d at once", i+1, n), first, s)
+	}
+	return first
+}
+
 // The release image is byte-identical from the same binary bytes, whatever their files' names, modes,
 // owners and times, the umask and the time of the build, and when two builds run at once: the index,
 // every manifest, config and layer, and the OCI layout archive (hack/release.sh's checksummed file).
 func TestProgramImageIsByteReproducible(t *testing.T) {
 	ctx := t.Context()
 	amd, arm := binaryBytes(1, 3<<20+17), binaryBytes(2, 2<<20+5)
-	build := func(t *testing.T, dir string, mode os.FileMode, uid int, mtime time.Time) buildSide {
+	build := func(t *testing.T, mode os.FileMode, uid int, mtime time.Time) buildSide {
 		t.Helper()
+		dir := t.TempDir()
 		bins := map[string]string{"linux/amd64": filepath.Join(dir, "catalogbot_amd64"), "linux/arm64": filepath.Join(dir, "catalogbot_arm64")}
 		placeBinary(t, bins["linux/amd64"], amd, mode, uid, mtime)
 		placeBinary(t, bins["linux/arm64"], arm, mode, uid, mtime.Add(time.Minute))
@@ -188,27 +214,11 @@ func TestProgramImageIsByteReproducible(t *testing.T) {
 		}
 		return buildSide{blobs: blobList(t, res), files: map[string][]byte{"layout archive": b}}
 	}
-	var first, second buildSide
-	withUmask(0o022, func() { first = build(t, t.TempDir(), 0o755, 0, time.Unix(1700000000, 0)) })
-	withUmask(0o077, func() { second = build(t, t.TempDir(), 0o500, 4321, time.Now().Add(time.Hour)) })
-	sameBuild(t, "second build (other files, modes, owner, times, umask)", first, second)
-
-	sides := make([]buildSide, 4)
-	t.Run("at once", func(t *testing.T) {
-		for i := range sides {
-			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				t.Parallel()
-				sides[i] = build(t, t.TempDir(), os.FileMode(0o755-i*0o011), 1000+i, time.Now().Add(time.Duration(i)*time.Second))
-			})
-		}
-	})
-	for i, s := range sides {
-		sameBuild(t, fmt.Sprintf("build %d of 4 at once", i+1), first, s)
-	}
+	first := requireReproducible(t, 4, 0o755, 0o500, 0o011, build)
 
 	// The comparison sees one byte: a binary that differs in one byte is another image.
 	amd[len(amd)/2] ^= 1
-	if other := build(t, t.TempDir(), 0o755, 0, time.Unix(1700000000, 0)); slices.Equal(first.blobs, other.blobs) ||
+	if other := build(t, 0o755, 0, time.Unix(1700000000, 0)); slices.Equal(first.blobs, other.blobs) ||
 		bytes.Equal(first.files["layout archive"], other.files["layout archive"]) {
 		t.Error("a binary changed in one byte gave the same image")
 	}
@@ -279,22 +289,7 @@ func TestCatalogImageIsByteReproducible(t *testing.T) {
 		}
 		return side
 	}
-	var first, second buildSide
-	withUmask(0o022, func() { first = build(t, 0o644, 0, time.Unix(1700000000, 0)) })
-	withUmask(0o077, func() { second = build(t, 0o400, 4321, time.Now().Add(time.Hour)) })
-	sameBuild(t, "second build (other directory, modes, owner, times, umask)", first, second)
-	sides := make([]buildSide, 3)
-	t.Run("at once", func(t *testing.T) {
-		for i := range sides {
-			t.Run(fmt.Sprint(i), func(t *testing.T) {
-				t.Parallel()
-				sides[i] = build(t, os.FileMode(0o644-i*0o040), 1000+i, time.Now().Add(time.Duration(i)*time.Second))
-			})
-		}
-	})
-	for i, s := range sides {
-		sameBuild(t, fmt.Sprintf("build %d of 3 at once", i+1), first, s)
-	}
+	requireReproducible(t, 3, 0o644, 0o400, 0o040, build)
 }
 
 // The layout archive holds exactly the layout's files under their names, normalized.

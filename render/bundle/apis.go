@@ -39,10 +39,7 @@ func crdAPIs(m manifest) ([]apiKey, error) {
 	if version != "v1" && version != "v1beta1" {
 		return nil, nil
 	}
-	data, err := json.Marshal(m.obj.Object)
-	if err != nil {
-		return nil, fmt.Errorf("%s: encoding CustomResourceDefinition: %w", m.file, err)
-	}
+	data := m.json
 	if err := deserializerKind(data, version); err != nil {
 		return nil, fmt.Errorf("%s: decoding %s CustomResourceDefinition: %w", m.file, version, err)
 	}

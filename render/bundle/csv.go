@@ -38,15 +38,11 @@ func (c *csvObject) UnmarshalJSON(data []byte) error {
 }
 
 // newCSV converts a decoded CSV object as opm does: apimachinery's unstructured converter encodes it to
-// JSON and hands that to csvObject's UnmarshalJSON.
-func newCSV(file string, content map[string]any) (*csvObject, error) {
-	c := &csvObject{file: file}
-	data, err := json.Marshal(content)
-	if err == nil {
-		err = c.UnmarshalJSON(data)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: reading ClusterServiceVersion: %w", file, err)
+// JSON (the manifest's JSON) and hands that to csvObject's UnmarshalJSON.
+func newCSV(m *manifest) (*csvObject, error) {
+	c := &csvObject{file: m.file}
+	if err := c.UnmarshalJSON(m.json); err != nil {
+		return nil, fmt.Errorf("%s: reading ClusterServiceVersion: %w", m.file, err)
 	}
 	return c, nil
 }

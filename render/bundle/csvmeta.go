@@ -44,12 +44,8 @@ func (p *parsed) toCSVMetadata(props []catalog.Property) ([]catalog.Property, er
 			kept = append(kept, pr)
 		}
 	}
-	data, err := json.Marshal(p.csvManifest.obj)
-	if err != nil {
-		return nil, fmt.Errorf("%s: encoding ClusterServiceVersion: %w", p.csv.file, err)
-	}
 	var csv kubetypes.ClusterServiceVersion
-	if err := json.Unmarshal(data, &csv); err != nil {
+	if err := json.Unmarshal(p.csvManifest.json, &csv); err != nil {
 		return nil, fmt.Errorf("%s: reading ClusterServiceVersion for olm.csv.metadata: %w", p.csv.file, err)
 	}
 	md, err := csvMetadataOf(&csv)

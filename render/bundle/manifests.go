@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,10 +12,12 @@ import (
 
 var errNoObject = errors.New("the first document is empty")
 
-// manifest is one object of manifests/ and the file it came from.
+// manifest is one object of manifests/, its JSON (encoded once: the olm.bundle.object bytes, and what
+// the CSV and CRD decoders read) and the file it came from.
 type manifest struct {
 	file string
 	obj  *object
+	json []byte
 }
 
 // loadManifests decodes the first document of every file of manifests/ in name order, skipping
@@ -62,7 +65,11 @@ func (o Options) loadManifests(ctx context.Context, r *reader) ([]manifest, *man
 			}
 			csvAt = len(objects)
 		}
-		objects = append(objects, manifest{file: file, obj: obj})
+		js, err := json.Marshal(obj.Object)
+		if err != nil {
+			return nil, nil, diag.InvalidError(fmt.Errorf("%s: encoding object: %w", file, err))
+		}
+		objects = append(objects, manifest{file: file, obj: obj, json: js})
 	}
 	if len(objects) == 0 {
 		return nil, nil, diag.InvalidError(errors.New("manifests/: no Kubernetes objects found"))

@@ -1,7 +1,6 @@
 package bundle
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -29,8 +28,6 @@ func (o *object) UnmarshalJSON(b []byte) error {
 	}
 	return nil
 }
-
-func (o *object) MarshalJSON() ([]byte, error) { return json.Marshal(o.Object) }
 
 // str is a top-level string field, "" when absent or not a string.
 func (o *object) str(key string) string {

@@ -171,11 +171,7 @@ func (p *parsed) properties() ([]catalog.Property, error) {
 
 	var props []catalog.Property
 	for _, m := range p.objects {
-		data, err := json.Marshal(m.obj)
-		if err != nil {
-			return nil, fmt.Errorf("%s: encoding object: %w", m.file, err)
-		}
-		obj, err := build(catalog.PropertyBundleObject, bundleObjectValue{Data: data})
+		obj, err := build(catalog.PropertyBundleObject, bundleObjectValue{Data: m.json})
 		if err != nil {
 			return nil, err
 		}

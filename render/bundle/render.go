@@ -110,7 +110,7 @@ func (o Options) parse(ctx context.Context, r *reader, image string) (*parsed, e
 	if err != nil {
 		return nil, err
 	}
-	csv, err := newCSV(csvManifest.file, csvManifest.obj.Object)
+	csv, err := newCSV(csvManifest)
 	if err != nil {
 		return nil, diag.InvalidError(err)
 	}

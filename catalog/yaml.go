@@ -16,22 +16,9 @@ type yamlDoc struct {
 	start, end, first int
 }
 
-// splitYAML splits data[from:] into documents. A separator line with anything but a comment after the
-// dashes is an error (as in Kubernetes' YAML reader); documents before it are still returned.
-func splitYAML(data []byte, from int) ([]yamlDoc, error) {
-	var docs []yamlDoc
-	it := newYAMLDocs(data, from)
-	for {
-		d, ok, err := it.next()
-		if !ok {
-			return docs, err
-		}
-		docs = append(docs, d)
-	}
-}
-
-// yamlDocs finds the documents of a YAML stream one at a time, as splitYAML lists them, so the loader
-// reads a file's bytes once, in order (see releaseBefore).
+// yamlDocs finds the documents of a YAML stream one at a time, so the loader reads a file's bytes once, in
+// order (see releaseBefore). A separator line with anything but a comment after the dashes is an error
+// (as in Kubernetes' YAML reader) that ends the stream; the documents before it are still returned.
 type yamlDocs struct {
 	data     []byte
 	start, i int // the current document starts at start; lines before i are read

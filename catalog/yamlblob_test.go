@@ -94,8 +94,8 @@ func TestYAMLStandInsOnRealCatalogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			docs, _ := splitYAML(data, 0)
-			for _, d := range docs {
+			docs := newYAMLDocs(data, 0)
+			for d, ok, _ := docs.next(); ok; d, ok, _ = docs.next() {
 				checkStandIn(t, data[d.start:d.end])
 			}
 		}

@@ -28,30 +28,7 @@ var errDecline = errors.New("yamljson: outside the handled subset")
 
 // Convert returns the JSON sigs.k8s.io/yaml.YAMLToJSON returns for doc, and ok false when doc is outside
 // the subset this package handles (including every document YAMLToJSON refuses).
-func Convert(doc []byte) (js []byte, ok bool) {
-	if !plainText(doc) {
-		return nil, false
-	}
-	p := parsers.Get().(*parser)
-	defer p.release()
-	p.doc, p.pos, p.depth = doc, 0, 0
-	p.lineFrom, p.lineTo = 1, 0 // no line yet
-	large := len(doc) > keepBuffer
-	if large { // its own buffer, sized once: JSON of opm's YAML is about as long (no indentation, but quotes)
-		p.out = make([]byte, 0, len(doc)+len(doc)/8+64)
-	}
-	p.out = p.out[:0]
-	if err := p.document(); err != nil {
-		return nil, false
-	}
-	// the caller keeps parts of the JSON: a large document's buffer is handed over when the JSON fills
-	// most of it; otherwise the JSON is copied out exactly and the buffer stays for the next document
-	if large && len(p.out) >= cap(p.out)-cap(p.out)/4 {
-		js, p.out = p.out, nil
-		return js, true
-	}
-	return append(make([]byte, 0, len(p.out)), p.out...), true
-}
+func Convert(doc []byte) (js []byte, ok bool) { return AppendConvert(nil, doc) }
 
 // AppendConvert appends to dst the JSON Convert returns for doc (ok false: dst as given, doc declined).
 // The result is the caller's: passing it back as dst for the next document reuses its memory.
@@ -61,15 +38,15 @@ func AppendConvert(dst, doc []byte) (js []byte, ok bool) {
 	}
 	p := parsers.Get().(*parser)
 	defer p.release()
-	own := p.out
-	defer func() { p.out = own }()
 	p.doc, p.pos, p.depth = doc, 0, 0
 	p.lineFrom, p.lineTo = 1, 0 // no line yet
 	p.out = dst
-	if err := p.document(); err != nil {
+	err := p.document()
+	js, p.out = p.out, nil // the caller's memory, never the pool's
+	if err != nil {
 		return dst, false
 	}
-	return p.out, true
+	return js, true
 }
 
 // keepBuffer is the largest scratch buffer a pooled parser keeps: a typical document's size (v4.20's
@@ -84,7 +61,8 @@ var parsers = sync.Pool{New: func() any { return new(parser) }}
 func (p *parser) release() {
 	p.doc = nil
 	p.ents, p.keys = p.ents[:0], p.keys[:0]
-	for _, b := range []*[]byte{&p.out, &p.tmp, &p.swap} {
+	p.out = nil // the caller's (AppendConvert)
+	for _, b := range []*[]byte{&p.tmp, &p.swap} {
 		if cap(*b) > keepBuffer {
 			*b = nil
 		}

@@ -107,7 +107,7 @@ func newRootFS(root *os.Root, dir string) rootFS {
 }
 
 func (r rootFS) Open(name string) (fs.File, error) {
-	f, err := r.FS.Open(name)
+	f, err := r.open(name)
 	for hops := 0; err != nil && hops < 40; hops++ {
 		target, lerr := r.root.Readlink(name)
 		if lerr != nil {
@@ -119,11 +119,24 @@ func (r rootFS) Open(name string) (fs.File, error) {
 		}
 		name = next
 		var ferr error
-		if f, ferr = r.FS.Open(name); ferr == nil {
+		if f, ferr = r.open(name); ferr == nil {
 			return f, nil
 		}
 	}
 	return f, err
+}
+
+// open opens a file of the root without waiting on it: a named pipe in the catalog directory would block
+// an ordinary open until something writes to it (the loader then refuses it as not a regular file).
+func (r rootFS) open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	f, err := r.root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|openNoWait, 0)
+	if err != nil {
+		return nil, err // a nil *os.File must not become a non-nil fs.File
+	}
+	return f, nil
 }
 
 // inside resolves a symlink target found in directory from to a path inside the root, if it is one.

@@ -28,3 +28,6 @@ func unmapFile(data []byte) { _ = syscall.Munmap(data) }
 // dropPages gives back the memory of page-aligned data (part of a mapping of mapFile): the process no
 // longer counts it, and the next read of it reads the file again.
 func dropPages(data []byte) { _ = syscall.Madvise(data, syscall.MADV_DONTNEED) }
+
+// openNoWait is the open flag that keeps opening a named pipe from waiting for a writer (see rootFS.open).
+const openNoWait = syscall.O_NONBLOCK

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Before returns a reader of files of the catalog directory dir (slash paths relative to it) as they
@@ -36,9 +37,10 @@ func Before(ctx context.Context, dir, ref string, staged bool) func(path string)
 	}
 }
 
-// BeforeFiles is Before for a known list of files, read by one git process: the reader it returns
-// answers for those files from what it read, and for any other through Before.
-func BeforeFiles(ctx context.Context, dir, ref string, staged bool, files []string) (func(path string) ([]byte, bool, error), error) {
+// BeforeFiles is Before for a known list of files, read by one git process the first time the reader it
+// returns is called (a caller that then needs none, as validation of the whole catalog, starts none): it
+// answers for those files from what that process read, and for any other through Before.
+func BeforeFiles(ctx context.Context, dir, ref string, staged bool, files []string) func(path string) ([]byte, bool, error) {
 	if staged {
 		ref = "HEAD"
 	}
@@ -53,21 +55,38 @@ func BeforeFiles(ctx context.Context, dir, ref string, staged bool, files []stri
 		in.WriteString(ref + ":./" + f + "\n")
 	}
 	if len(asked) == 0 {
-		return slow, nil
+		return slow
 	}
+	read := sync.OnceValues(func() (map[string]content, error) { return catFileBatch(ctx, dir, ref, asked, &in) })
+	return func(p string) ([]byte, bool, error) {
+		got, err := read()
+		if err != nil {
+			return nil, false, err
+		}
+		if c, ok := got[p]; ok {
+			return c.data, c.ok, c.err
+		}
+		return slow(p)
+	}
+}
+
+// content is what git cat-file --batch says of one file.
+type content struct {
+	data []byte
+	ok   bool
+	err  error
+}
+
+// catFileBatch reads the asked files at ref with one git cat-file --batch (in holds its input).
+func catFileBatch(ctx context.Context, dir, ref string, asked []string, in *bytes.Buffer) (map[string]content, error) {
 	cmd := exec.CommandContext(ctx, "git", "cat-file", "--batch")
 	cmd.Dir = filepath.Clean(dir)
-	cmd.Stdin = &in
+	cmd.Stdin = in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, fmt.Errorf("git cat-file --batch (in %s): %w: %s", dir, err, strings.TrimSpace(stderr.String()))
-	}
-	type content struct {
-		data []byte
-		ok   bool
-		err  error
 	}
 	got := map[string]content{}
 	for _, f := range asked {
@@ -95,10 +114,5 @@ func BeforeFiles(ctx context.Context, dir, ref string, staged bool, files []stri
 		}
 		out = out[size+1:]
 	}
-	return func(p string) ([]byte, bool, error) {
-		if c, ok := got[p]; ok {
-			return c.data, c.ok, c.err
-		}
-		return slow(p)
-	}, nil
+	return got, nil
 }

@@ -93,10 +93,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		if err := refuseNotStaged(dir, wt.NotStaged); err != nil {
 			return err
 		}
-		before, cerr := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, wt.Files)
-		if cerr != nil {
-			return cerr
-		}
+		before := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, wt.Files)
 		if o.out.root == "" { // what relocate would ask git again
 			o.out.root = repoRelativeTo(wt.Top, dir)
 		}

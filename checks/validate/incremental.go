@@ -177,10 +177,11 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 }
 
 // An incremental run loads the changed files up to three times (before the change, after it, and in the
-// final load, one worker each) and runs git; the whole catalog is loaded once, by every worker. So where
-// the changed files are an eighth of a catalog of a few megabytes or more (community-operators-prod-v4.16
-// has one 3.5 MB package file in 20 MB: 0.11-0.13 s incrementally against 0.08 s whole), the whole
-// catalog is validated instead; below minIncrementalBytes either takes milliseconds.
+// final load, one worker each) and reads their before versions from git; the whole catalog is loaded once,
+// by every worker. So where the changed files are an eighth of a catalog of a few megabytes or more
+// (community-operators-prod-v4.16 has one 3.5 MB package file in 20 MB: 0.11-0.13 s incrementally
+// against 0.08 s whole), the whole catalog is validated instead, before any before version is read;
+// below minIncrementalBytes either takes milliseconds.
 const minIncrementalBytes = 4 << 20
 
 func wholeIsCheaper(total, changed int64) bool {

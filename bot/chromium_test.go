@@ -2,7 +2,9 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"image/png"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,23 +45,38 @@ func TestStatusPagesInChromium(t *testing.T) {
 	h.openPR(3, "alice", good, main)
 	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(3, "alice", good, main, nil))
 	h.waitIdle()
+	// A third check waits to retry: GitHub rate-limited it until an hour from now.
+	h.openPR(4, "alice", good, main)
+	h.gh.InjectFault("GET", "/repos/octo/catalog/pulls/4", 1, rateLimitFault(http.StatusForbidden, time.Now().Add(time.Hour)))
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(4, "alice", good, main, nil))
+	h.waitForPage("/runs/3", `id="retry"`)
 	for _, page := range []struct {
 		name, path string
-		want       []string
+		height     int
+		want, not  []string
 	}{
-		{"status", "/", []string{`id="depth-done"`, `href="/runs/1"`, `href="/runs/2"`}},
-		{"run", "/runs/1", []string{`id="conclusion">failure`, "mallory is not an owner of package foo-operator", `id="stage-graph"`}},
+		{"status", "/", 1000, []string{`id="depth-done"`, `href="/runs/1"`, `href="/runs/2"`}, nil},
+		// The upgrade graph is a drawing (inline SVG, no script), not mermaid source.
+		{"run", "/runs/1", 1400, []string{`id="conclusion">failure`, "mallory is not an owner of package foo-operator", `id="stage-graph"`,
+			`<svg class="graph"`, `<g class="node added head">`, ">foo-operator.v0.2.0</text>", `class="edge replaces"`},
+			[]string{"```mermaid", "<script"}},
+		{"run-retrying", "/runs/3", 1000, []string{`<th>waiting to retry</th>`, "API rate limit exceeded", `id="next-attempt"`}, nil},
 	} {
 		// Logged in with HTTP basic authentication, the status token as the password.
 		url := strings.Replace(h.srv.URL, "http://", "http://catalogbot:"+statusToken+"@", 1) + page.path
-		dom := browse(t, bin, "--dump-dom", url)
+		dom := browse(t, bin, "--dump-dom", url, page.height)
 		for _, w := range page.want {
 			if !strings.Contains(dom, w) {
 				t.Errorf("%s: the rendered DOM lacks %q", page.path, w)
 			}
 		}
+		for _, w := range page.not {
+			if strings.Contains(dom, w) {
+				t.Errorf("%s: the rendered DOM holds %q", page.path, w)
+			}
+		}
 		shot := filepath.Join(t.TempDir(), page.name+".png")
-		browse(t, bin, "--screenshot="+shot, url)
+		browse(t, bin, "--screenshot="+shot, url, page.height)
 		f, err := os.Open(shot)
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +86,7 @@ func TestStatusPagesInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: screenshot: %v", page.path, err)
 		}
-		if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 1000 {
+		if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != page.height {
 			t.Errorf("%s: screenshot is %v", page.path, b)
 		}
 		if *update {
@@ -85,12 +102,12 @@ func TestStatusPagesInChromium(t *testing.T) {
 	}
 }
 
-func browse(t *testing.T, bin, mode, url string) string {
+func browse(t *testing.T, bin, mode, url string, height int) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-		"--user-data-dir="+t.TempDir(), "--window-size=1280,1000", mode, url)
+		"--user-data-dir="+t.TempDir(), fmt.Sprintf("--window-size=1280,%d", height), mode, url)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("%s %s %s: %v", bin, mode, url, err)

@@ -3,9 +3,11 @@ package bot
 import (
 	"context"
 	"embed"
+	"fmt"
 	"html/template"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/report"
@@ -29,6 +31,14 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 		}
 		return b.Sub(a).Round(time.Millisecond).String()
 	},
+	"until": func(t time.Time) string {
+		if d := time.Until(t); d > 0 {
+			return "in " + d.Round(time.Second).String()
+		}
+		return "due now"
+	},
+	"details": detailParts,
+	"clip":    func(s string) string { return clipRunes(s, maxListErrorRunes) },
 	"icon": func(s report.Status) string {
 		return map[report.Status]string{report.Pass: "✅", report.Fail: "❌", report.ActionRequired: "⚠️", report.Error: "🔥", report.Skipped: "⏭️"}[s]
 	},
@@ -62,6 +72,56 @@ func (b *Bot) handleIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	render(w, "index.html", p)
+}
+
+// runPage is what a run's page shows: the run, and why its job is waiting when an attempt failed.
+type runPage struct {
+	*run
+	Retry *retryInfo
+}
+
+// retryInfo is the run's job when its last attempt ended with an error: a job waiting to retry, running
+// again, or failed for good. Error is the attempt's error, cut to maxErrorRunes.
+type retryInfo struct {
+	State                 queue.State
+	Attempts, MaxAttempts int
+	Error                 string
+	Next                  time.Time
+}
+
+// maxErrorRunes bounds the error a run page shows (an error can quote a registry's or GitHub's answer);
+// maxListErrorRunes the one a job list shows per job.
+const (
+	maxErrorRunes     = 2000
+	maxListErrorRunes = 300
+)
+
+// clipRunes cuts s to n runes, saying how many it left out.
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:n]) + fmt.Sprintf("… (%d more characters)", len(runes)-n)
+}
+
+// runPage adds the run's job to its page when the job's last attempt failed. The job may be gone (pruned
+// after the retention): the page then shows the run alone.
+func (b *Bot) runPage(ctx context.Context, r *run) runPage {
+	p := runPage{run: r}
+	j, err := b.queue.Get(ctx, r.JobID)
+	if err != nil {
+		b.log.Debug("run page: no job", "run", r.ID, "job", r.JobID, "err", err)
+		return p
+	}
+	if j.Error == "" || j.State == queue.Done {
+		return p
+	}
+	p.Retry = &retryInfo{State: j.State, Attempts: j.Attempts, MaxAttempts: b.cfg.Queue.MaxAttempts, Error: clipRunes(j.Error, maxErrorRunes)}
+	if j.State == queue.Queued {
+		p.Retry.Next = j.RunAfter
+	}
+	return p
 }
 
 func render(w http.ResponseWriter, name string, data any) {

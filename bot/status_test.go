@@ -3,11 +3,14 @@ package bot
 import (
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/internal/githubtest"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -62,11 +65,96 @@ func TestRunPageEscapes(t *testing.T) {
 		Report: &report.Report{Title: evil, Stages: []report.Stage{{Name: "validate", Status: report.Fail, Summary: evil, Details: evil,
 			Diagnostics: []diag.Diagnostic{{Severity: diag.Error, File: evil, Message: evil, Hint: evil}}}}}}
 	w := httptest.NewRecorder()
-	render(w, "run.html", r)
+	render(w, "run.html", runPage{run: r, Retry: &retryInfo{State: queue.Queued, Attempts: 1, MaxAttempts: 5, Error: evil}})
 	if strings.Contains(w.Body.String(), "<script>") || !strings.Contains(w.Body.String(), "&lt;script&gt;") {
 		t.Errorf("unescaped or missing:\n%s", w.Body.String())
 	}
 	if csp := w.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
 		t.Errorf("Content-Security-Policy = %q", csp)
 	}
+}
+
+// While a check's job waits to retry, its run page says why and when: the last attempt's error and the
+// next attempt's time, not "status queued, Log (empty)". A rate limit past the client's wait defers the
+// job to the reset (an hour here); GitHub answering 500 retries it after a back-off, and once the
+// attempts are used up the page says the job failed, with the error.
+func TestRunPageShowsRetry(t *testing.T) {
+	t.Run("rate limited", func(t *testing.T) {
+		h := newHarness(t, func(h *harness) { h.cfg.GitHub.MaxRateLimitWait = time.Second })
+		main := h.seedMain(repoConfig)
+		head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")
+		h.openPR(1, "alice", head, main)
+		reset := time.Now().Add(time.Hour)
+		h.gh.InjectFault("GET", "/repos/octo/catalog/pulls/1", 1, rateLimitFault(http.StatusForbidden, reset))
+		h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(1, "alice", head, main, nil))
+		page := h.waitForPage("/runs/1", `id="retry"`)
+		for _, want := range []string{"<th>waiting to retry</th>", "API rate limit exceeded", "(0 of 3 attempts used)", "no attempt got far enough to log"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("/runs/1 lacks %q:\n%s", want, page)
+			}
+		}
+		// The job runs again a second after the reset: the page names that time and how far off it is.
+		next := regexp.QuoteMeta(reset.Add(time.Second).UTC().Format("2006-01-02 15:04:05 UTC"))
+		if !regexp.MustCompile(`<b id="next-attempt">` + next + `</b> \(in (59m5[0-9]s|1h0m[0-9]s)\)`).MatchString(page) {
+			t.Errorf("/runs/1 does not announce the next attempt at %s:\n%s", next, page)
+		}
+	})
+	t.Run("server errors", func(t *testing.T) {
+		h := newHarness(t)
+		main := h.seedMain(repoConfig)
+		head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")
+		h.openPR(1, "alice", head, main)
+		h.gh.FailNext("GET", "/repos/octo/catalog/pulls/1", http.StatusInternalServerError, 1000)
+		h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(1, "alice", head, main, nil))
+		page := h.waitForPage("/runs/1", `<th>waiting to retry</th>`)
+		for _, want := range []string{"500 Internal Server Error", "(1 of 3 attempts used)", `<b id="next-attempt">`} {
+			if !strings.Contains(page, want) {
+				t.Errorf("/runs/1 while retrying lacks %q:\n%s", want, page)
+			}
+		}
+		page = h.waitForPage("/runs/1", `<th>job failed</th>`)
+		for _, want := range []string{"500 Internal Server Error", "failed and none is left (3 of 3 attempts used)", "Comment `/retest` to run it again"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("/runs/1 after the last attempt lacks %q:\n%s", want, page)
+			}
+		}
+		if strings.Contains(page, `id="next-attempt"`) {
+			t.Errorf("/runs/1 announces a next attempt after the last one:\n%s", page)
+		}
+	})
+	// An error quotes what a server answered, and a pull request chooses some of those servers: the pages
+	// escape it and show a bounded part of it.
+	t.Run("hostile error", func(t *testing.T) {
+		h := newHarness(t)
+		main := h.seedMain(repoConfig)
+		head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")
+		h.openPR(1, "alice", head, main)
+		f := githubtest.DefaultFault(http.StatusBadGateway)
+		f.Body = `{"message": "<script>alert(1)</script>` + strings.Repeat("x", 50000) + `"}`
+		h.gh.InjectFault("GET", "/repos/octo/catalog/pulls/1", 1000, f)
+		h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(1, "alice", head, main, nil))
+		page := h.waitForPage("/runs/1", `<th>waiting to retry</th>`)
+		if strings.Contains(page, "<script>") || !strings.Contains(page, "&lt;script&gt;") || len(page) > 16<<10 ||
+			!regexp.MustCompile(`x… \([0-9]+ more characters\)`).MatchString(page) {
+			t.Errorf("run page of %d bytes does not show a bounded, escaped error:\n%.3000s", len(page), page)
+		}
+		index := h.get("/")
+		if strings.Contains(index, "<script>") || len(index) > 16<<10 || !strings.Contains(index, "more characters)") {
+			t.Errorf("status page of %d bytes does not show a bounded, escaped error:\n%.3000s", len(index), index)
+		}
+	})
+}
+
+// waitForPage fetches path until it contains want (30 s at most) and returns it.
+func (h *harness) waitForPage(path, want string) string {
+	h.t.Helper()
+	var page string
+	deadline := time.Now().Add(30 * time.Second)
+	for page = h.get(path); !strings.Contains(page, want); page = h.get(path) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("%s never showed %q; last:\n%s\nlogs:\n%s", path, want, page, h.logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return page
 }

@@ -216,5 +216,5 @@ func (b *Bot) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	render(w, "run.html", run)
+	render(w, "run.html", b.runPage(r.Context(), run))
 }

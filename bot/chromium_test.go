@@ -5,12 +5,16 @@ import (
 	"fmt"
 	"image/png"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/catalogbot/catalogbot/checks/graph"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // chromium finds a headless browser: $CATALOGBOT_CHROMIUM, else chromium on PATH.
@@ -75,31 +79,64 @@ func TestStatusPagesInChromium(t *testing.T) {
 				t.Errorf("%s: the rendered DOM holds %q", page.path, w)
 			}
 		}
-		shot := filepath.Join(t.TempDir(), page.name+".png")
-		browse(t, bin, "--screenshot="+shot, url, page.height)
-		f, err := os.Open(shot)
-		if err != nil {
+		screenshot(t, bin, url, page.name, page.height)
+	}
+}
+
+// screenshot takes a screenshot of url, checks it is a PNG of the window's size, and with -update keeps
+// it as testdata/screenshots/NAME.png.
+func screenshot(t *testing.T, bin, url, name string, height int) {
+	t.Helper()
+	shot := filepath.Join(t.TempDir(), name+".png")
+	browse(t, bin, "--screenshot="+shot, url, height)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("%s: screenshot: %v", url, err)
+	}
+	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != height {
+		t.Errorf("%s: screenshot is %v", url, b)
+	}
+	if *update {
+		data, _ := os.ReadFile(shot)
+		dst := filepath.Join("testdata", "screenshots", name+".png")
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		img, err := png.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: screenshot: %v", page.path, err)
-		}
-		if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != page.height {
-			t.Errorf("%s: screenshot is %v", page.path, b)
-		}
-		if *update {
-			data, _ := os.ReadFile(shot)
-			dst := filepath.Join("testdata", "screenshots", page.name+".png")
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(dst, data, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		if err := os.WriteFile(dst, data, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
+}
+
+// A channel with skips, branches and a bundle outside the channel, on a run page as a browser shows it:
+// every entry drawn once, an edge per replaces and skip, the head and the added entries marked.
+func TestUpgradeGraphInChromium(t *testing.T) {
+	bin := chromium(t)
+	ch := channel("op.v1.0.0<op.v0.9.0", "op.v1.1.0<op.v1.0.0", "op.v1.1.1<op.v1.1.0", "op.v1.2.0<op.v1.1.1~op.v1.1.0~op.v1.0.0",
+		"op.v1.2.1-rc1<op.v1.2.0", "op.v1.3.0<op.v1.2.0~op.v1.2.1-rc1~op.v1.1.1")
+	d := graph.ChannelDiff{Package: "op", Channel: "stable", OldHead: "op.v1.2.0", NewHead: "op.v1.3.0",
+		AddedEntries: []string{"op.v1.2.1-rc1", "op.v1.3.0"}}
+	r := &run{ID: 7, Kind: kindCheck, Repo: "octo/catalog", PR: 12, HeadSHA: strings.Repeat("ab", 20), Status: runCompleted,
+		Conclusion: "success", Started: time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC),
+		Report: &report.Report{Title: "pull request octo/catalog#12", Stages: []report.Stage{{Name: "graph", Status: report.Pass,
+			Summary: "1 changed channel in 1 package", Details: "#### op / stable\n\n- head: `op.v1.2.0` → `op.v1.3.0`\n\n" + graph.Mermaid(ch, d)}}}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { render(w, "run.html", runPage{run: r}) }))
+	defer srv.Close()
+	dom := browse(t, bin, "--dump-dom", srv.URL, 1000)
+	if n := strings.Count(dom, `<g class="node`); n != 7 {
+		t.Errorf("%d entries drawn, want 7 (six entries and the replaced op.v0.9.0)", n)
+	}
+	for what, want := range map[string]int{`class="edge replaces"`: 6, `class="edge skips"`: 4, `<g class="node added head">`: 1, `<g class="node added">`: 1} {
+		if n := strings.Count(dom, what); n != want {
+			t.Errorf("%d of %s, want %d", n, what, want)
+		}
+	}
+	screenshot(t, bin, srv.URL, "run-graph", 1000)
 }
 
 func browse(t *testing.T, bin, mode, url string, height int) string {

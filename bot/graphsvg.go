@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"html"
 	"html/template"
+	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -67,7 +69,7 @@ func detailParts(details string) []detailPart {
 type graphNode struct {
 	label       string
 	added, head bool
-	layer, row  int
+	layer, slot int
 }
 
 type graphEdge struct {
@@ -140,15 +142,15 @@ func parseMermaid(block string) (*upgradeGraph, error) {
 	return g, nil
 }
 
-// layout puts each node in the column of its longest upgrade path from a node nothing upgrades from
-// (oldest on the left), rows in definition order within a column. An edge closing a cycle (an invalid
-// channel) does not count.
+// layout puts each node in the layer of its longest upgrade path from a node nothing upgrades from
+// (oldest at the bottom, the newest at the top), slots in definition order within a layer. An edge
+// closing a cycle (an invalid channel) does not count.
 func (g *upgradeGraph) layout() {
 	in := make([][]int, len(g.nodes)) // in[to] lists from
 	for _, e := range g.edges {
 		in[e.to] = append(in[e.to], e.from)
 	}
-	const unseen, visiting, done = 0, 1, 2
+	const visiting, done = 1, 2
 	state := make([]int, len(g.nodes))
 	var depth func(i int) int
 	depth = func(i int) int {
@@ -168,13 +170,13 @@ func (g *upgradeGraph) layout() {
 		state[i], g.nodes[i].layer = done, layer
 		return layer
 	}
-	rows := map[int]int{}
+	slots := map[int]int{}
 	for i := range g.nodes {
 		depth(i)
 	}
 	for i := range g.nodes {
-		g.nodes[i].row = rows[g.nodes[i].layer]
-		rows[g.nodes[i].layer]++
+		g.nodes[i].slot = slots[g.nodes[i].layer]
+		slots[g.nodes[i].layer]++
 	}
 }
 
@@ -184,68 +186,97 @@ const (
 	charWidth = 7.3
 	nodeH     = 28.0
 	padX      = 10.0
-	gapX      = 56.0
-	gapY      = 14.0
+	gapX      = 24.0
+	gapY      = 22.0
 	margin    = 8.0
+	arrow     = 7.0
+	maxLanes  = 60
 )
 
-// svg draws the graph. Every label is escaped; nothing else in it comes from the catalog.
+// box is where a node is drawn.
+type box struct{ x, y, w float64 }
+
+// svg draws the graph, newest at the top: an edge between adjacent layers goes straight up from the
+// older bundle to the newer; a longer one (a skip, mostly) arcs out to the right of every bundle between
+// them, in a lane of its own. Every label is escaped; nothing else in it comes from the catalog.
 func (g *upgradeGraph) svg() template.HTML {
 	labels := make([]string, len(g.nodes))
 	layers := 0
-	colW := map[int]float64{}
-	rows := 0
 	for i, n := range g.nodes {
 		labels[i] = n.label
 		if utf8.RuneCountInString(labels[i]) > maxLabelRunes {
 			labels[i] = string([]rune(labels[i])[:maxLabelRunes-1]) + "…"
 		}
-		w := float64(utf8.RuneCountInString(labels[i]))*charWidth + 2*padX
-		colW[n.layer] = max(colW[n.layer], w)
 		layers = max(layers, n.layer+1)
-		rows = max(rows, n.row+1)
 	}
-	colX := make([]float64, layers+1)
-	colX[0] = margin
-	for l := range layers {
-		colX[l+1] = colX[l] + colW[l] + gapX
-	}
-	lift := func(e graphEdge) float64 {
-		if span := g.nodes[e.to].layer - g.nodes[e.from].layer; span != 1 || g.nodes[e.to].row != g.nodes[e.from].row {
-			return 14 * float64(max(span, 1))
+	boxes := make([]box, len(g.nodes))
+	rowEnd := make([]float64, layers) // right edge of each layer's last node
+	for i, n := range g.nodes {
+		w := float64(utf8.RuneCountInString(labels[i]))*charWidth + 2*padX
+		x := margin
+		if n.slot > 0 {
+			x = rowEnd[n.layer] + gapX
 		}
-		return 0
+		boxes[i] = box{x: x, y: margin + float64(layers-1-n.layer)*(nodeH+gapY), w: w}
+		rowEnd[n.layer] = x + w
 	}
-	top := margin
-	for _, e := range g.edges {
-		top = max(top, margin+0.75*lift(e)-float64(min(g.nodes[e.from].row, g.nodes[e.to].row))*(nodeH+gapY))
+	width := margin
+	for _, r := range rowEnd {
+		width = max(width, r+margin)
 	}
-	width := colX[layers] - gapX + margin
-	height := top + float64(rows)*nodeH + float64(rows-1)*gapY + margin
-	pos := func(i int) (x, y, w float64) {
-		n := g.nodes[i]
-		return colX[n.layer], top + float64(n.row)*(nodeH+gapY), colW[n.layer]
+	// Each arcing edge gets its own lane, shorter spans inside longer ones, so parallel skips stay apart.
+	lane := map[int]int{}
+	var long []int
+	for i, e := range g.edges {
+		if g.nodes[e.to].layer-g.nodes[e.from].layer != 1 {
+			long = append(long, i)
+		}
 	}
+	span := func(i int) int { return abs(g.nodes[g.edges[i].to].layer - g.nodes[g.edges[i].from].layer) }
+	slices.SortStableFunc(long, func(a, b int) int { return span(a) - span(b) })
+	for k, i := range long {
+		lane[i] = min(k, maxLanes)
+	}
+	var edges strings.Builder
+	for ei, e := range g.edges {
+		f, t := boxes[e.from], boxes[e.to]
+		lo, hi := min(g.nodes[e.from].layer, g.nodes[e.to].layer), max(g.nodes[e.from].layer, g.nodes[e.to].layer)
+		class, dash := "replaces", ""
+		if e.skip {
+			class, dash = "skips", ` stroke-dasharray="5 4"`
+		}
+		var d string
+		var tipX, tipY, dirX, dirY float64
+		if hi-lo == 1 && g.nodes[e.to].layer > g.nodes[e.from].layer {
+			sx, sy := f.x+f.w/2, f.y
+			tipX, tipY = t.x+t.w/2, t.y+nodeH
+			dirX, dirY = tipX-sx, tipY-sy
+			ex, ey := back(tipX, tipY, dirX, dirY)
+			d = fmt.Sprintf("M%.1f %.1f L%.1f %.1f", sx, sy, ex, ey)
+		} else {
+			right := 0.0
+			for i, n := range g.nodes {
+				if n.layer >= lo && n.layer <= hi {
+					right = max(right, boxes[i].x+boxes[i].w)
+				}
+			}
+			bulge := right + 12 + 6*float64(lane[ei])
+			sx, sy := f.x+f.w, f.y+nodeH/2
+			tipX, tipY = t.x+t.w, t.y+nodeH/2
+			dirX, dirY = -1, 0
+			d = fmt.Sprintf("M%.1f %.1f C%.1f %.1f %.1f %.1f %.1f %.1f", sx, sy, bulge, sy, bulge, tipY, tipX+arrow, tipY)
+			width = max(width, bulge+margin)
+		}
+		fmt.Fprintf(&edges, `<path class="edge %s" d="%s" fill="none" stroke="#57606a" stroke-width="1.5"%s/>`, class, d, dash)
+		edges.WriteString(arrowHead(tipX, tipY, dirX, dirY))
+	}
+	height := margin*2 + float64(layers)*nodeH + float64(layers-1)*gapY
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="graph" xmlns="http://www.w3.org/2000/svg" role="img" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f">`, width, height, width, height)
-	b.WriteString(`<title>upgrade graph: arrows go from a bundle to the one that replaces (solid) or skips (dashed) it</title>`)
-	for _, e := range g.edges {
-		x1, y1, w1 := pos(e.from)
-		x2, y2, _ := pos(e.to)
-		sx, sy, ex, ey := x1+w1, y1+nodeH/2, x2, y2+nodeH/2
-		c1x, c2x := sx+gapX/2, ex-gapX/2
-		c1y, c2y := sy-lift(e), ey-lift(e)
-		dash := ""
-		class := "replaces"
-		if e.skip {
-			dash, class = ` stroke-dasharray="5 4"`, "skips"
-		}
-		fmt.Fprintf(&b, `<path class="edge %s" d="M%.1f %.1f C%.1f %.1f %.1f %.1f %.1f %.1f" fill="none" stroke="#57606a" stroke-width="1.5"%s/>`,
-			class, sx, sy, c1x, c1y, c2x, c2y, ex-6, ey, dash)
-		fmt.Fprintf(&b, `<path d="M%.1f %.1f L%.1f %.1f L%.1f %.1f Z" fill="#57606a"/>`, ex, ey, ex-7, ey-4, ex-7, ey+4)
-	}
+	b.WriteString(`<title>upgrade graph, newest at the top: arrows go from a bundle to the one that replaces (solid) or skips (dashed) it</title>`)
+	b.WriteString(edges.String())
 	for i, n := range g.nodes {
-		x, y, w := pos(i)
+		bx := boxes[i]
 		fill, stroke, strokeW, class := "#ffffff", "#8c959f", 1.0, "node"
 		if n.added {
 			fill, stroke, class = "#d4f8d4", "#2da44e", class+" added"
@@ -254,9 +285,9 @@ func (g *upgradeGraph) svg() template.HTML {
 			strokeW, class = 2.5, class+" head"
 		}
 		fmt.Fprintf(&b, `<g class="%s"><rect x="%.1f" y="%.1f" width="%.1f" height="%.0f" rx="4" fill="%s" stroke="%s" stroke-width="%.1f"/>`,
-			class, x, y, w, nodeH, fill, stroke, strokeW)
+			class, bx.x, bx.y, bx.w, nodeH, fill, stroke, strokeW)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" font-family="ui-monospace,monospace" font-size="12" fill="#1f2328">%s</text>`,
-			x+padX, y+nodeH/2+4, html.EscapeString(labels[i]))
+			bx.x+padX, bx.y+nodeH/2+4, html.EscapeString(labels[i]))
 		if n.label != labels[i] || n.head {
 			title := n.label
 			if n.head {
@@ -268,4 +299,31 @@ func (g *upgradeGraph) svg() template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // built above; every catalog string is escaped
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// back is the point an arrow's length before (x, y) along direction (dx, dy): where its line stops.
+func back(x, y, dx, dy float64) (float64, float64) {
+	l := math.Hypot(dx, dy)
+	if l == 0 {
+		return x, y
+	}
+	return x - dx/l*arrow, y - dy/l*arrow
+}
+
+// arrowHead is a triangle with its tip at (x, y) pointing along (dx, dy).
+func arrowHead(x, y, dx, dy float64) string {
+	l := math.Hypot(dx, dy)
+	if l == 0 {
+		dx, dy, l = 0, -1, 1
+	}
+	ux, uy := dx/l, dy/l
+	bx, by := x-ux*arrow, y-uy*arrow
+	return fmt.Sprintf(`<path d="M%.1f %.1f L%.1f %.1f L%.1f %.1f Z" fill="#57606a"/>`, x, y, bx-uy*4, by+ux*4, bx+uy*4, by-ux*4)
 }

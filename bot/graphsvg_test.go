@@ -26,10 +26,10 @@ func channel(entries ...string) *catalog.Channel {
 	return c
 }
 
-// svgNodes maps each drawn node's label to its rectangle's x and its classes.
+// svgNodes maps each drawn node's label to its rectangle's y and its classes.
 func svgNodes(t *testing.T, svg string) map[string][2]string {
 	t.Helper()
-	re := regexp.MustCompile(`<g class="([^"]*)"><rect x="([0-9.]+)"[^>]*/><text[^>]*>([^<]*)</text>`)
+	re := regexp.MustCompile(`<g class="([^"]*)"><rect x="[0-9.]+" y="([0-9.]+)"[^>]*/><text[^>]*>([^<]*)</text>`)
 	out := map[string][2]string{}
 	for _, m := range re.FindAllStringSubmatch(svg, -1) {
 		out[m[3]] = [2]string{m[2], m[1]}
@@ -38,7 +38,7 @@ func svgNodes(t *testing.T, svg string) map[string][2]string {
 }
 
 // The graph checks/graph writes into a stage's details is drawn, not shown as mermaid source: every
-// entry a box, older bundles left of the ones that replace them, replaces solid, skips dashed, the
+// entry a box, older bundles below the ones that replace them, replaces solid, skips dashed, the
 // added entry green and the head marked; the text around the block stays.
 func TestDetailPartsDrawsTheUpgradeGraph(t *testing.T) {
 	ch := channel("foo.v1<", "foo.v2<foo.v1", "foo.v3<foo.v2~foo.v1")
@@ -56,9 +56,9 @@ func TestDetailPartsDrawsTheUpgradeGraph(t *testing.T) {
 	if len(nodes) != 3 {
 		t.Fatalf("nodes %v in\n%s", nodes, svg)
 	}
-	x := func(n string) float64 { v, _ := strconv.ParseFloat(nodes[n][0], 64); return v }
-	if !(x("foo.v1") < x("foo.v2") && x("foo.v2") < x("foo.v3")) {
-		t.Errorf("columns: %v", nodes)
+	y := func(n string) float64 { v, _ := strconv.ParseFloat(nodes[n][0], 64); return v }
+	if !(y("foo.v1") > y("foo.v2") && y("foo.v2") > y("foo.v3")) {
+		t.Errorf("layers: %v", nodes)
 	}
 	if nodes["foo.v3"][1] != "node added head" || nodes["foo.v1"][1] != "node" {
 		t.Errorf("classes: %v", nodes)

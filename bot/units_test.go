@@ -12,6 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/checks/approval"
+	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -145,7 +146,7 @@ func TestReadinessConditions(t *testing.T) {
 	res := approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"}, Ineligible: []string{"mallory"},
 		Stale: []approval.Stale{{User: "carol", SHA: strings.Repeat("b", 40)}}, CouldApprove: []string{"admin", "bob", "carol"}}
 	cs := b.conditions(pr, r, res, []string{"admin"})
-	if allMet(cs) {
+	if merge.Ready(cs) {
 		t.Fatal("all met")
 	}
 	body := readinessBody("not ready", cs)
@@ -163,21 +164,21 @@ func TestReadinessConditions(t *testing.T) {
 	}
 	pr.Labels, pr.Mergeable = []string{"LGTM"}, nil
 	two := approval.Result{Current: []string{"bob", "carol"}, Counted: []string{"bob", "carol"}}
-	if !allMet(b.conditions(pr, r, two, nil)) {
+	if !merge.Ready(b.conditions(pr, r, two, nil)) {
 		t.Error("not met with two approvals, the label and no hold")
 	}
-	if allMet(b.conditions(pr, nil, two, nil)) {
+	if merge.Ready(b.conditions(pr, nil, two, nil)) {
 		t.Error("met without a check")
 	}
 	// Two approvals given, one by someone who may not approve: not met.
-	if allMet(b.conditions(pr, r, approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"},
+	if merge.Ready(b.conditions(pr, r, approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"},
 		Ineligible: []string{"mallory"}}, nil)) {
 		t.Error("met with an approval by someone who may not approve")
 	}
 	// A configuration that could not be loaded blocks merging, whatever else holds.
 	broken := *r
 	broken.Settings = settings{ConfigError: "invalid configuration"}
-	if cs := b.conditions(pr, &broken, two, nil); allMet(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
+	if cs := b.conditions(pr, &broken, two, nil); merge.Ready(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
 		t.Errorf("a broken configuration did not block: %+v", cs)
 	}
 }

@@ -141,7 +141,8 @@ func TestReadinessConditions(t *testing.T) {
 	b.cfg.PublicURL = "https://bot.example"
 	no := false
 	pr := &ghclient.PullRequest{Number: 1, HeadSHA: strings.Repeat("a", 40), Labels: []string{"do-not-merge/hold"}, Mergeable: &no}
-	r := &run{ID: 3, HeadSHA: pr.HeadSHA, Verdict: string(report.Pass),
+	pr.BaseRef = "main"
+	r := &run{ID: 3, HeadSHA: pr.HeadSHA, BaseRef: "main", Verdict: string(report.Pass),
 		Settings: settings{RequiredApprovals: 2, RequiredLabels: []string{"lgtm"}}}
 	res := approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"}, Ineligible: []string{"mallory"},
 		Stale: []approval.Stale{{User: "carol", SHA: strings.Repeat("b", 40)}}, CouldApprove: []string{"admin", "bob", "carol"}}
@@ -154,7 +155,7 @@ func TestReadinessConditions(t *testing.T) {
 		"  - not counted (may not approve this change): mallory",
 		"Approvals given on an earlier head no longer count (a push drops them): carol (on bbbbbbbbbbbb)",
 		"placed by admin", "- [ ] label `lgtm` is required",
-		"- [ ] on hold (label `do-not-merge/hold`, placed by admin)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa ([details](https://bot.example/runs/" + b.pageID(3) + "))"} {
+		"- [ ] on hold (label `do-not-merge/hold`, placed by admin)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa against `main` ([details](https://bot.example/runs/" + b.pageID(3) + "))"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}

@@ -95,9 +95,9 @@ func Decide(f Facts) []Condition {
 	case c.HeadSHA != f.Head:
 		add(IDChecks, false, "catalogbot checks ran on %s, not on the head %s", short(c.HeadSHA), short(f.Head))
 	case c.Verdict == "pass":
-		add(IDChecks, true, "catalogbot checks passed on %s%s", short(c.HeadSHA), details(c.URL))
+		add(IDChecks, true, "catalogbot checks passed on %s against `%s`%s", short(c.HeadSHA), c.BaseRef, details(c.URL))
 	default:
-		add(IDChecks, false, "catalogbot checks did not pass on %s: %s%s", short(c.HeadSHA), c.Verdict, details(c.URL))
+		add(IDChecks, false, "catalogbot checks did not pass on %s against `%s`: %s%s", short(c.HeadSHA), c.BaseRef, c.Verdict, details(c.URL))
 	}
 	if c != nil && !strings.EqualFold(c.BaseRef, f.BaseRef) {
 		add(IDCheckedBase, false, "the checks ran against `%s`, but the pull request now targets `%s`: they run again against `%s`",

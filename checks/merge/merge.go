@@ -93,7 +93,7 @@ func Decide(f Facts) []Condition {
 	case c == nil:
 		add(IDChecks, false, "catalogbot checks have not completed on the head %s yet", short(f.Head))
 	case c.HeadSHA != f.Head:
-		add(IDChecks, false, "catalogbot checks ran on %s, not on the head %s", short(c.HeadSHA), short(f.Head))
+		add(IDChecks, false, "the head moved to %s after the checks of %s: the new head is checked on its own", short(f.Head), short(c.HeadSHA))
 	case c.Verdict == "pass":
 		add(IDChecks, true, "catalogbot checks passed on %s against `%s`%s", short(c.HeadSHA), c.BaseRef, details(c.URL))
 	default:

@@ -22,7 +22,8 @@ func repoWithConfig(t *testing.T, cfg string) (dir, base, head string) {
 }
 
 // Hostile ways to get a merge through the action: a sock puppet's approval toward requiredApprovals, a
-// push after the checks (GitHub's head differs from the tested one), a base that moved after the checks.
+// push after the checks (GitHub's head differs from the tested one), a writer who owns nothing approving
+// under merge.approvers: owners, a base that moved after the checks.
 // Each leaves the pull request unmerged; a maintainer's approval on the tested head merges it.
 func TestActionMergeAttacks(t *testing.T) {
 	const full = "Codertocat/Hello-World"
@@ -51,25 +52,29 @@ func TestActionMergeAttacks(t *testing.T) {
 		t.Helper()
 		outs := run(n)
 		if merged, _ := gh.Merged(full, n); merged || outs["merged"] != "false" || !strings.Contains(outs["stdout"], why) {
-			t.Fatalf("#%d: merged %v, outputs %v, want not merged because %q", n, merged, outs["merged"], why)
+			t.Fatalf("#%d: merged %v, outputs %v, want not merged because %q\n%s", n, merged, outs["merged"], why, outs["stdout"])
 		}
 	}
 	// The owner alice authored it; a sock puppet with no access approves the head.
 	gh.AddPullRequest(full, githubtest.PullRequest{Number: 1, User: "alice", HeadSHA: head, BaseRef: "main", BaseSHA: base})
 	gh.AddReview(full, 1, githubtest.Review{User: "sock", State: "APPROVED", CommitID: head})
 	notMerged(1, "0 of 1 required approvals")
-	// bob (write access) approved, but GitHub's head is no longer the tested one.
+	// The maintainer approved, but GitHub's head is no longer the tested one.
 	gh.AddPullRequest(full, githubtest.PullRequest{Number: 2, User: "alice", HeadSHA: strings.Repeat("e", 40), BaseRef: "main", BaseSHA: base})
-	gh.AddReview(full, 2, githubtest.Review{User: "bob", State: "APPROVED", CommitID: head})
+	gh.AddReview(full, 2, githubtest.Review{User: "admin", State: "APPROVED", CommitID: head})
 	notMerged(2, "the head moved")
-	// bob approved the tested head, but main moved after the checks ran.
+	// bob has write access but owns nothing: merge.approvers defaults to owners, so his approval does not
+	// count (the Action counted any writer before issue 22).
 	gh.AddPullRequest(full, githubtest.PullRequest{Number: 3, User: "alice", HeadSHA: head, BaseRef: "main", BaseSHA: base})
 	gh.AddReview(full, 3, githubtest.Review{User: "bob", State: "APPROVED", CommitID: head})
+	notMerged(3, "0 of 1 required approvals")
+	// The maintainer approved the tested head, but main moved after the checks ran.
+	gh.AddReview(full, 3, githubtest.Review{User: "admin", State: "APPROVED", CommitID: head})
 	gh.SetRef(full, "heads/main", head)
-	notMerged(3, "main moved")
+	notMerged(3, "`main` moved to")
 	gh.SetRef(full, "heads/main", base)
 	outs := run(3)
 	if merged, at := gh.Merged(full, 3); !merged || at != head || outs["merged"] != "true" {
-		t.Fatalf("#3 with bob's approval: merged %v at %s, outputs %v\n%s", merged, at, outs["merged"], outs["stdout"])
+		t.Fatalf("#3 with the maintainer's approval: merged %v at %s, outputs %v\n%s", merged, at, outs["merged"], outs["stdout"])
 	}
 }

@@ -39,7 +39,7 @@ func readinessBody(headline string, cs []merge.Condition, notes ...string) strin
 	for _, n := range notes {
 		b.WriteString(n + "\n\n")
 	}
-	b.WriteString("<sub>Commands: `/retest` runs the checks again, `/hold` and `/unhold` stop and allow merging, `/approve` (owners) approves.</sub>\n")
+	b.WriteString("<sub>Commands: `/retest` runs the checks again, `/hold` and `/unhold` stop and allow merging, `/approve` (owners) approves and `/approve cancel` withdraws.</sub>\n")
 	return b.String()
 }
 

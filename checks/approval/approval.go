@@ -2,8 +2,8 @@
 // commit it was given on, only when its giver may approve (a maintainer, an owner of every changed
 // package, or, when the repository says so, anyone with write access), and never the author's. It also
 // decides who may lift a hold. It knows nothing of GitHub: the bot gathers reviews, /approve and
-// /approve cancel commands and lookups, the Action reviews and lookups, and both call it (through the
-// merge decision, checks/merge, which weighs its Result).
+// /approve cancel commands and lookups, the Action reviews and lookups; both call Evaluate and hand its
+// Result to the one merge decision, checks/merge.
 package approval
 
 import (

@@ -14,18 +14,18 @@ import (
 
 // Condition ids: stable, for tests, logs and tools that read the conditions.
 const (
-	IDChecks          = "checks"              // the checks passed on the head
-	IDCheckedBase     = "checked-base"        // the check ran against the pull request's current base branch
-	IDBaseCurrent     = "base-current"        // the base branch's tip is the one the check read its rules from
-	IDConfig          = "config"              // the base branch's configuration is valid
-	IDApprovals       = "approvals"           // merge.requiredApprovals approvals count
-	IDLabel           = "label"               // a merge.requiredLabels label is set (one condition per label)
-	IDHold            = "hold"                // the pull request is not on hold
-	IDOpen            = "open"                // the pull request is open
-	IDDraft           = "draft"               // the pull request is not a draft
-	IDMergeable       = "mergeable"           // GitHub reports no merge conflict
-	IDStaleApprovals  = "stale-approvals"     // information: approvals a push dropped
-	IDCancelledApprov = "cancelled-approvals" // information: approvals withdrawn (/approve cancel, a later review)
+	IDChecks         = "checks"              // the checks passed on the head
+	IDCheckedBase    = "checked-base"        // the check ran against the pull request's current base branch
+	IDBaseCurrent    = "base-current"        // the base branch's tip is the one the check read its rules from
+	IDConfig         = "config"              // the base branch's configuration is valid
+	IDApprovals      = "approvals"           // merge.requiredApprovals approvals count
+	IDLabel          = "label"               // a merge.requiredLabels label is set (one condition per label)
+	IDHold           = "hold"                // the pull request is not on hold
+	IDOpen           = "open"                // the pull request is open
+	IDDraft          = "draft"               // the pull request is not a draft
+	IDMergeable      = "mergeable"           // GitHub reports no merge conflict
+	IDStaleApprovals = "stale-approvals"     // information: approvals a push dropped
+	IDWithdrawn      = "withdrawn-approvals" // information: approvals withdrawn (/approve cancel, a later review)
 )
 
 // Check is a completed check of the pull request.
@@ -141,7 +141,7 @@ func Decide(f Facts) []Condition {
 		out = append(out, Condition{ID: IDStaleApprovals, Info: true, Text: t})
 	}
 	if len(f.Approvals.Withdrawn) > 0 {
-		out = append(out, Condition{ID: IDCancelledApprov, Info: true, Text: "Approvals withdrawn (`/approve cancel`, or a later review requesting changes or dismissed): " +
+		out = append(out, Condition{ID: IDWithdrawn, Info: true, Text: "Approvals withdrawn (`/approve cancel`, or a later review requesting changes or dismissed): " +
 			strings.Join(f.Approvals.Withdrawn, ", ") + "."})
 	}
 	return out

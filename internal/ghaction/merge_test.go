@@ -78,3 +78,47 @@ func TestActionMergeAttacks(t *testing.T) {
 		t.Fatalf("#3 with the maintainer's approval: merged %v at %s, outputs %v\n%s", merged, at, outs["merged"], outs["stdout"])
 	}
 }
+
+// The Action used to have merge rules of its own (issue 22 item 4): it counted any writer's approval
+// although merge.approvers defaults to owners, and ignored the hold label and merge conflicts. It now takes
+// the bot's decision: none of these merges, each names the unmet condition in merge_unmet.
+func TestAttackActionDecidesUnlikeTheBot(t *testing.T) {
+	const full = "Codertocat/Hello-World"
+	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\nowners:\n  foo: [alice]\nmerge:\n  requiredApprovals: 1\n"
+	dir, base, head := repoWithConfig(t, cfg)
+	gh := githubtest.New(t)
+	gh.AddRepo(full)
+	gh.SetRef(full, "heads/main", base)
+	gh.SetPermission(full, "bob", "write")
+	conflict := false
+	for _, tc := range []struct {
+		n        int
+		approver string
+		labels   []string
+		conflict bool
+		unmet    string
+	}{
+		{1, "bob", nil, false, "approvals"},
+		{2, "admin", []string{"do-not-merge/hold"}, false, "hold"},
+		{3, "admin", nil, true, "mergeable"},
+	} {
+		gh.AddPullRequest(full, githubtest.PullRequest{Number: tc.n, User: "alice", HeadSHA: head, BaseRef: "main", BaseSHA: base, Labels: tc.labels})
+		gh.AddReview(full, tc.n, githubtest.Review{User: tc.approver, State: "APPROVED", CommitID: head})
+		if tc.conflict {
+			gh.SetMergeable(full, tc.n, &conflict)
+		}
+		tmp := t.TempDir()
+		env := map[string]string{
+			"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": prPayload(t, tc.n, base, head, "alice"),
+			"GITHUB_OUTPUT": filepath.Join(tmp, "out"), "GITHUB_API_URL": gh.URL, "CATALOGBOT_GITHUB_TOKEN": "ghs_x",
+		}
+		var stdout bytes.Buffer
+		if _, err := Run(context.Background(), func(k string) string { return env[k] }, &stdout, &bytes.Buffer{}, Options{RepoDir: dir, SkipImages: true, Merge: true}); err != nil {
+			t.Fatal(err)
+		}
+		outs := readOutputs(t, env["GITHUB_OUTPUT"])
+		if merged, _ := gh.Merged(full, tc.n); merged || outs["merge_unmet"] != tc.unmet {
+			t.Errorf("#%d: merged %v, merge_unmet %q, want not merged for %q\n%s", tc.n, merged, outs["merge_unmet"], tc.unmet, stdout.String())
+		}
+	}
+}

@@ -107,6 +107,7 @@ func TestAttackActionDecidesUnlikeTheBot(t *testing.T) {
 		if tc.conflict {
 			gh.SetMergeable(full, tc.n, &conflict)
 		}
+		gh.SetRef(full, "heads/main", base) // each case on its own, whatever an earlier one did
 		tmp := t.TempDir()
 		env := map[string]string{
 			"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": prPayload(t, tc.n, base, head, "alice"),

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
@@ -21,7 +20,11 @@ func (jc *jobCtx) approvalsOf(ctx context.Context, pr *ghclient.PullRequest, pol
 	if err != nil {
 		return approval.Result{}, err
 	}
-	in := approval.Input{Head: pr.HeadSHA, Author: pr.Author, Slash: slash, Policy: pol}
+	cancelled, err := jc.b.store.cancelled(ctx, jc.task.Repo, pr.Number)
+	if err != nil {
+		return approval.Result{}, err
+	}
+	in := approval.Input{Head: pr.HeadSHA, Author: pr.Author, Slash: slash, Cancelled: cancelled, Policy: pol}
 	for _, rv := range reviews {
 		in.Reviews = append(in.Reviews, approval.Review{User: rv.User, State: rv.State, CommitID: rv.CommitID})
 	}
@@ -30,6 +33,23 @@ func (jc *jobCtx) approvalsOf(ctx context.Context, pr *ghclient.PullRequest, pol
 		return approval.Result{}, diag.InfraError(err)
 	}
 	return res, nil
+}
+
+// noteReview applies a review delivery to the /approve records, in the order GitHub delivered them (as
+// Prow does): an approving review ends its reviewer's /approve cancel; a review requesting changes, or the
+// dismissal of the reviewer's review, withdraws the reviewer's /approve.
+func (jc *jobCtx) noteReview(ctx context.Context, pr *ghclient.PullRequest) error {
+	t := jc.task
+	if t.ReviewUser == "" {
+		return nil
+	}
+	switch t.ReviewState {
+	case "approved":
+		return jc.b.store.reapproved(ctx, t.Repo, pr.Number, t.ReviewUser)
+	case "changes_requested", "dismissed":
+		return jc.b.store.withdrawApprovals(ctx, t.Repo, pr.Number, t.ReviewUser)
+	}
+	return nil
 }
 
 // lookup answers team and permission questions with GitHub, once per question per job.
@@ -54,36 +74,4 @@ func (l *ghLookup) Permission(ctx context.Context, login string) (string, error)
 	}
 	l.perms[k] = p
 	return p, nil
-}
-
-// approvalText is the approvals condition: how many count of how many are required, whose approval
-// would count, whose did not, and which a push dropped.
-func approvalText(res approval.Result, required int) string {
-	have := len(res.Counted)
-	text := fmt.Sprintf("%d of %d required approvals", min(have, required), required)
-	if have > 0 {
-		text += " (" + strings.Join(res.Counted, ", ") + ")"
-	}
-	if len(res.CouldApprove) > 0 {
-		text += "\n  - approvals that count: " + strings.Join(res.CouldApprove, ", ")
-	} else {
-		text += "\n  - no one may approve this change under the base branch's configuration"
-	}
-	if len(res.Ineligible) > 0 {
-		text += "\n  - not counted (may not approve this change): " + strings.Join(res.Ineligible, ", ")
-	}
-	return text
-}
-
-// staleText says which approvals a push dropped ("" when none).
-func staleText(res approval.Result) string {
-	if len(res.Stale) == 0 {
-		return ""
-	}
-	var parts []string
-	for _, s := range res.Stale {
-		parts = append(parts, fmt.Sprintf("%s (on %s)", s.User, short(s.SHA)))
-	}
-	return "Approvals given on an earlier head no longer count (a push drops them): " + strings.Join(parts, ", ") +
-		". Approve the current head again."
 }

@@ -56,6 +56,9 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 	if err != nil {
 		return err
 	}
+	// The check is of this base: recorded even when it cannot run, so the merge decision never takes it
+	// for a check of another base.
+	r.BaseRef = pr.BaseRef
 	cr := newCheckReporter(jc, r, pr.HeadSHA)
 	if err := cr.start(ctx); err != nil {
 		return err

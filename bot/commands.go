@@ -19,7 +19,8 @@ type Cmd struct {
 }
 
 // parseCommands finds the commands of a comment: lines that start with /retest, /hold, /unhold or
-// /approve ("/hold cancel" is /unhold, as in Prow). Quoted lines and code blocks are skipped.
+// /approve ("/hold cancel" is /unhold, as in Prow; /approve keeps its argument: "cancel" withdraws, any
+// other is refused). Quoted lines and code blocks are skipped.
 func parseCommands(body string) []Cmd {
 	var out []Cmd
 	fence := false
@@ -137,6 +138,12 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				refusals = append(refusals, unholdRefusal(user, holders))
 				continue
 			}
+			// The removal the bot hears of next is its own: noted first, so it is not taken for another app's.
+			if pr.HasLabel(jc.b.cfg.Checks.HoldLabel) {
+				if err := jc.b.store.noteLift(ctx, jc.task.Repo, pr.Number); err != nil {
+					return err
+				}
+			}
 			if err := jc.gh.RemoveLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
 				return err
 			}
@@ -145,6 +152,19 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 			}
 			accepted, evaluate = true, true
 		case "approve":
+			switch c.Arg {
+			case "", "no-issue": // Prow's /approve no-issue approves
+			case "cancel":
+				// Withdrawing one's own approval needs no right: it only ever blocks.
+				if err := jc.b.store.cancelApproval(ctx, jc.task.Repo, pr.Number, user); err != nil {
+					return err
+				}
+				accepted, evaluate = true, true
+				continue
+			default:
+				refusals = append(refusals, fmt.Sprintf("`/approve %s`: unknown argument; `/approve` approves, `/approve cancel` withdraws an approval", clipArg(c.Arg)))
+				continue
+			}
 			if strings.EqualFold(user, pr.Author) {
 				refusals = append(refusals, "`/approve`: authors cannot approve their own pull request")
 				continue
@@ -205,6 +225,20 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 		return jc.enqueue(ctx, kindEvaluate, fmt.Sprintf("command:%d:evaluate", jc.task.CommentID), t)
 	}
 	return nil
+}
+
+// clipArg keeps a refused argument short and inert in the reply (it is the commenter's text).
+func clipArg(arg string) string {
+	arg = strings.Map(func(r rune) rune {
+		if r == '`' || r == '<' || r == '>' || r == '@' || r < ' ' {
+			return '?'
+		}
+		return r
+	}, arg)
+	if r := []rune(arg); len(r) > 32 {
+		arg = string(r[:32]) + "…"
+	}
+	return arg
 }
 
 func mayTriage(role string) bool {

@@ -18,6 +18,8 @@ type envelope struct {
 	Comment      *payloadComment `json:"comment"`
 	MergeGroup   *payloadGroup   `json:"merge_group"`
 	Label        *payloadLabel   `json:"label"`
+	Review       *payloadReview  `json:"review"`
+	Changes      *payloadChanges `json:"changes"`
 	// push
 	Ref     string `json:"ref"`
 	Before  string `json:"before"`
@@ -85,4 +87,18 @@ type payloadGroup struct {
 
 type payloadLabel struct {
 	Name string `json:"name"`
+}
+
+type payloadReview struct {
+	State string      `json:"state"`
+	User  payloadUser `json:"user"`
+}
+
+// payloadChanges is a pull_request edited delivery's changes: a non-nil Base means the base branch changed.
+type payloadChanges struct {
+	Base *struct {
+		Ref struct {
+			From string `json:"from"`
+		} `json:"ref"`
+	} `json:"base"`
 }

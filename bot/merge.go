@@ -11,6 +11,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/checks/approval"
+	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/report"
@@ -31,11 +32,16 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if pr.State != "open" || pr.Merged {
 		return nil
 	}
-	r, err := b.store.latestCheck(ctx, jc.task.Repo, number, pr.HeadSHA)
+	// A check counts only against the base it ran against: a pull request retargeted after its check
+	// (edited with changes.base) is checked again against its new base before anything merges.
+	r, err := b.store.latestCheck(ctx, jc.task.Repo, number, pr.HeadSHA, pr.BaseRef)
 	if err != nil {
 		return err
 	}
 	if err := jc.noteHoldLabel(ctx, pr); err != nil {
+		return err
+	}
+	if err := jc.noteReview(ctx, pr); err != nil {
 		return err
 	}
 	// Approvals are weighed by the policy the check recorded from the base branch's tip; without a check
@@ -52,7 +58,7 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	conds := func(r *run) []condition { return b.conditions(pr, r, res, holders) }
+	conds := func(r *run) []merge.Condition { return b.conditions(pr, r, res, holders) }
 	rerun := func(reason, delivery string) error {
 		jc.log.Info("re-running the checks", "pr", number, "reason", reason)
 		// The comment first: once enqueued, the check may start at once.
@@ -70,13 +76,14 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 		if pending > 0 {
 			return jc.upsertComment(ctx, number, readinessBody("⏳ checking", conds(nil)))
 		}
-		return rerun("no check of the head "+short(pr.HeadSHA)+" was recorded", fmt.Sprintf("evaluate:%d:head:%s", jc.job.ID, pr.HeadSHA))
+		return rerun(fmt.Sprintf("no check of the head %s against `%s` was recorded", short(pr.HeadSHA), pr.BaseRef),
+			fmt.Sprintf("evaluate:%d:head:%s:%s", jc.job.ID, pr.HeadSHA, pr.BaseRef))
 	}
 	if r.Verdict != string(report.Pass) && ownersFailed(r) && !slices.Equal(res.Current, r.Approvers) {
 		return rerun("approvals changed since the owners check failed", fmt.Sprintf("evaluate:%d:approvers:%s", jc.job.ID, strings.Join(res.Current, ",")))
 	}
 	cs := conds(r)
-	if !allMet(cs) {
+	if !merge.Ready(cs) {
 		return jc.upsertComment(ctx, number, readinessBody("⏳ not ready to merge", cs))
 	}
 	// The base branch moved since the check: if it changed the rules (configuration, owners files) or what
@@ -164,7 +171,7 @@ func (jc *jobCtx) baseOverlap(ctx context.Context, r *run, tip string) (string, 
 
 // merge merges the tested head (the sha guard makes GitHub refuse if the head moved) and classifies a
 // refusal by its status code.
-func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, cs []condition) error {
+func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, cs []merge.Condition) error {
 	b := jc.b
 	method := r.Settings.MergeMethod
 	if method == "" {
@@ -181,7 +188,7 @@ func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, c
 		}
 		jc.log.Info("merged", "pr", pr.Number, "head", r.HeadSHA, "merge_commit", sha)
 		return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs,
-			fmt.Sprintf("Merged %s into `%s` as %s (%s).", short(r.HeadSHA), r.BaseRef, short(sha), method)))
+			fmt.Sprintf("Merged %s into `%s` as %s (%s).", short(r.HeadSHA), pr.BaseRef, short(sha), method)))
 	case errors.As(err, &me):
 		var note string
 		switch me.Status {
@@ -195,7 +202,7 @@ func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, c
 				if err := b.store.recordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, "(merged)"); err != nil {
 					return err
 				}
-				return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs, fmt.Sprintf("Merged %s into `%s`.", short(r.HeadSHA), r.BaseRef)))
+				return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs, fmt.Sprintf("Merged %s into `%s`.", short(r.HeadSHA), pr.BaseRef)))
 			}
 			b.metrics.merges.WithLabelValues("not_mergeable").Inc()
 			note = "Not merged: GitHub reports the pull request is not mergeable (405): branch protection, required checks or conflicts."

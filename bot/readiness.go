@@ -8,109 +8,38 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/checks/approval"
+	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
-	"github.com/catalogbot/catalogbot/report"
 )
 
 // readinessMarker starts the bot's one comment per pull request; it is edited, never re-posted.
 const readinessMarker = "<!-- catalogbot:readiness -->"
 
-// condition is one requirement for merging; info is a line that says something about them (met is
-// ignored).
-type condition struct {
-	met  bool
-	text string
-	info bool
-}
-
-// conditions lists every requirement for merging pull request pr, given its latest check (nil: none on
-// the current head), the approvals on its head and who placed its hold.
-func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, holders []string) []condition {
-	var out []condition
-	switch {
-	case r == nil:
-		out = append(out, condition{false, fmt.Sprintf("catalogbot checks have not completed on the head %s yet", short(pr.HeadSHA)), false})
-	case r.Verdict == string(report.Pass):
-		out = append(out, condition{true, fmt.Sprintf("catalogbot checks passed on %s ([details](%s))", short(r.HeadSHA), b.runURL(r.ID)), false})
-	default:
-		out = append(out, condition{false, fmt.Sprintf("catalogbot checks did not pass on %s: %s ([details](%s))",
-			short(r.HeadSHA), r.Verdict, b.runURL(r.ID)), false})
-	}
-	sets := settings{}
+// conditions lists every requirement for merging pull request pr (checks/merge decides), given its
+// latest check against its current base (nil: none on the current head and base), the approvals on its
+// head and who placed its hold.
+func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, holders []string) []merge.Condition {
+	f := merge.Facts{Head: pr.HeadSHA, BaseRef: pr.BaseRef, State: pr.State, Merged: pr.Merged, Draft: pr.Draft,
+		Mergeable: pr.Mergeable, Labels: pr.Labels, HoldLabel: b.cfg.Checks.HoldLabel, Holders: holders,
+		ConfigFile: config.ConfigFile, Approvals: res}
 	if r != nil {
-		sets = r.Settings
+		f.Check = &merge.Check{Verdict: r.Verdict, HeadSHA: r.HeadSHA, BaseRef: r.BaseRef, BaseTip: r.Tip, URL: b.runURL(r.ID)}
+		f.ConfigError, f.RequiredApprovals, f.RequiredLabels = r.Settings.ConfigError, r.Settings.RequiredApprovals, r.Settings.RequiredLabels
 	}
-	if sets.ConfigError != "" {
-		out = append(out, condition{false, fmt.Sprintf("the base branch's %s is invalid (%s): fix it there; nothing merges until then",
-			config.ConfigFile, sets.ConfigError), false})
-	}
-	if n := sets.RequiredApprovals; n > 0 {
-		out = append(out, condition{len(res.Counted) >= n, approvalText(res, n), false})
-	}
-	for _, l := range sets.RequiredLabels {
-		if pr.HasLabel(l) {
-			out = append(out, condition{true, fmt.Sprintf("label `%s` is set", l), false})
-		} else {
-			out = append(out, condition{false, fmt.Sprintf("label `%s` is required", l), false})
-		}
-	}
-	hold := b.cfg.Checks.HoldLabel
-	switch {
-	case pr.HasLabel(hold) && len(holders) > 0:
-		out = append(out, condition{false, fmt.Sprintf("on hold (label `%s`, placed by %s): `/unhold` by them, a maintainer or an owner releases it",
-			hold, strings.Join(holders, ", ")), false})
-	case pr.HasLabel(hold):
-		out = append(out, condition{false, fmt.Sprintf("on hold (label `%s`): `/unhold` by a maintainer or an owner releases it", hold), false})
-	default:
-		out = append(out, condition{true, "not on hold", false})
-	}
-	if pr.Draft {
-		out = append(out, condition{false, "the pull request is a draft", false})
-	}
-	if pr.Mergeable != nil && !*pr.Mergeable {
-		out = append(out, condition{false, "GitHub reports merge conflicts with the base branch", false})
-	}
-	if t := staleText(res); t != "" {
-		out = append(out, condition{text: t, info: true})
-	}
-	return out
+	return merge.Decide(f)
 }
 
-func allMet(cs []condition) bool {
-	for _, c := range cs {
-		if !c.met && !c.info {
-			return false
-		}
-	}
-	return true
-}
-
-// readinessBody renders the comment: unmet conditions first, then met ones, then notes.
-func readinessBody(headline string, cs []condition, notes ...string) string {
+// readinessBody renders the comment: the conditions (unmet first, then met ones, then information), then
+// notes.
+func readinessBody(headline string, cs []merge.Condition, notes ...string) string {
 	var b strings.Builder
 	b.WriteString(readinessMarker + "\n")
 	fmt.Fprintf(&b, "### catalogbot: %s\n\n", headline)
-	var unmet, met, info []string
-	for _, c := range cs {
-		switch {
-		case c.info:
-			info = append(info, c.text)
-		case c.met:
-			met = append(met, "- [x] "+c.text)
-		default:
-			unmet = append(unmet, "- [ ] "+c.text)
-		}
-	}
-	if len(unmet) > 0 {
-		b.WriteString("**Not yet met:**\n" + strings.Join(unmet, "\n") + "\n\n")
-	}
-	if len(met) > 0 {
-		b.WriteString("**Met:**\n" + strings.Join(met, "\n") + "\n\n")
-	}
-	for _, n := range append(info, notes...) {
+	b.WriteString(merge.Markdown(cs))
+	for _, n := range notes {
 		b.WriteString(n + "\n\n")
 	}
-	b.WriteString("<sub>Commands: `/retest` runs the checks again, `/hold` and `/unhold` stop and allow merging, `/approve` (owners) approves.</sub>\n")
+	b.WriteString("<sub>Commands: `/retest` runs the checks again, `/hold` and `/unhold` stop and allow merging, `/approve` (owners) approves and `/approve cancel` withdraws.</sub>\n")
 	return b.String()
 }
 

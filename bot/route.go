@@ -29,6 +29,11 @@ type Task struct {
 	Sender  string `json:"sender,omitempty"`
 	// SenderBot is set when the sender is an app (the bot itself, say).
 	SenderBot bool `json:"sender_bot,omitempty"`
+	// ReviewUser and ReviewState (approved, changes_requested, dismissed, ...) are a review's, for a
+	// pull_request_review delivery: a later changes-requested or dismissed review withdraws the
+	// reviewer's /approve.
+	ReviewUser  string `json:"review_user,omitempty"`
+	ReviewState string `json:"review_state,omitempty"`
 	// Label and LabelAction (labeled, unlabeled) are a pull request's label change.
 	Label       string `json:"label,omitempty"`
 	LabelAction string `json:"label_action,omitempty"`
@@ -121,6 +126,12 @@ func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
 		}
 		t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, PR: e.PullRequest.Number,
 			Sender: e.Sender.Login, Reason: "review " + e.Action + " by " + e.Sender.Login}
+		if e.Review != nil && e.Action != "edited" {
+			t.ReviewUser, t.ReviewState = e.Review.User.Login, strings.ToLower(e.Review.State)
+			if e.Action == "dismissed" {
+				t.ReviewState = "dismissed"
+			}
+		}
 		r.job, err = newJob(event, kindEvaluate, t, "", false, true)
 	case "push":
 		r, err = b.routePush(event, &e)
@@ -175,6 +186,18 @@ func (b *Bot) routePullRequest(event string, e *envelope) (route, error) {
 			return route{note: "draft pull requests are checked when ready for review"}, nil
 		}
 		// A new push stops the running check of the old head and replaces queued ones.
+		j, err := newJob(event, kindCheck, t, prKey(repo, pr.Number), true, false)
+		return route{job: j}, err
+	case "edited":
+		// A new base branch: the check of the old base says nothing about this one. Check again against
+		// the new base (its tip's configuration and owners); the old check never merges it.
+		if e.Changes == nil || e.Changes.Base == nil {
+			return route{note: "pull_request edited without a change of base is not handled"}, nil
+		}
+		if pr.Draft {
+			return route{note: "draft pull requests are checked when ready for review"}, nil
+		}
+		t.Reason = fmt.Sprintf("base changed from %s to %s", e.Changes.Base.Ref.From, pr.Base.Ref)
 		j, err := newJob(event, kindCheck, t, prKey(repo, pr.Number), true, false)
 		return route{job: j}, err
 	case "closed":

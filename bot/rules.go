@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -76,26 +75,12 @@ func (br *baseRules) settings() (settings, error) {
 		RequiredApprovals: cfg.Merge.RequiredApprovals, Policy: &pol, RuleFiles: files}, nil
 }
 
-// policy says who may approve the change: maintainers; the owners of each changed package (from the
-// configuration and owners files) unless it changes more than packages; write access when configured.
+// policy says who may approve the change (pipeline.Rules.ApprovalPolicy).
 func (br *baseRules) policy() (approval.Policy, error) {
 	if br.rules == nil {
 		return approval.Policy{}, fmt.Errorf("no approval policy: %s", br.stage.Err)
 	}
-	cfg := br.rules.Config
-	pol := approval.Policy{Maintainers: slices.Clone(cfg.Maintainers), WriteAccess: cfg.Merge.Approvers == config.ApproversWrite}
-	if br.outside || len(br.packages) == 0 {
-		return pol, nil
-	}
-	pol.PackageOwners = map[string][]string{}
-	for _, p := range br.packages {
-		o, err := br.ownersOf(p)
-		if err != nil {
-			return approval.Policy{}, err
-		}
-		pol.PackageOwners[p] = o
-	}
-	return pol, nil
+	return br.rules.ApprovalPolicy(br.repo, br.packages, br.outside)
 }
 
 // mayAct reports whether login is a maintainer or owns a package the change touches: who may lift anyone's
@@ -125,12 +110,7 @@ func (br *baseRules) mayAct(ctx context.Context, login string, lk approval.Looku
 
 // ownersOf are pkg's owners: the configuration's, then its owners file's.
 func (br *baseRules) ownersOf(pkg string) ([]string, error) {
-	o := slices.Clone(br.rules.Config.Owners[pkg])
-	logins, _, err := br.rules.OwnersFile(br.repo, pkg)
-	if err != nil {
-		return nil, fmt.Errorf("reading the owners file of %s: %w", pkg, err)
-	}
-	return append(o, logins...), nil
+	return br.rules.PackageOwners(br.repo, pkg)
 }
 
 // rulesMoved names the rule files (configuration, owners files) that differ between the tip a check used

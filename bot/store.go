@@ -15,7 +15,7 @@ import (
 )
 
 // store keeps the bot's own records next to the queue: runs (one per check, merge group or publish),
-// /approve approvals, the readiness comment of each pull request, and merges. Statements use `?`
+// /approve approvals and their withdrawals, the bot's own lifts of holds, the readiness comment of each pull request, and merges. Statements use `?`
 // placeholders and SQL both SQLite and PostgreSQL accept (the queue's DB rebinds them).
 type store struct{ db *queue.DB }
 
@@ -46,6 +46,14 @@ CREATE INDEX IF NOT EXISTS runs_pr ON runs(repo, pr, id);
 CREATE TABLE IF NOT EXISTS head_approvals (
 	repo TEXT NOT NULL, pr INTEGER NOT NULL, login TEXT NOT NULL, head_sha TEXT NOT NULL, at INTEGER NOT NULL,
 	PRIMARY KEY (repo, pr, login, head_sha)
+);
+CREATE TABLE IF NOT EXISTS approval_cancels (
+	repo TEXT NOT NULL, pr INTEGER NOT NULL, login TEXT NOT NULL, at INTEGER NOT NULL,
+	PRIMARY KEY (repo, pr, login)
+);
+CREATE TABLE IF NOT EXISTS hold_lifts (
+	repo TEXT NOT NULL, pr INTEGER NOT NULL, at INTEGER NOT NULL,
+	PRIMARY KEY (repo, pr)
 );
 CREATE TABLE IF NOT EXISTS holds (
 	repo TEXT NOT NULL, pr INTEGER NOT NULL, login TEXT NOT NULL, at INTEGER NOT NULL,
@@ -186,11 +194,12 @@ func (s *store) getRun(ctx context.Context, id int64) (*run, error) {
 	return r, err
 }
 
-// latestCheck is the newest completed check of a pull request's head, or nil.
-func (s *store) latestCheck(ctx context.Context, repo string, pr int, head string) (*run, error) {
+// latestCheck is the newest completed check of a pull request's head against the base branch baseRef,
+// or nil: a check against another base (the pull request was retargeted since) does not count.
+func (s *store) latestCheck(ctx context.Context, repo string, pr int, head, baseRef string) (*run, error) {
 	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+` FROM runs
-		WHERE repo = ? AND pr = ? AND kind = ? AND head_sha = ? AND status = ? ORDER BY finished_at DESC, id DESC LIMIT 1`,
-		repo, pr, kindCheck, head, runCompleted))
+		WHERE repo = ? AND pr = ? AND kind = ? AND head_sha = ? AND base_ref = ? AND status = ? ORDER BY finished_at DESC, id DESC LIMIT 1`,
+		repo, pr, kindCheck, head, baseRef, runCompleted))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -219,14 +228,64 @@ func (s *store) queryRuns(ctx context.Context, what, query string, args ...any) 
 	return out, rows.Err()
 }
 
-// addApproval records an /approve by login on the pull request's head: it counts for that head only.
+// addApproval records an /approve by login on the pull request's head: it counts for that head only (and
+// ends login's /approve cancel).
 func (s *store) addApproval(ctx context.Context, repo string, pr int, login, head string) error {
+	if err := s.reapproved(ctx, repo, pr, login); err != nil {
+		return err
+	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO head_approvals (repo, pr, login, head_sha, at) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING`,
 		repo, pr, strings.ToLower(login), head, time.Now().UnixMilli())
 	if err != nil {
 		return fmt.Errorf("record the approval of %s#%d by %s: %w", repo, pr, login, err)
 	}
 	return nil
+}
+
+// cancelApproval records an /approve cancel by login: none of login's approvals (reviews or /approve)
+// count until login approves again.
+func (s *store) cancelApproval(ctx context.Context, repo string, pr int, login string) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO approval_cancels (repo, pr, login, at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
+		repo, pr, strings.ToLower(login), time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("record the withdrawal of %s's approval of %s#%d: %w", login, repo, pr, err)
+	}
+	return nil
+}
+
+// reapproved forgets login's /approve cancel: login approved again (a review or /approve after it).
+func (s *store) reapproved(ctx context.Context, repo string, pr int, login string) error {
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM approval_cancels WHERE repo = ? AND pr = ? AND login = ?", repo, pr, strings.ToLower(login)); err != nil {
+		return fmt.Errorf("record the approval of %s#%d by %s: %w", repo, pr, login, err)
+	}
+	return nil
+}
+
+// withdrawApprovals forgets login's /approve commands: a later review of login's requested changes or
+// was dismissed.
+func (s *store) withdrawApprovals(ctx context.Context, repo string, pr int, login string) error {
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM head_approvals WHERE repo = ? AND pr = ? AND login = ?", repo, pr, strings.ToLower(login)); err != nil {
+		return fmt.Errorf("withdraw the approvals of %s#%d by %s: %w", repo, pr, login, err)
+	}
+	return nil
+}
+
+// cancelled are the logins whose /approve cancel stands (sorted).
+func (s *store) cancelled(ctx context.Context, repo string, pr int) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT login FROM approval_cancels WHERE repo = ? AND pr = ? ORDER BY login", repo, pr)
+	if err != nil {
+		return nil, fmt.Errorf("read the withdrawn approvals of %s#%d: %w", repo, pr, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var l string
+		if err := rows.Scan(&l); err != nil {
+			return nil, fmt.Errorf("read the withdrawn approvals of %s#%d: %w", repo, pr, err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
 }
 
 // approvals are the /approve commands of a pull request with the head each was given on, oldest first.
@@ -261,8 +320,12 @@ func (s *store) headSeen(ctx context.Context, repo string, pr int, head string) 
 	return time.UnixMilli(ms.Int64), true, nil
 }
 
-// addHold records that login placed the hold of a pull request.
+// addHold records that login placed the hold of a pull request (a lift of an earlier hold by the bot that
+// it has not heard of yet no longer exempts anything).
 func (s *store) addHold(ctx context.Context, repo string, pr int, login string) error {
+	if _, err := s.takeLift(ctx, repo, pr); err != nil {
+		return err
+	}
 	_, err := s.db.ExecContext(ctx, `INSERT INTO holds (repo, pr, login, at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
 		repo, pr, strings.ToLower(login), time.Now().UnixMilli())
 	if err != nil {
@@ -295,6 +358,27 @@ func (s *store) clearHold(ctx context.Context, repo string, pr int) error {
 		return fmt.Errorf("lift the hold of %s#%d: %w", repo, pr, err)
 	}
 	return nil
+}
+
+// noteLift records that the bot itself is about to remove the hold label (an accepted /unhold): the
+// label's removal it then hears of is its own.
+func (s *store) noteLift(ctx context.Context, repo string, pr int) error {
+	_, err := s.db.ExecContext(ctx, `INSERT INTO hold_lifts (repo, pr, at) VALUES (?,?,?) ON CONFLICT (repo, pr) DO UPDATE SET at = excluded.at`,
+		repo, pr, time.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("record the lift of the hold of %s#%d: %w", repo, pr, err)
+	}
+	return nil
+}
+
+// takeLift reports whether the bot lifted the hold of a pull request itself, forgetting it.
+func (s *store) takeLift(ctx context.Context, repo string, pr int) (bool, error) {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM hold_lifts WHERE repo = ? AND pr = ?", repo, pr)
+	if err != nil {
+		return false, fmt.Errorf("read the lift of the hold of %s#%d: %w", repo, pr, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 // readinessComment returns the recorded comment id and body (0 when none).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/checks/approval"
+	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -140,12 +141,13 @@ func TestReadinessConditions(t *testing.T) {
 	b.cfg.PublicURL = "https://bot.example"
 	no := false
 	pr := &ghclient.PullRequest{Number: 1, HeadSHA: strings.Repeat("a", 40), Labels: []string{"do-not-merge/hold"}, Mergeable: &no}
-	r := &run{ID: 3, HeadSHA: pr.HeadSHA, Verdict: string(report.Pass),
+	pr.BaseRef = "main"
+	r := &run{ID: 3, HeadSHA: pr.HeadSHA, BaseRef: "main", Verdict: string(report.Pass),
 		Settings: settings{RequiredApprovals: 2, RequiredLabels: []string{"lgtm"}}}
 	res := approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"}, Ineligible: []string{"mallory"},
 		Stale: []approval.Stale{{User: "carol", SHA: strings.Repeat("b", 40)}}, CouldApprove: []string{"admin", "bob", "carol"}}
 	cs := b.conditions(pr, r, res, []string{"admin"})
-	if allMet(cs) {
+	if merge.Ready(cs) {
 		t.Fatal("all met")
 	}
 	body := readinessBody("not ready", cs)
@@ -153,7 +155,7 @@ func TestReadinessConditions(t *testing.T) {
 		"  - not counted (may not approve this change): mallory",
 		"Approvals given on an earlier head no longer count (a push drops them): carol (on bbbbbbbbbbbb)",
 		"placed by admin", "- [ ] label `lgtm` is required",
-		"- [ ] on hold (label `do-not-merge/hold`, placed by admin)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa ([details](https://bot.example/runs/" + b.pageID(3) + "))"} {
+		"- [ ] on hold (label `do-not-merge/hold`, placed by admin)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa against `main` ([details](https://bot.example/runs/" + b.pageID(3) + "))"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}
@@ -163,21 +165,21 @@ func TestReadinessConditions(t *testing.T) {
 	}
 	pr.Labels, pr.Mergeable = []string{"LGTM"}, nil
 	two := approval.Result{Current: []string{"bob", "carol"}, Counted: []string{"bob", "carol"}}
-	if !allMet(b.conditions(pr, r, two, nil)) {
+	if !merge.Ready(b.conditions(pr, r, two, nil)) {
 		t.Error("not met with two approvals, the label and no hold")
 	}
-	if allMet(b.conditions(pr, nil, two, nil)) {
+	if merge.Ready(b.conditions(pr, nil, two, nil)) {
 		t.Error("met without a check")
 	}
 	// Two approvals given, one by someone who may not approve: not met.
-	if allMet(b.conditions(pr, r, approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"},
+	if merge.Ready(b.conditions(pr, r, approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"},
 		Ineligible: []string{"mallory"}}, nil)) {
 		t.Error("met with an approval by someone who may not approve")
 	}
 	// A configuration that could not be loaded blocks merging, whatever else holds.
 	broken := *r
 	broken.Settings = settings{ConfigError: "invalid configuration"}
-	if cs := b.conditions(pr, &broken, two, nil); allMet(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
+	if cs := b.conditions(pr, &broken, two, nil); merge.Ready(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
 		t.Errorf("a broken configuration did not block: %+v", cs)
 	}
 }

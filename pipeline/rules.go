@@ -1,8 +1,12 @@
 package pipeline
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/go-git/go-git/v5/plumbing/object"
 
+	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/report"
@@ -62,4 +66,35 @@ func (r *Rules) OwnersFile(repo *gitrepo.Repo, pkg string) (logins []string, ok 
 	}
 	logins, _ = config.ParseOwnersFile(file, data)
 	return logins, true, nil
+}
+
+// ApprovalPolicy says who may approve a change to packages (the top directories of the catalog it
+// changes; outside: it also changes paths outside them): the maintainers; the owners of each changed
+// package (configuration, then owners file) unless it changes more than packages; and anyone with write
+// access when merge.approvers is "write". The bot and the Action both weigh approvals by it.
+func (r *Rules) ApprovalPolicy(repo *gitrepo.Repo, packages []string, outside bool) (approval.Policy, error) {
+	cfg := r.Config
+	pol := approval.Policy{Maintainers: slices.Clone(cfg.Maintainers), WriteAccess: cfg.Merge.Approvers == config.ApproversWrite}
+	if outside || len(packages) == 0 {
+		return pol, nil
+	}
+	pol.PackageOwners = map[string][]string{}
+	for _, p := range packages {
+		o, err := r.PackageOwners(repo, p)
+		if err != nil {
+			return approval.Policy{}, err
+		}
+		pol.PackageOwners[p] = o
+	}
+	return pol, nil
+}
+
+// PackageOwners are pkg's owners: the configuration's, then its owners file's.
+func (r *Rules) PackageOwners(repo *gitrepo.Repo, pkg string) ([]string, error) {
+	o := slices.Clone(r.Config.Owners[pkg])
+	logins, _, err := r.OwnersFile(repo, pkg)
+	if err != nil {
+		return nil, fmt.Errorf("reading the owners file of %s: %w", pkg, err)
+	}
+	return append(o, logins...), nil
 }

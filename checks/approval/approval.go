@@ -1,8 +1,9 @@
 // Package approval decides whose approvals of a pull request count: an approval counts only for the head
 // commit it was given on, only when its giver may approve (a maintainer, an owner of every changed
 // package, or, when the repository says so, anyone with write access), and never the author's. It also
-// decides who may lift a hold. It knows nothing of GitHub: the bot and the Action gather reviews, /approve
-// commands and lookups and call it.
+// decides who may lift a hold. It knows nothing of GitHub: the bot gathers reviews, /approve and
+// /approve cancel commands and lookups, the Action reviews and lookups; both call Evaluate and hand its
+// Result to the one merge decision, checks/merge.
 package approval
 
 import (
@@ -46,7 +47,10 @@ type Input struct {
 	Head, Author string
 	Reviews      []Review
 	Slash        []Slash
-	Policy       Policy
+	// Cancelled are the logins whose approval is withdrawn: their /approve cancel came after their last
+	// approval (review or /approve). Neither their reviews nor their /approve count.
+	Cancelled []string
+	Policy    Policy
 }
 
 // Stale is an approval given on an earlier head: a push dropped it.
@@ -65,6 +69,8 @@ type Result struct {
 	Ineligible []string
 	// Stale are approvals given on another commit than the head (sorted by login).
 	Stale []Stale
+	// Withdrawn are the logins (lowercased, sorted) whose approval Cancelled withdrew.
+	Withdrawn []string
 	// CouldApprove names who may approve, as configured (maintainers, then entries owning every changed
 	// package), then "anyone with write access" under WriteAccess; never the author.
 	CouldApprove []string
@@ -74,7 +80,9 @@ type Result struct {
 const WriteAccessText = "anyone with write access to the repository"
 
 // Evaluate decides whose approvals count. A user's latest APPROVED, CHANGES_REQUESTED or DISMISSED review
-// decides; an /approve on the head counts whatever the reviews say. An error is a failed lookup.
+// decides; an /approve on the head counts whatever earlier reviews said (the front-end drops an /approve
+// that a later changes-requested or dismissed review withdrew); a login in Cancelled counts nothing. An
+// error is a failed lookup.
 func Evaluate(ctx context.Context, in Input, lk Lookup) (Result, error) {
 	author := strings.ToLower(in.Author)
 	type state struct {
@@ -99,6 +107,14 @@ func Evaluate(ctx context.Context, in Input, lk Lookup) (Result, error) {
 	}
 	delete(latest, author)
 	var res Result
+	for _, c := range in.Cancelled {
+		u := strings.ToLower(c)
+		if st, ok := latest[u]; ok && st.approved && !slices.Contains(res.Withdrawn, u) {
+			res.Withdrawn = append(res.Withdrawn, u)
+		}
+		delete(latest, u)
+	}
+	sort.Strings(res.Withdrawn)
 	for u, st := range latest {
 		switch {
 		case !st.approved || u == "":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -214,5 +215,22 @@ func TestMayLiftHold(t *testing.T) {
 		if got := MayLiftHold(tc.user, tc.holders, tc.privileged); got != tc.want {
 			t.Errorf("MayLiftHold(%s, %v, %v) = %v, want %v", tc.user, tc.holders, tc.privileged, got, tc.want)
 		}
+	}
+}
+
+// /approve cancel withdraws its giver's approval, whether given by review or /approve; the author's
+// cancel means nothing; someone who never approved is not listed.
+func TestEvaluateCancelled(t *testing.T) {
+	in := Input{Head: "h", Author: "alice",
+		Reviews:   []Review{{User: "Admin", State: "APPROVED", CommitID: "h"}, {User: "carol", State: "APPROVED", CommitID: "h"}},
+		Slash:     []Slash{{User: "bob", HeadSHA: "h"}},
+		Cancelled: []string{"admin", "bob", "dave", "alice"},
+		Policy:    Policy{Maintainers: []string{"admin", "bob", "carol"}}}
+	res, err := Evaluate(context.Background(), in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Counted, []string{"carol"}) || !slices.Equal(res.Withdrawn, []string{"admin", "bob"}) {
+		t.Errorf("counted %v, withdrawn %v", res.Counted, res.Withdrawn)
 	}
 }

@@ -56,7 +56,8 @@ const maxEvent = 25 << 20
 type Options struct {
 	RepoDir    string
 	SkipImages bool
-	// Merge merges a pull request whose run passes and meets the merge rules (see merge.go).
+	// Merge merges a pull request when the merge decision (checks/merge, the bot's too) finds every
+	// condition met (see merge.go).
 	Merge bool
 	// Smoke is the smoke stage's cluster (a kind cluster created on the runner); nil when the workflow
 	// gives none (a catalog with smoke.enabled then ends action_required).
@@ -125,7 +126,7 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 		if gh == nil {
 			return nil, diag.UsageError(fmt.Errorf("merge: true needs a token that may merge: pass github-token"))
 		}
-		st, sha := mergeIfReady(ctx, gh, ghRepo, repo, ev, r, in.Approvers)
+		st, sha := mergeIfReady(ctx, gh, ghRepo, repo, ev, r)
 		r.Stages = append(r.Stages, st)
 		r.Outputs["merged"] = fmt.Sprint(sha != "")
 		if sha != "" {

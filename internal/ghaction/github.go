@@ -3,10 +3,9 @@ package ghaction
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/diag"
 )
 
@@ -28,29 +27,18 @@ func newGitHub(env Env) (ghclient.GitHub, error) {
 	return clients.For(0)
 }
 
-// approvers are the logins whose latest review approves the head commit itself: a review given on an
-// earlier head does not count after a push (as GitHub's "dismiss stale approvals"), nor does the
-// author's own. Lower-case, sorted.
+// approvers are the logins whose latest review approves the head commit itself (approval.Evaluate's
+// Current): a review given on an earlier head does not count after a push, nor does the author's own.
 func approvers(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, number int, author, head string) ([]string, error) {
 	reviews, err := gh.Reviews(ctx, repo, number)
 	if err != nil {
 		return nil, err
 	}
-	latest := map[string]ghclient.Review{}
-	for _, r := range reviews { // oldest first, as GitHub lists them
-		switch r.State {
-		case "APPROVED", "CHANGES_REQUESTED", "DISMISSED":
-			latest[strings.ToLower(r.User)] = r
-		}
+	res, err := approval.Evaluate(ctx, approval.Input{Head: head, Author: author, Reviews: reviewsOf(reviews)}, nil)
+	if err != nil {
+		return nil, err
 	}
-	var out []string
-	for login, r := range latest {
-		if r.State == "APPROVED" && r.CommitID == head && login != strings.ToLower(author) {
-			out = append(out, login)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
+	return res.Current, nil
 }
 
 // teams answers owners' org/team questions with GitHub's team membership API.

@@ -4,131 +4,137 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"sort"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/checks/approval"
+	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"
 )
 
-// mergeIfReady merges the pull request when the run passed and every merge rule holds, with the tested
-// head SHA as GitHub's guard (PUT /pulls/{n}/merge with sha): a push after the checks makes GitHub refuse.
-// The rules come from .catalogbot.yaml on the base branch's current tip, which must be the base the
-// checks ran against; a configuration that does not parse blocks the merge. It returns the merge stage
-// and the merge commit ("" when not merged). Waiting for a label or an approval is not a failure.
-func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, local *gitrepo.Repo, ev *event, r *report.Report, approved []string) (report.Stage, string) {
+// HoldLabel is the label that holds a pull request (the bot's default checks.holdLabel): the Action does
+// not merge while it is set.
+const HoldLabel = "do-not-merge/hold"
+
+// mergeIfReady gathers the facts of the merge decision (checks/merge, the bot's too) and merges the pull
+// request when every condition is met, with the tested head SHA as GitHub's guard (PUT /pulls/{n}/merge
+// with sha): a push after the checks makes GitHub refuse. The rules (required approvals and labels, who
+// may approve under merge.approvers) come from .catalogbot.yaml on the current tip of the pull request's
+// current base branch; the decision holds the run to that base and tip. It returns the merge stage (its
+// Details are the conditions, as the bot's readiness comment lists them) and the merge commit ("" when
+// not merged). Waiting for a label or an approval is not a failure.
+func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, local *gitrepo.Repo, ev *event, r *report.Report) (report.Stage, string) {
 	pr := ev.PullRequest
-	wait := func(format string, args ...any) (report.Stage, string) {
-		return report.Stage{Name: "merge", Status: report.Skipped, Summary: "not merged: " + fmt.Sprintf(format, args...)}, ""
-	}
 	fail := func(status report.Status, err error) (report.Stage, string) {
 		return report.Stage{Name: "merge", Status: status, Summary: "not merged", Err: err.Error()}, ""
-	}
-	if v := r.Verdict(); v != report.Pass {
-		return wait("the checks are %s", v)
 	}
 	now, err := gh.PullRequest(ctx, repo, pr.Number)
 	if err != nil {
 		return fail(report.Error, err)
 	}
-	switch {
-	case now.State != "open" || now.Merged:
-		return wait("#%d is %s", pr.Number, now.State)
-	case now.Draft:
-		return wait("#%d is a draft", pr.Number)
-	case now.HeadSHA != pr.Head.SHA:
-		return wait("the head moved to %s after the checks of %s; its own run checks it", short(now.HeadSHA), short(pr.Head.SHA))
-	}
 	tip, err := gh.BranchSHA(ctx, repo, now.BaseRef)
 	if err != nil {
 		return fail(report.Error, err)
 	}
-	if tip != pr.Base.SHA {
-		return wait("%s moved to %s after the checks ran against %s; run the checks again", now.BaseRef, short(tip), short(pr.Base.SHA))
+	f := merge.Facts{
+		Check: &merge.Check{Verdict: string(r.Verdict()), HeadSHA: pr.Head.SHA, BaseRef: pr.Base.Ref, BaseTip: pr.Base.SHA},
+		Head:  now.HeadSHA, BaseRef: now.BaseRef, BaseTip: tip,
+		State: now.State, Merged: now.Merged, Draft: now.Draft, Mergeable: now.Mergeable, Labels: now.Labels,
+		HoldLabel: HoldLabel, ConfigFile: config.ConfigFile,
 	}
-	cfg, err := strictConfig(local, tip)
-	if err != nil {
-		return fail(report.ActionRequired, err)
+	if _, err := local.Resolve(tip); err != nil {
+		return fail(report.Error, fmt.Errorf("the tip %s of %s is not in the checkout (use fetch-depth: 0): %w", short(tip), now.BaseRef, err))
 	}
-	var missing []string
-	for _, l := range cfg.Merge.RequiredLabels {
-		if !now.HasLabel(l) {
-			missing = append(missing, l)
+	method := config.Default().Merge.Method
+	rules, st := pipeline.LoadRules(local, tip)
+	if rules == nil {
+		f.ConfigError = st.Err
+		if f.ConfigError == "" {
+			f.ConfigError = st.Summary
+		}
+	} else {
+		cfg := rules.Config
+		method, f.RequiredApprovals, f.RequiredLabels = cfg.Merge.Method, cfg.Merge.RequiredApprovals, cfg.Merge.RequiredLabels
+		pol, err := policyOf(ctx, local, rules, tip, pr.Head.SHA) // the tested change
+		if err != nil {
+			return fail(report.Error, err)
+		}
+		reviews, err := gh.Reviews(ctx, repo, pr.Number)
+		if err != nil {
+			return fail(report.Error, err)
+		}
+		if f.Approvals, err = approval.Evaluate(ctx, approval.Input{Head: now.HeadSHA, Author: now.Author, Reviews: reviewsOf(reviews), Policy: pol},
+			lookup{gh: gh, repo: repo}); err != nil {
+			return fail(report.Error, err)
 		}
 	}
-	if len(missing) > 0 {
-		return wait("waiting for the label(s) %s", strings.Join(missing, ", "))
-	}
-	counted, err := mayApprove(ctx, gh, repo, cfg, approved)
-	if err != nil {
-		return fail(report.Error, err)
-	}
-	if len(counted) < cfg.Merge.RequiredApprovals {
-		return wait("%d of %d required approvals on %s (counted: %s; approvals count from maintainers and users with write access, given on this head)",
-			len(counted), cfg.Merge.RequiredApprovals, short(pr.Head.SHA), orNone(counted))
+	cs := merge.Decide(f)
+	details := "**Merge conditions:**\n\n" + merge.Markdown(cs)
+	if unmet := merge.Unmet(cs); len(unmet) > 0 {
+		var ids, texts []string
+		for _, c := range unmet {
+			ids = append(ids, c.ID)
+			texts = append(texts, strings.SplitN(c.Text, "\n", 2)[0])
+		}
+		r.Outputs["merge_unmet"] = strings.Join(ids, ",")
+		return report.Stage{Name: "merge", Status: report.Skipped, Summary: "not merged: " + strings.Join(texts, "; "), Details: details}, ""
 	}
 	title := fmt.Sprintf("%s (#%d)", now.Title, pr.Number)
-	sha, err := gh.Merge(ctx, repo, pr.Number, pr.Head.SHA, cfg.Merge.Method, title)
+	sha, err := gh.Merge(ctx, repo, pr.Number, pr.Head.SHA, method, title)
 	var me *ghclient.MergeError
 	switch {
 	case errors.As(err, &me):
-		return fail(report.Fail, err)
+		st, _ := fail(report.Fail, err)
+		st.Details = details
+		return st, ""
 	case err != nil:
 		return fail(report.Error, err)
 	}
-	return report.Stage{Name: "merge", Status: report.Pass, Summary: fmt.Sprintf("merged %s into %s as %s (%s)", short(pr.Head.SHA), now.BaseRef, short(sha), cfg.Merge.Method)}, sha
+	return report.Stage{Name: "merge", Status: report.Pass, Details: details,
+		Summary: fmt.Sprintf("merged %s into %s as %s (%s)", short(pr.Head.SHA), now.BaseRef, short(sha), method)}, sha
 }
 
-// strictConfig parses .catalogbot.yaml at sha: unlike the checks' fallback, a file that does not parse is
-// an error, never the defaults (which would drop requiredApprovals and requiredLabels).
-func strictConfig(repo *gitrepo.Repo, sha string) (*config.Config, error) {
-	c, err := repo.Resolve(sha)
+// policyOf is who may approve the change from the merge base of tip and head to head, under the rules of
+// tip (as the bot weighs it).
+func policyOf(ctx context.Context, local *gitrepo.Repo, rules *pipeline.Rules, tip, head string) (approval.Policy, error) {
+	base, err := local.MergeBase(tip, head)
 	if err != nil {
-		return nil, fmt.Errorf("the base tip %s is not in the checkout (use fetch-depth: 0): %w", short(sha), err)
+		return approval.Policy{}, err
 	}
-	return pipeline.ConfigAt(repo, c)
+	dirs, outside, err := local.TouchedTopDirs(ctx, base, head, rules.Config.Catalog.Dir)
+	if err != nil {
+		return approval.Policy{}, err
+	}
+	var pkgs []string
+	for p := range dirs {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	return rules.ApprovalPolicy(local, pkgs, len(outside) > 0)
 }
 
-// mayApprove keeps the approvers whose approval counts toward merge.requiredApprovals: maintainers (logins
-// or org/team) and users with write access to the repository.
-func mayApprove(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, cfg *config.Config, approved []string) ([]string, error) {
-	var out []string
-	for _, login := range approved {
-		ok := false
-		for _, m := range cfg.Maintainers {
-			if org, team, isTeam := strings.Cut(m, "/"); isTeam {
-				member, err := gh.IsTeamMember(ctx, org, team, login)
-				if err != nil {
-					return nil, err
-				}
-				ok = ok || member
-			} else if strings.EqualFold(m, login) {
-				ok = true
-			}
-			if ok {
-				break
-			}
-		}
-		if !ok {
-			perm, err := gh.Permission(ctx, repo, login)
-			if err != nil {
-				return nil, err
-			}
-			ok = slices.Contains([]string{"admin", "maintain", "write"}, perm)
-		}
-		if ok {
-			out = append(out, login)
-		}
+func reviewsOf(rs []ghclient.Review) []approval.Review {
+	var out []approval.Review
+	for _, rv := range rs {
+		out = append(out, approval.Review{User: rv.User, State: rv.State, CommitID: rv.CommitID})
 	}
-	return out, nil
+	return out
 }
 
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
+// lookup answers approval's team and permission questions with the workflow's token.
+type lookup struct {
+	gh   ghclient.GitHub
+	repo ghclient.Repo
+}
+
+func (l lookup) IsMember(ctx context.Context, org, team, login string) (bool, error) {
+	return l.gh.IsTeamMember(ctx, org, team, login)
+}
+
+func (l lookup) Permission(ctx context.Context, login string) (string, error) {
+	return l.gh.Permission(ctx, l.repo, login)
 }

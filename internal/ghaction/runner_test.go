@@ -442,7 +442,7 @@ func pushStandInBase(t *testing.T, host string) string {
 // prPayload is GitHub's pull_request opened example for pull request n by login, from base to head.
 func prPayload(t *testing.T, n int, base, head, login string) string {
 	return githubtest.PayloadFile(t, "pull_request/opened.payload.json", map[string]any{"number": n, "pull_request.number": n,
-		"pull_request.base.sha": base, "pull_request.head.sha": head, "pull_request.user.login": login})
+		"pull_request.base.sha": base, "pull_request.base.ref": "main", "pull_request.head.sha": head, "pull_request.user.login": login})
 }
 
 // pushPayload is GitHub's push example for a push to main, the default branch, from before to after.

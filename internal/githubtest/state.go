@@ -164,6 +164,17 @@ func (s *Server) PushHead(repo string, n int, sha string) {
 	s.mustRepo(repo).refs["heads/"+pr.HeadRef] = sha
 }
 
+// SetBase retargets a pull request to the base branch ref, as editing its base does: its base SHA is the
+// branch's current tip.
+func (s *Server) SetBase(repo string, n int, ref string) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.pullLocked(repo, n)
+	pr.BaseRef = ref
+	pr.BaseSHA = s.mustRepo(repo).refs["heads/"+ref]
+}
+
 // SetMergeable sets a pull request's mergeable flag (nil: not computed yet).
 func (s *Server) SetMergeable(repo string, n int, mergeable *bool) {
 	s.t.Helper()

@@ -225,7 +225,7 @@ func newRunner(t *testing.T, releaseURL, workspace, event, eventPath, apiURL str
 	}
 	summary := filepath.Join(t.TempDir(), "step_summary.md")
 	return &runner{t: t, actionPath: root, inputs: map[string]string{"skip-images": "true"},
-		github: map[string]string{"action_path": root, "action_ref": testRef, "token": "ghs_workflowtoken"},
+		github: map[string]string{"action_path": root, "action_ref": testRef, "action_repository": "catalogbot/catalogbot", "token": "ghs_workflowtoken"},
 		env: map[string]string{
 			"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath, "GITHUB_WORKSPACE": workspace,
 			"GITHUB_API_URL": apiURL, "GITHUB_SERVER_URL": "http://127.0.0.1:1", "GITHUB_STEP_SUMMARY": summary,
@@ -314,7 +314,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `step "Run catalogbot"`) {
 			t.Fatalf("a failing verdict did not fail the step: %v\n%s", err, r.log.String())
 		}
-		if outs["verdict"] != "fail" || outs["merged"] != "false" || outs["head_sha"] != head {
+		if outs["verdict"] != "fail" || outs["merged"] != "false" || outs["head-sha"] != head {
 			t.Fatalf("with a stale approval: outputs %v\n%s", outs, r.log.String())
 		}
 		if merged, _ := gh.Merged(full, 2); merged {
@@ -328,7 +328,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if outs, err = r.run(ctx); err != nil {
 			t.Fatalf("%v\n%s", err, r.log.String())
 		}
-		if outs["verdict"] != "pass" || outs["merged"] != "true" || outs["merge_sha"] == "" {
+		if outs["verdict"] != "pass" || outs["merged"] != "true" || outs["merge-sha"] == "" {
 			t.Fatalf("with the owner's approval on the head: outputs %v\n%s", outs, r.log.String())
 		}
 		if merged, at := gh.Merged(full, 3); !merged || at != head {
@@ -400,8 +400,11 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s was not published: %v\n%s", target, err, r.log.String())
 		}
-		if outs["verdict"] != "pass" || !strings.HasSuffix(outs["catalog_digest"], "@"+desc.Digest.String()) {
+		if outs["verdict"] != "pass" || !strings.HasSuffix(outs["catalog-digest"], "@"+desc.Digest.String()) {
 			t.Fatalf("outputs %v, tag at %s\n%s", outs, desc.Digest, r.log.String())
+		}
+		if outs["catalog_digest"] != outs["catalog-digest"] || outs["head_sha"] != outs["head-sha"] || outs["head-sha"] != after {
+			t.Errorf("the deprecated output names do not give the new ones' values: %v", outs)
 		}
 		if rev, _, err := pipeline.TagRevision(ctx, target, build.Options{}); err != nil || rev != after {
 			t.Fatalf("%s records %q (%v), want %s", target, rev, err, after)
@@ -410,7 +413,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if outs, err = newRunner(t, release, dir, "push", event, gh.URL).run(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if outs["catalog_digest"] != "" || outs["verdict"] != "pass" {
+		if outs["catalog-digest"] != "" || outs["verdict"] != "pass" {
 			t.Fatalf("re-run outputs %v", outs)
 		}
 		// An older push run late (main is at after): not published, the tag stays.
@@ -418,7 +421,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if outs, err = newRunner(t, release, dir, "push", old, gh.URL).run(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if d, _ := remote.Head(ref); outs["catalog_digest"] != "" || d.Digest != desc.Digest {
+		if d, _ := remote.Head(ref); outs["catalog-digest"] != "" || d.Digest != desc.Digest {
 			t.Fatalf("late push: outputs %v, tag at %s", outs, d.Digest)
 		}
 	})

@@ -43,6 +43,7 @@ type runner struct {
 	github     map[string]string // github.* context
 	env        map[string]string // the job's environment (GITHUB_*, RUNNER_*)
 	steps      map[string]map[string]string
+	failed     bool // a step failed: only steps whose if: asks for failure() or always() run on
 	skipped    []string
 	log        strings.Builder
 }
@@ -73,6 +74,14 @@ var exprRe = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
 
 func (r *runner) eval(expr string) string {
 	r.t.Helper()
+	if alts := strings.Split(expr, "||"); len(alts) > 1 { // the first operand that is not empty
+		for _, a := range alts {
+			if v := r.eval(strings.TrimSpace(a)); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
 	parts := strings.Split(expr, ".")
 	switch {
 	case len(parts) == 2 && parts[0] == "inputs":
@@ -96,17 +105,37 @@ func (r *runner) expand(s string) string {
 
 var condRe = regexp.MustCompile(`^(\S+)\s*(==|!=)\s*'([^']*)'$`)
 
+// cond evaluates an if: of ORs of ANDs of comparisons and status functions; without a status function
+// it holds only while no step failed (the runner's implicit success()).
 func (r *runner) cond(s string) bool {
 	r.t.Helper()
+	if !strings.Contains(s, "()") && r.failed {
+		return false
+	}
 	if s == "" {
 		return true
 	}
-	for _, alt := range strings.Split(s, "||") {
-		m := condRe.FindStringSubmatch(strings.TrimSpace(alt))
+	term := func(t string) bool {
+		switch t {
+		case "failure()":
+			return r.failed
+		case "success()":
+			return !r.failed
+		case "always()":
+			return true
+		}
+		m := condRe.FindStringSubmatch(t)
 		if m == nil {
 			r.t.Fatalf("if: %q is not a condition the test runner evaluates", s)
 		}
-		if (r.eval(m[1]) == m[3]) == (m[2] == "==") {
+		return (r.eval(m[1]) == m[3]) == (m[2] == "==")
+	}
+	for _, alt := range strings.Split(s, "||") {
+		all := true
+		for _, t := range strings.Split(alt, "&&") {
+			all = all && term(strings.TrimSpace(t))
+		}
+		if all {
 			return true
 		}
 	}
@@ -133,6 +162,7 @@ func (r *runner) run(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	r.steps = map[string]map[string]string{}
+	var failed error
 	for i, s := range a.Runs.Steps {
 		if !r.cond(s.If) {
 			continue
@@ -174,12 +204,13 @@ func (r *runner) run(ctx context.Context) (map[string]string, error) {
 		if s.ID != "" {
 			r.steps[s.ID] = readOutputs(r.t, out)
 		}
-		if err != nil {
-			// A failing step fails the job; the outputs it wrote are still the action's.
-			return r.outputs(a), fmt.Errorf("step %q: %w", s.Name, err)
+		if err != nil && failed == nil {
+			// A failing step fails the job (later steps run only if they ask for failure() or always());
+			// the outputs it wrote are still the action's.
+			failed, r.failed = fmt.Errorf("step %q: %w", s.Name, err), true
 		}
 	}
-	return r.outputs(a), nil
+	return r.outputs(a), failed
 }
 
 func (r *runner) outputs(a actionFile) map[string]string {
@@ -477,12 +508,19 @@ func TestActionYAMLRefusesATamperedReleaseBinary(t *testing.T) {
 	release := releaseServer(t, true)
 	dir, base, head := testRepo(t, "alice")
 	r := newRunner(t, release, dir, "pull_request", prPayload(t, 1, base, head, "alice"), "http://127.0.0.1:1")
-	_, err := r.run(context.Background())
+	outs, err := r.run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "Get the released catalogbot") || !strings.Contains(r.log.String(), "does not match") {
 		t.Fatalf("err %v\n%s", err, r.log.String())
 	}
 	if _, err := os.Stat(filepath.Join(r.env["RUNNER_TEMP"], "catalogbot")); err == nil {
 		t.Fatal("the tampered binary was installed")
+	}
+	// The job still says so to what reads the outputs and the summary.
+	if outs["verdict"] != "error" {
+		t.Errorf("outputs %v, want verdict=error", outs)
+	}
+	if summary, _ := os.ReadFile(r.env["GITHUB_STEP_SUMMARY"]); !strings.Contains(string(summary), "catalogbot: error") {
+		t.Errorf("step summary:\n%s", summary)
 	}
 }
 

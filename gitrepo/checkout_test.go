@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -221,5 +222,91 @@ func TestCheckoutStopsWhenCanceled(t *testing.T) {
 	cancel()
 	if _, _, err := repo.Checkout(ctx, c); err == nil {
 		t.Fatal("a canceled checkout succeeded")
+	}
+}
+
+// A checkout of a real catalog repository, packed by git with deltas between the two commits' versions of
+// big files, holds exactly the files of each commit.
+func TestCheckoutOfPackedCatalogMatchesCommits(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("GIT NOT INSTALLED (it packs the repository as people's repositories are packed)")
+	}
+	src := filepath.Join(os.Getenv("CATALOGBOT_SHARED_DATA"), "catalogs", "community-operators-prod-v4.20")
+	if os.Getenv("CATALOGBOT_SHARED_DATA") == "" {
+		t.Skip("CATALOGBOT_SHARED_DATA not set")
+	}
+	repo := t.TempDir()
+	runGit(t, repo, "init", "-q")
+	want := map[string]map[string]string{}
+	snapshot := func(label string) {
+		runGit(t, repo, "add", "-A")
+		runGit(t, repo, "commit", "-qm", label)
+		runGit(t, repo, "tag", label)
+		want[label] = listing(t, repo)
+		delete(want[label], ".git")
+		for k := range want[label] {
+			if strings.HasPrefix(k, ".git"+string(filepath.Separator)) {
+				delete(want[label], k)
+			}
+		}
+	}
+	n := 0
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || n >= 60 {
+			return err
+		}
+		n++
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		write(t, filepath.Join(repo, "catalog", rel), string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot("base")
+	// Change the middle of every file: git stores the head's versions as deltas against the base's.
+	err = filepath.WalkDir(filepath.Join(repo, "catalog"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		mid := len(data) / 2
+		return os.WriteFile(p, append(append(append([]byte{}, data[:mid]...), " \n"...), data[mid:]...), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot("head")
+	runGit(t, repo, "gc", "-q", "--aggressive")
+	r, err := Open(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for label, files := range want {
+		c, err := r.Resolve(label)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, cleanup, err := r.Checkout(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := listing(t, out)
+		cleanup()
+		if len(got) != len(files) {
+			t.Errorf("%s: checkout holds %d entries, the commit %d", label, len(got), len(files))
+		}
+		for k, v := range files {
+			if got[k] != v {
+				t.Errorf("%s: %s differs from the commit's (%d bytes, want %d)", label, k, len(got[k]), len(v))
+			}
+		}
 	}
 }

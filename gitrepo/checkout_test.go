@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
 // objects writes git objects straight into a repository, so a test can build trees git itself would
@@ -231,10 +233,7 @@ func TestCheckoutOfPackedCatalogMatchesCommits(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("GIT NOT INSTALLED (it packs the repository as people's repositories are packed)")
 	}
-	src := filepath.Join(os.Getenv("CATALOGBOT_SHARED_DATA"), "catalogs", "community-operators-prod-v4.20")
-	if os.Getenv("CATALOGBOT_SHARED_DATA") == "" {
-		t.Skip("CATALOGBOT_SHARED_DATA not set")
-	}
+	src := shareddata.Dir(t, "catalogs", "community-operators-prod-v4.20")
 	repo := t.TempDir()
 	runGit(t, repo, "init", "-q")
 	want := map[string]map[string]string{}

@@ -27,6 +27,9 @@ func Before(ctx context.Context, dir, ref string, staged bool) func(path string)
 			if errors.As(err, &ee) {
 				return nil, false, nil
 			}
+			if errors.Is(err, exec.ErrNotFound) {
+				return nil, false, ErrNoGit
+			}
 			return nil, false, err
 		}
 		data, err := Run(ctx, filepath.Clean(dir), "cat-file", "blob", spec)
@@ -85,6 +88,9 @@ func catFileBatch(ctx context.Context, dir, ref string, asked []string, in *byte
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, ErrNoGit
+	}
 	if err != nil {
 		return nil, fmt.Errorf("git cat-file --batch (in %s): %w: %s", dir, err, strings.TrimSpace(stderr.String()))
 	}

@@ -1,13 +1,10 @@
 package gitrepo
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"testing/fstest"
 
 	"github.com/go-git/go-git/v5"
@@ -84,40 +81,6 @@ func (r *Repo) ReadFile(c *object.Commit, path string) (data []byte, ok bool, er
 		return nil, false, fmt.Errorf("read %s at %s: %w", path, c.Hash.String()[:12], err)
 	}
 	return data, true, nil
-}
-
-// Checkout writes the tree of commit c into a new temporary directory (git CLI: much faster than go-git
-// on catalog-sized trees) and returns it with a cleanup function.
-func (r *Repo) Checkout(ctx context.Context, c *object.Commit) (string, func(), error) {
-	dir, err := os.MkdirTemp("", "catalogbot-"+c.Hash.String()[:12]+"-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup := func() { os.RemoveAll(dir) }
-	gitDir, err := Run(ctx, r.Path, "rev-parse", "--absolute-git-dir")
-	if err != nil {
-		cleanup()
-		return "", nil, err
-	}
-	// A throw-away index in the temp dir: the repository's own index and work tree are not touched.
-	env := []string{"GIT_DIR=" + string(trimNL(gitDir)), "GIT_INDEX_FILE=" + filepath.Join(dir, ".catalogbot-index"), "GIT_WORK_TREE=" + dir}
-	if _, err := RunEnv(ctx, dir, env, "read-tree", c.Hash.String()); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("checkout %s: %w", c.Hash, err)
-	}
-	if _, err := RunEnv(ctx, dir, env, "checkout-index", "--all", "--force"); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("checkout %s: %w", c.Hash, err)
-	}
-	os.Remove(filepath.Join(dir, ".catalogbot-index"))
-	return dir, cleanup, nil
-}
-
-func trimNL(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
 }
 
 // TreeFS returns the files under dir at commit c whose paths (relative to dir) pass include, as an fs.FS.

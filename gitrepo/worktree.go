@@ -1,11 +1,13 @@
 package gitrepo
 
-// The git CLI does a few things much faster than go-git on catalog-sized trees (working-tree diffs,
-// checkouts); these run it. Everything else uses go-git.
+// The git CLI does one thing much faster than go-git on catalog-sized trees: diffs of the work tree and
+// its index against a revision (validate --staged and --changed-since, what pre-commit runs). These run
+// it. Everything else uses go-git, so pr, publish, action and the bot need no git executable.
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,18 +33,44 @@ func RunEnv(ctx context.Context, dir string, env []string, args ...string) ([]by
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, ErrNoGit
+		}
 		return nil, fmt.Errorf("git %s (in %s): %w: %s", strings.Join(args, " "), dir, err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
 }
 
-// TopLevel returns the root of the work tree containing dir.
+// ErrNoGit is the error of what needs the git executable when PATH has none.
+var ErrNoGit = errors.New("the git executable is not on PATH: validate --staged and --changed-since compare the work tree and its index with git (every other verb reads repositories without it)")
+
+// TopLevel returns the root of the work tree containing dir. Without a git executable it is the nearest
+// directory, from dir up, holding a .git entry (a directory, or the file of a linked work tree).
 func TopLevel(ctx context.Context, dir string) (string, error) {
 	out, err := Run(ctx, dir, "rev-parse", "--show-toplevel")
+	if errors.Is(err, ErrNoGit) {
+		return dotGitAbove(dir)
+	}
 	if err != nil {
 		return "", diag.UsageError(err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// dotGitAbove is the nearest directory from dir up holding a .git entry.
+func dotGitAbove(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", diag.UsageError(fmt.Errorf("%s: %w", dir, err))
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", diag.UsageError(fmt.Errorf("%s is not in a git work tree", dir))
+		}
+	}
 }
 
 // WorkTreeChange is how a catalog directory differs from a revision, as git sees it.

@@ -2,11 +2,13 @@ package gitrepo
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -64,5 +66,30 @@ func TestWorkTreeChanged(t *testing.T) {
 	}
 	if _, err := WorkTreeChanged(context.Background(), cat, "no-such-ref", false); err == nil {
 		t.Fatal("a bad revision must be an error")
+	}
+}
+
+// Without a git executable, the work-tree diffs say what they need, and TopLevel still finds the root.
+func TestWorkTreeVerbsWithoutGitSaySo(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cat := filepath.Join(repo, "catalog", "a")
+	write(t, filepath.Join(cat, "catalog.json"), "{}")
+	t.Setenv("PATH", t.TempDir())
+	_, err := WorkTreeChanged(context.Background(), cat, "HEAD", true)
+	if err == nil || !strings.Contains(err.Error(), "git executable is not on PATH: validate --staged and --changed-since") {
+		t.Fatalf("WorkTreeChanged without git: %v", err)
+	}
+	if _, _, err := Before(context.Background(), cat, "HEAD", false)("catalog.json"); !errors.Is(err, ErrNoGit) {
+		t.Fatalf("Before without git: %v", err)
+	}
+	top, err := TopLevel(context.Background(), cat)
+	if err != nil || top != repo {
+		t.Fatalf("TopLevel without git = %q, %v; want %s", top, err, repo)
+	}
+	if _, err := TopLevel(context.Background(), "/"); err == nil {
+		t.Fatal("TopLevel of / without git found a work tree")
 	}
 }

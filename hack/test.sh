@@ -88,6 +88,10 @@ go test -tags tools -count=1 -timeout 40m ./...
 # its command tests run without tags too.
 step "go test ./cmd/... (the lean build)"
 go test -count=1 -timeout 10m ./cmd/...
+# actionlint on examples/workflows and action.yml: a module of its own (hack/workflowlint), so the tool
+# stays out of the product's go.mod.
+step "actionlint: go test in hack/workflowlint"
+(cd hack/workflowlint && go test -count=1 ./...)
 
 # Issue 5's load test: 500 signed deliveries over 100 pull requests, on SQLite and on PostgreSQL; it fails
 # on a lost or duplicated job (the numbers are printed, not asserted: this machine is shared and noisy).

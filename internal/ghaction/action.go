@@ -84,9 +84,27 @@ func Run(ctx context.Context, env Env, stdout, progress io.Writer, o Options) (*
 		r, err = runPull(ctx, env, data, path, progress, o)
 	}
 	if err != nil {
-		return nil, err
+		return nil, emitError(env, err)
 	}
 	return r, emit(env, stdout, r)
+}
+
+// emitError writes what a run that could not reach its verdict (GitHub or a registry unreachable, a
+// repository without the revisions) still owes the workflow: verdict=error in the outputs and the error
+// in the step summary, so a later step or a required check sees why. It returns err.
+func emitError(env Env, err error) error {
+	if f := env("GITHUB_STEP_SUMMARY"); f != "" {
+		var b strings.Builder
+		b.WriteString("## 🔥 catalogbot: error\n\nThe run stopped before its verdict:\n\n")
+		for _, line := range strings.Split(err.Error(), "\n") {
+			b.WriteString("    " + line + "\n") // a code block: the message is text, never markdown
+		}
+		_ = appendFile(f, []byte(b.String()))
+	}
+	if f := env("GITHUB_OUTPUT"); f != "" {
+		_ = appendFile(f, formatOutputs(map[string]string{"verdict": string(report.Error)}))
+	}
+	return err
 }
 
 // runPull runs the pipeline between the pull request's base and head, with the approvals given on the

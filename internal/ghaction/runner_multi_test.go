@@ -51,8 +51,8 @@ func TestActionYAMLPublishesChangedCatalogs(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s was not published: %v\n%s", ref, err, r.log.String())
 		}
-		if want := v + "=" + index + "@" + desc.Digest.String(); !strings.Contains("\n"+outs["catalog_digests"]+"\n", "\n"+want+"\n") {
-			t.Errorf("catalog_digests %q lacks %s", outs["catalog_digests"], want)
+		if want := v + "=" + index + "@" + desc.Digest.String(); !strings.Contains("\n"+outs["catalog-digests"]+"\n", "\n"+want+"\n") {
+			t.Errorf("catalog-digests %q lacks %s", outs["catalog-digests"], want)
 		}
 		if rev, _, err := pipeline.TagRevision(ctx, index+":"+v, build.Options{}); err != nil || rev != after {
 			t.Errorf("%s records %q (%v), want %s", v, rev, err, after)

@@ -43,6 +43,7 @@ type runner struct {
 	github     map[string]string // github.* context
 	env        map[string]string // the job's environment (GITHUB_*, RUNNER_*)
 	steps      map[string]map[string]string
+	failed     bool // a step failed: only steps whose if: asks for failure() or always() run on
 	skipped    []string
 	log        strings.Builder
 }
@@ -73,6 +74,14 @@ var exprRe = regexp.MustCompile(`\$\{\{\s*([^}]*?)\s*\}\}`)
 
 func (r *runner) eval(expr string) string {
 	r.t.Helper()
+	if alts := strings.Split(expr, "||"); len(alts) > 1 { // the first operand that is not empty
+		for _, a := range alts {
+			if v := r.eval(strings.TrimSpace(a)); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
 	parts := strings.Split(expr, ".")
 	switch {
 	case len(parts) == 2 && parts[0] == "inputs":
@@ -96,17 +105,37 @@ func (r *runner) expand(s string) string {
 
 var condRe = regexp.MustCompile(`^(\S+)\s*(==|!=)\s*'([^']*)'$`)
 
+// cond evaluates an if: of ORs of ANDs of comparisons and status functions; without a status function
+// it holds only while no step failed (the runner's implicit success()).
 func (r *runner) cond(s string) bool {
 	r.t.Helper()
+	if !strings.Contains(s, "()") && r.failed {
+		return false
+	}
 	if s == "" {
 		return true
 	}
-	for _, alt := range strings.Split(s, "||") {
-		m := condRe.FindStringSubmatch(strings.TrimSpace(alt))
+	term := func(t string) bool {
+		switch t {
+		case "failure()":
+			return r.failed
+		case "success()":
+			return !r.failed
+		case "always()":
+			return true
+		}
+		m := condRe.FindStringSubmatch(t)
 		if m == nil {
 			r.t.Fatalf("if: %q is not a condition the test runner evaluates", s)
 		}
-		if (r.eval(m[1]) == m[3]) == (m[2] == "==") {
+		return (r.eval(m[1]) == m[3]) == (m[2] == "==")
+	}
+	for _, alt := range strings.Split(s, "||") {
+		all := true
+		for _, t := range strings.Split(alt, "&&") {
+			all = all && term(strings.TrimSpace(t))
+		}
+		if all {
 			return true
 		}
 	}
@@ -133,6 +162,7 @@ func (r *runner) run(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	r.steps = map[string]map[string]string{}
+	var failed error
 	for i, s := range a.Runs.Steps {
 		if !r.cond(s.If) {
 			continue
@@ -174,12 +204,13 @@ func (r *runner) run(ctx context.Context) (map[string]string, error) {
 		if s.ID != "" {
 			r.steps[s.ID] = readOutputs(r.t, out)
 		}
-		if err != nil {
-			// A failing step fails the job; the outputs it wrote are still the action's.
-			return r.outputs(a), fmt.Errorf("step %q: %w", s.Name, err)
+		if err != nil && failed == nil {
+			// A failing step fails the job (later steps run only if they ask for failure() or always());
+			// the outputs it wrote are still the action's.
+			failed, r.failed = fmt.Errorf("step %q: %w", s.Name, err), true
 		}
 	}
-	return r.outputs(a), nil
+	return r.outputs(a), failed
 }
 
 func (r *runner) outputs(a actionFile) map[string]string {
@@ -225,7 +256,7 @@ func newRunner(t *testing.T, releaseURL, workspace, event, eventPath, apiURL str
 	}
 	summary := filepath.Join(t.TempDir(), "step_summary.md")
 	return &runner{t: t, actionPath: root, inputs: map[string]string{"skip-images": "true"},
-		github: map[string]string{"action_path": root, "action_ref": testRef, "token": "ghs_workflowtoken"},
+		github: map[string]string{"action_path": root, "action_ref": testRef, "action_repository": "catalogbot/catalogbot", "token": "ghs_workflowtoken"},
 		env: map[string]string{
 			"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": eventPath, "GITHUB_WORKSPACE": workspace,
 			"GITHUB_API_URL": apiURL, "GITHUB_SERVER_URL": "http://127.0.0.1:1", "GITHUB_STEP_SUMMARY": summary,
@@ -314,7 +345,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `step "Run catalogbot"`) {
 			t.Fatalf("a failing verdict did not fail the step: %v\n%s", err, r.log.String())
 		}
-		if outs["verdict"] != "fail" || outs["merged"] != "false" || outs["head_sha"] != head {
+		if outs["verdict"] != "fail" || outs["merged"] != "false" || outs["head-sha"] != head {
 			t.Fatalf("with a stale approval: outputs %v\n%s", outs, r.log.String())
 		}
 		if merged, _ := gh.Merged(full, 2); merged {
@@ -328,7 +359,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if outs, err = r.run(ctx); err != nil {
 			t.Fatalf("%v\n%s", err, r.log.String())
 		}
-		if outs["verdict"] != "pass" || outs["merged"] != "true" || outs["merge_sha"] == "" {
+		if outs["verdict"] != "pass" || outs["merged"] != "true" || outs["merge-sha"] == "" {
 			t.Fatalf("with the owner's approval on the head: outputs %v\n%s", outs, r.log.String())
 		}
 		if merged, at := gh.Merged(full, 3); !merged || at != head {
@@ -400,8 +431,11 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s was not published: %v\n%s", target, err, r.log.String())
 		}
-		if outs["verdict"] != "pass" || !strings.HasSuffix(outs["catalog_digest"], "@"+desc.Digest.String()) {
+		if outs["verdict"] != "pass" || !strings.HasSuffix(outs["catalog-digest"], "@"+desc.Digest.String()) {
 			t.Fatalf("outputs %v, tag at %s\n%s", outs, desc.Digest, r.log.String())
+		}
+		if outs["catalog_digest"] != outs["catalog-digest"] || outs["head_sha"] != outs["head-sha"] || outs["head-sha"] != after {
+			t.Errorf("the deprecated output names do not give the new ones' values: %v", outs)
 		}
 		if rev, _, err := pipeline.TagRevision(ctx, target, build.Options{}); err != nil || rev != after {
 			t.Fatalf("%s records %q (%v), want %s", target, rev, err, after)
@@ -410,7 +444,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if outs, err = newRunner(t, release, dir, "push", event, gh.URL).run(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if outs["catalog_digest"] != "" || outs["verdict"] != "pass" {
+		if outs["catalog-digest"] != "" || outs["verdict"] != "pass" {
 			t.Fatalf("re-run outputs %v", outs)
 		}
 		// An older push run late (main is at after): not published, the tag stays.
@@ -418,7 +452,7 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if outs, err = newRunner(t, release, dir, "push", old, gh.URL).run(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if d, _ := remote.Head(ref); outs["catalog_digest"] != "" || d.Digest != desc.Digest {
+		if d, _ := remote.Head(ref); outs["catalog-digest"] != "" || d.Digest != desc.Digest {
 			t.Fatalf("late push: outputs %v, tag at %s", outs, d.Digest)
 		}
 	})
@@ -474,12 +508,19 @@ func TestActionYAMLRefusesATamperedReleaseBinary(t *testing.T) {
 	release := releaseServer(t, true)
 	dir, base, head := testRepo(t, "alice")
 	r := newRunner(t, release, dir, "pull_request", prPayload(t, 1, base, head, "alice"), "http://127.0.0.1:1")
-	_, err := r.run(context.Background())
+	outs, err := r.run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "Get the released catalogbot") || !strings.Contains(r.log.String(), "does not match") {
 		t.Fatalf("err %v\n%s", err, r.log.String())
 	}
 	if _, err := os.Stat(filepath.Join(r.env["RUNNER_TEMP"], "catalogbot")); err == nil {
 		t.Fatal("the tampered binary was installed")
+	}
+	// The job still says so to what reads the outputs and the summary.
+	if outs["verdict"] != "error" {
+		t.Errorf("outputs %v, want verdict=error", outs)
+	}
+	if summary, _ := os.ReadFile(r.env["GITHUB_STEP_SUMMARY"]); !strings.Contains(string(summary), "catalogbot: error") {
+		t.Errorf("step summary:\n%s", summary)
 	}
 }
 

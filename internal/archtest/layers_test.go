@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"checks/graph":                     {"catalog", "diag"},
 	"checks/images":                    {"catalog", "diag", "registry"},
 	"checks/owners":                    {"config", "diag"},
+	"checks/policy":                    {"catalog", "config", "diag"},
 	"checks/smoke":                     {"catalog", "diag"},
 	"checks/validate":                  {"catalog", "diag"},
 	"render/bundle/internal/kubetypes": nil, // decode-only copies of the Kubernetes and OLM API types

@@ -1,0 +1,84 @@
+package policy
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/diag"
+)
+
+func bundle(t *testing.T, c *catalog.Catalog, name string) *catalog.Bundle {
+	t.Helper()
+	for _, b := range c.Bundles {
+		if b.Name == name {
+			return b
+		}
+	}
+	t.Fatalf("no bundle %q", name)
+	return nil
+}
+
+// pelorus-operator requires prometheus 0.47.0 (the catalog has it) and grafana-operator 4.8.0 (the
+// composed catalog has no grafana-operator): real data.
+func TestDependencyUnsatisfied(t *testing.T) {
+	c := load(t, "composed-279", "pelorus-operator", "prometheus")
+	ds := check(t, Input{Catalog: c}, ruleDepUnsatisfied)
+	if len(ds) == 0 {
+		t.Fatal("pelorus-operator's grafana-operator dependency not reported")
+	}
+	for _, d := range ds {
+		if !strings.Contains(d.Message, `requires package "grafana-operator" in "4.8.0"`) && !strings.Contains(d.Message, `"4.6.0"`) {
+			t.Errorf("only the grafana-operator requirement is unsatisfied: %s", d)
+		}
+	}
+	// the same requirement in a range the catalog does not serve, or that does not parse
+	b := bundle(t, c, "pelorus-operator.v0.0.9")
+	for i, r := range b.Parsed.PackagesRequired {
+		if r.PackageName == "prometheus" {
+			b.Parsed.PackagesRequired[i].VersionRange = ">=0.99.0"
+		}
+	}
+	b.Parsed.PackagesRequired = append(b.Parsed.PackagesRequired, catalog.PackageRequired{PackageName: "prometheus", VersionRange: "not a range"})
+	var msgs []string
+	for _, d := range check(t, Input{Catalog: c, Packages: map[string]bool{"pelorus-operator": true}}, ruleDepUnsatisfied) {
+		if d.Bundle == b.Name {
+			msgs = append(msgs, d.Message)
+		}
+	}
+	if !slices.ContainsFunc(msgs, func(m string) bool {
+		return strings.Contains(m, `"prometheus" in ">=0.99.0"`) && strings.Contains(m, "0.14.0 to 0.56.3")
+	}) ||
+		!slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, "does not parse") }) {
+		t.Errorf("unsatisfiable and unparsable ranges not reported: %q", msgs)
+	}
+	// an olm.gvk.required nobody provides (l5-operator 0.0.2 needs crunchydata's PostgresCluster)
+	ds = check(t, Input{Catalog: load(t, "composed-279", "l5-operator")}, ruleDepUnsatisfied)
+	if !slices.ContainsFunc(ds, func(d diag.Diagnostic) bool { return strings.Contains(d.Message, "PostgresCluster (olm.gvk.required)") }) {
+		t.Errorf("l5-operator's gvk requirement: %v", ds)
+	}
+}
+
+// Two packages whose heads require prometheus in disjoint ranges: each alone is satisfiable, together no
+// cluster can install them. pelorus-operator's head requires 0.47.0 (real); l5-operator's head is made to
+// require >=0.56.0.
+func TestDependencyConflict(t *testing.T) {
+	c := load(t, "composed-279", "pelorus-operator", "prometheus", "l5-operator")
+	wantNone(t, check(t, Input{Catalog: c}, ruleDepConflict))
+
+	head := bundle(t, c, "l5-operator.v0.0.3")
+	head.Parsed.PackagesRequired = append(head.Parsed.PackagesRequired, catalog.PackageRequired{PackageName: "prometheus", VersionRange: ">=0.47.0"})
+	wantNone(t, check(t, Input{Catalog: c}, ruleDepConflict))
+
+	head.Parsed.PackagesRequired[len(head.Parsed.PackagesRequired)-1].VersionRange = ">=0.56.0"
+	ds := check(t, Input{Catalog: c}, ruleDepConflict)
+	if len(ds) != 2 || ds[0].Package == ds[1].Package || !strings.Contains(ds[0].Message, "no bundle of \"prometheus\"") {
+		t.Fatalf("want the conflict reported on both packages: %v", ds)
+	}
+	// a change touching only l5-operator is told, on its own bundle
+	ds = check(t, Input{Catalog: c, Packages: map[string]bool{"l5-operator": true}}, ruleDepConflict)
+	if len(ds) != 1 || ds[0].Bundle != head.Name {
+		t.Fatalf("touched package only: %v", ds)
+	}
+}

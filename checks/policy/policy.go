@@ -1,0 +1,140 @@
+// Package policy holds the checks real catalog pipelines (operator-pipelines for community-operators and
+// certified-operators) run beyond opm validate: upgrade-graph semantics opm accepts, dependencies no bundle
+// satisfies, bundle content (required CSV fields, NetworkPolicies) and OLM v1 readiness. Each rule has an
+// id (config.PolicyRules) and the severity the repository's configuration gives it; rules that are off do
+// not run. Findings are diagnostics of check "policy" with file:line, package, channel, bundle and a hint.
+package policy
+
+import (
+	"context"
+	"slices"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
+)
+
+// Check is the diagnostics' check name and the pipeline stage's.
+const Check = "policy"
+
+// Input is one catalog to check.
+type Input struct {
+	// Catalog holds at least every blob of the packages to check. Bundle property values are read when
+	// present; a lean catalog (catalog.LoadOptions.Lean) still gets the graph and dependency rules.
+	Catalog *catalog.Catalog
+	// Packages limits the findings to these packages (the ones a change touched); nil checks every
+	// package. Dependencies are still looked up in the whole Catalog.
+	Packages map[string]bool
+	// Name names the catalog in messages ("v4.16"); empty for a repository's only catalog.
+	Name string
+	// MigrateLevel is the catalog's configured migrate level (config.Catalog.MigrateLevel).
+	MigrateLevel string
+	// MaxPerRule bounds the diagnostics kept per rule (diag.DefaultMaxPerRule when zero).
+	MaxPerRule int
+}
+
+// Result is what the rules found, with what they looked at.
+type Result struct {
+	Diagnostics []diag.Diagnostic
+	Truncated   []diag.Truncation
+	// Packages and Bundles count what was checked.
+	Packages, Bundles int
+	// OLMv1 counts, when an olmv1 rule ran, the checked bundles OLM v1 can install (no olmv1 finding).
+	OLMv1Installable, OLMv1Checked int
+}
+
+// Severities is config.PolicyConfig.Severities as diagnostic severities: the rules that run.
+type Severities map[string]diag.Severity
+
+// SeveritiesOf resolves a repository's policy configuration.
+func SeveritiesOf(p config.PolicyConfig) Severities {
+	out := Severities{}
+	for id, sev := range p.Severities() {
+		switch sev {
+		case config.PolicyError:
+			out[id] = diag.Error
+		case config.PolicyWarning:
+			out[id] = diag.Warning
+		}
+	}
+	return out
+}
+
+// run is the state of one Run: the catalog's indexes and the diagnostics sink.
+type run struct {
+	ctx  context.Context
+	in   Input
+	sev  Severities
+	sink *diag.Limiter
+	ix   *index
+	res  *Result
+	// contents caches each bundle's decoded properties for the content and OLM v1 rules.
+	contents map[*catalog.Bundle]*content
+}
+
+// rules are the implementations, by id, grouped by what they walk. Each group skips the work of rules
+// that are off.
+var rules = map[string]bool{}
+
+func init() {
+	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules} {
+		for _, id := range ids {
+			rules[id] = true
+		}
+	}
+}
+
+// Run checks in with the rules sev enables. It returns early with ctx's error when ctx is done.
+func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
+	max := in.MaxPerRule
+	if max == 0 {
+		max = diag.DefaultMaxPerRule
+	}
+	r := &run{ctx: ctx, in: in, sev: sev, sink: diag.NewLimiter(max), res: &Result{},
+		contents: map[*catalog.Bundle]*content{}}
+	if len(sev) == 0 || in.Catalog == nil {
+		return r.res, nil
+	}
+	r.ix = newIndex(in.Catalog, in.Packages)
+	r.res.Packages = len(r.ix.order)
+	for _, p := range r.ix.order {
+		r.res.Bundles += len(p.bundles)
+	}
+	for _, step := range []func(){r.graphs, r.dependencies, r.bundleContents, r.olmv1} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		step()
+	}
+	r.res.Diagnostics, r.res.Truncated = r.sink.Diagnostics(), r.sink.Truncated()
+	return r.res, nil
+}
+
+func (r *run) on(ids ...string) bool {
+	return slices.ContainsFunc(ids, func(id string) bool { return r.sev[id] != "" })
+}
+
+// finding is one diagnostic before its severity and check are set.
+type finding struct {
+	rule                 string
+	pos                  catalog.Pos
+	pkg, channel, bundle string
+	msg, hint            string
+}
+
+func (r *run) add(f finding) {
+	sev := r.sev[f.rule]
+	if sev == "" {
+		return
+	}
+	r.sink.Add(diag.Diagnostic{Severity: sev, Check: Check, Rule: f.rule, File: f.pos.File, Line: f.pos.Line,
+		Column: f.pos.Column, Package: f.pkg, Channel: f.channel, Bundle: f.bundle, Message: f.msg, Hint: f.hint})
+}
+
+// inCatalog is " in catalog NAME" for messages, or "" for a repository's only catalog.
+func (r *run) inCatalog() string {
+	if r.in.Name == "" {
+		return ""
+	}
+	return " in catalog " + r.in.Name
+}

@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/blang/semver/v4"
 	"sigs.k8s.io/yaml"
@@ -126,9 +128,12 @@ func (c *content) addObject(value []byte) error {
 	if err := json.Unmarshal(value, &bo); err != nil {
 		return err
 	}
-	js, err := yaml.YAMLToJSON(bo.Data)
-	if err != nil {
-		return err
+	js := bo.Data // opm writes objects as JSON; only YAML needs converting
+	if t := bytes.TrimLeftFunc(js, unicode.IsSpace); len(t) == 0 || t[0] != '{' {
+		var err error
+		if js, err = yaml.YAMLToJSON(bo.Data); err != nil {
+			return err
+		}
 	}
 	var o object
 	if err := json.Unmarshal(js, &o); err != nil {

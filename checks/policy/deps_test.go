@@ -82,3 +82,23 @@ func TestDependencyConflict(t *testing.T) {
 		t.Fatalf("touched package only: %v", ds)
 	}
 }
+
+// A change's packages are checked alone, their dependencies looked up in the whole catalog (Universe):
+// pelorus-operator's prometheus requirement is met by the universe, not by the touched subset.
+func TestDependenciesLookedUpInUniverse(t *testing.T) {
+	touched := load(t, "composed-279", "pelorus-operator")
+	whole := load(t, "composed-279", "pelorus-operator", "prometheus")
+	if !Requires(touched, nil) || Requires(whole, map[string]bool{"prometheus": true}) {
+		t.Fatal("Requires: pelorus-operator declares dependencies, prometheus none")
+	}
+	hasPrometheus := func(ds []diag.Diagnostic) bool {
+		return slices.ContainsFunc(ds, func(d diag.Diagnostic) bool { return strings.Contains(d.Message, `"prometheus"`) })
+	}
+	if !hasPrometheus(check(t, Input{Catalog: touched}, ruleDepUnsatisfied)) {
+		t.Fatal("without the universe, the prometheus requirement is unsatisfied")
+	}
+	ds := check(t, Input{Catalog: touched, Universe: whole}, ruleDepUnsatisfied)
+	if hasPrometheus(ds) || len(ds) == 0 {
+		t.Fatalf("with the universe only grafana-operator is missing: %v", ds)
+	}
+}

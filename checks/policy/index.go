@@ -29,12 +29,30 @@ type bundleIndex struct {
 	vOK     bool
 }
 
-func newIndex(c *catalog.Catalog, only map[string]bool) *index {
+// newIndex indexes c (the packages to check: those only names, or all) and then, for dependency lookups,
+// the packages of universe that c does not hold.
+func newIndex(c, universe *catalog.Catalog, only map[string]bool) *index {
 	ix := &index{all: map[string]*pkgIndex{}, gvkOwner: map[catalog.GVK][]*bundleIndex{}}
+	ix.add(c, func(name string) bool { return only == nil || only[name] }, nil)
+	if universe != nil && universe != c {
+		fromC := map[string]bool{}
+		for name := range ix.all {
+			fromC[name] = true
+		}
+		ix.add(universe, func(string) bool { return false }, fromC)
+	}
+	return ix
+}
+
+// add indexes c's blobs, but those of the packages in skip; check says which packages are checked.
+func (ix *index) add(c *catalog.Catalog, check func(string) bool, skip map[string]bool) {
 	get := func(name string) *pkgIndex {
+		if skip[name] {
+			return nil
+		}
 		p := ix.all[name]
 		if p == nil {
-			p = &pkgIndex{name: name, byName: map[string]*bundleIndex{}, check: only == nil || only[name]}
+			p = &pkgIndex{name: name, byName: map[string]*bundleIndex{}, check: check(name)}
 			ix.all[name] = p
 			if p.check {
 				ix.order = append(ix.order, p)
@@ -43,16 +61,20 @@ func newIndex(c *catalog.Catalog, only map[string]bool) *index {
 		return p
 	}
 	for _, p := range c.Packages {
-		if pi := get(p.Name); pi.pkg == nil {
+		if pi := get(p.Name); pi != nil && pi.pkg == nil {
 			pi.pkg = p
 		}
 	}
 	for _, ch := range c.Channels {
-		pi := get(ch.Package)
-		pi.channels = append(pi.channels, ch)
+		if pi := get(ch.Package); pi != nil {
+			pi.channels = append(pi.channels, ch)
+		}
 	}
 	for _, b := range c.Bundles {
 		pi := get(b.Package)
+		if pi == nil {
+			continue
+		}
 		bi := &bundleIndex{b: b}
 		if b.Parsed != nil && len(b.Parsed.Packages) == 1 {
 			bi.version, bi.vOK = parseVersion(b.Parsed.Packages[0].Version)
@@ -67,7 +89,6 @@ func newIndex(c *catalog.Catalog, only map[string]bool) *index {
 			}
 		}
 	}
-	return ix
 }
 
 func parseVersion(s string) (semver.Version, bool) {

@@ -25,6 +25,9 @@ type Input struct {
 	// Packages limits the findings to these packages (the ones a change touched); nil checks every
 	// package. Dependencies are still looked up in the whole Catalog.
 	Packages map[string]bool
+	// Universe, when set, is the whole catalog dependencies are looked up in (a lean load suffices), for a
+	// Catalog that holds only the packages to check; nil looks them up in Catalog.
+	Universe *catalog.Catalog
 	// Name names the catalog in messages ("v4.16"); empty for a repository's only catalog.
 	Name string
 	// MigrateLevel is the catalog's configured migrate level (config.Catalog.MigrateLevel).
@@ -95,7 +98,7 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 	if len(sev) == 0 || in.Catalog == nil {
 		return r.res, nil
 	}
-	r.ix = newIndex(in.Catalog, in.Packages)
+	r.ix = newIndex(in.Catalog, in.Universe, in.Packages)
 	r.res.Packages = len(r.ix.order)
 	for _, p := range r.ix.order {
 		r.res.Bundles += len(p.bundles)
@@ -137,4 +140,15 @@ func (r *run) inCatalog() string {
 		return ""
 	}
 	return " in catalog " + r.in.Name
+}
+
+// Requires reports whether a bundle of c's packages in only (nil: all) declares a dependency: only then
+// do the dependency rules need the whole catalog as Input.Universe.
+func Requires(c *catalog.Catalog, only map[string]bool) bool {
+	for _, b := range c.Bundles {
+		if (only == nil || only[b.Package]) && b.Parsed != nil && (len(b.Parsed.PackagesRequired) > 0 || len(b.Parsed.GVKsRequired) > 0) {
+			return true
+		}
+	}
+	return false
 }

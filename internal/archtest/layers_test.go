@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"render":                           {"catalog", "diag", "filetree", "registry", "render/bundle"},
 	"render/template":                  {"catalog", "checks/validate", "config", "diag", "filetree", "render", "render/bundle"},
 	// orchestration
-	"pipeline": {"build", "catalog", "checks/graph", "checks/images", "checks/owners", "checks/smoke", "checks/validate",
+	"pipeline": {"build", "catalog", "checks/graph", "checks/images", "checks/owners", "checks/policy", "checks/smoke", "checks/validate",
 		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},
 	// front-ends
 	"bot/ghclient":      nil,

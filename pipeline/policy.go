@@ -1,0 +1,90 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/policy"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/report"
+)
+
+// policy runs the rules the base configuration's policy section enables (checks/policy) on the packages
+// the change touched, in every catalog holding one; dependencies are looked up in the whole head catalog.
+func (s *state) policy(ctx context.Context) report.Stage {
+	sev := policy.SeveritiesOf(s.cfg.Policy) // Run adds the stage only when some rule is enabled
+	type target struct {
+		name, dir, migrate string
+		head               *catalog.Catalog
+		pkgs               map[string]bool
+	}
+	var targets []target
+	if s.multi() {
+		pairs, a, err := s.catalogPairs(ctx)
+		if err != nil {
+			return stageFromErr(err)
+		}
+		pkgs := map[string]bool{}
+		for _, p := range a.packages {
+			pkgs[p] = true
+		}
+		for _, p := range pairs {
+			targets = append(targets, target{p.cat.Name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.head, pkgs})
+		}
+	} else if len(s.changes.packages) > 0 {
+		pkgs := map[string]bool{}
+		for p := range s.changes.packages {
+			pkgs[p] = true
+		}
+		targets = append(targets, target{"", s.catalogDir(), "", s.changes.head, pkgs})
+	}
+	if len(targets) == 0 {
+		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
+	}
+	var ds []diag.Diagnostic
+	st := report.Stage{}
+	checked, bundles := 0, 0
+	for _, t := range targets {
+		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, MaxPerRule: s.limits().MaxPerRule}
+		if policy.Requires(t.head, t.pkgs) {
+			whole, err := catalog.LoadDir(ctx, path.Join(s.headDir, t.dir), catalog.LoadOptions{Lean: true,
+				MaxFileSize: s.limits().MaxFileBytes, MaxTotalSize: s.limits().MaxTotalBytes})
+			if err != nil {
+				return stageFromErr(fmt.Errorf("loading catalog %s for dependency lookups: %w", t.dir, err))
+			}
+			in.Universe = whole.Catalog
+		}
+		res, err := policy.Run(ctx, in, sev)
+		if err != nil {
+			return stageFromErr(err)
+		}
+		for _, d := range res.Diagnostics {
+			if d.File != "" {
+				d.File = path.Join(t.dir, d.File)
+			}
+			ds = append(ds, d)
+		}
+		st.Truncated = append(st.Truncated, res.Truncated...)
+		checked, bundles = checked+res.Packages, bundles+res.Bundles
+	}
+	st.Status, st.Diagnostics = report.StatusOf(ds, nil), ds
+	st.Summary = fmt.Sprintf("%d policy rules on %s (%s) in %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"), plural(len(targets), "catalog"))
+	if len(targets) == 1 && targets[0].name == "" {
+		st.Summary = fmt.Sprintf("%d policy rules on %s (%s): %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"),
+			joinSorted(slices.Collect(maps.Keys(targets[0].pkgs))))
+	}
+	return st
+}
+
+func joinSorted(names []string) string {
+	slices.Sort(names)
+	if len(names) > 5 {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ", "), len(names)-5)
+	}
+	return strings.Join(names, ", ")
+}

@@ -2,9 +2,9 @@ package policy
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/blang/semver/v4"
@@ -25,15 +25,19 @@ var contentRules = []string{ruleCSVMetadataRequired, ruleCSVRequiredFields, rule
 // migrateToCSVMetadata is the migrate level under which a catalog's bundles carry olm.csv.metadata.
 const migrateToCSVMetadata = "bundle-object-to-csv-metadata"
 
-// content is what a bundle's properties say about its manifests.
+// content is what a bundle's property values say, reduced to what the rules judge (a catalog's worth of
+// them is kept for a run, so no descriptions or manifests).
 type content struct {
-	objects     int // olm.bundle.object properties
-	kinds       []string
-	csv         *csvFields // from the CSV object, else from olm.csv.metadata; nil when neither is there
-	csvFromMeta bool
-	mediatype   string // olm.bundle.mediatype, "" when absent
-	constraint  bool   // an olm.constraint property
-	err         error  // the first object that did not decode
+	objects       int  // olm.bundle.object properties
+	networkPolicy bool // one of them is a NetworkPolicy
+	// hasCSV: the CSV is in the catalog, as an object or as olm.csv.metadata (csvFromMeta).
+	hasCSV, csvFromMeta bool
+	missing             []string // required CSV fields missing or malformed (requiredFields)
+	allNamespaces       bool
+	webhooks            int
+	operatorConditions  bool
+	mediatype           string // olm.bundle.mediatype, "" when absent
+	constraint          bool   // an olm.constraint property
 }
 
 // csvFields are the CSV fields the rules read. olm.csv.metadata has no icon, webhooks or permissions.
@@ -58,7 +62,7 @@ type csvFields struct {
 		URL  string `json:"url"`
 	} `json:"links"`
 	InstallModes       []catalog.InstallMode `json:"installModes"`
-	WebhookDefinitions []json.RawMessage     `json:"webhookdefinitions"`
+	WebhookDefinitions []struct{}            `json:"webhookdefinitions"`
 	Install            struct {
 		Spec struct {
 			Permissions        []permission `json:"permissions"`
@@ -74,83 +78,119 @@ type permission struct {
 	} `json:"rules"`
 }
 
+// object is a manifest's kind (the rest is skipped, not copied: most objects are large CRDs).
 type object struct {
-	Kind     string `json:"kind"`
+	Kind string `json:"kind"`
+}
+
+type csvObject struct {
 	Metadata struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
-	Spec json.RawMessage `json:"spec"`
+	Spec csvFields `json:"spec"`
 }
 
-// contentOf decodes b's properties once per run. A lean catalog's bundles have no property values:
-// their content is empty but for the property types.
+// Collector decodes, while a catalog loads, what the rules read from each bundle's property values, so
+// that a lean load (validate's, which drops the values) serves every rule: pass Visit as the load's
+// bundle visitor (validate.Options.VisitBundle) and the Collector as Input.Collected.
+type Collector struct {
+	mu sync.Mutex
+	m  map[*catalog.Bundle]*content
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector { return &Collector{m: map[*catalog.Bundle]*content{}} }
+
+// Visit decodes b's property values; it is safe to call from the loader's workers at once, and keeps
+// nothing of the values themselves.
+func (c *Collector) Visit(b *catalog.Bundle) {
+	ct := decodeContent(b)
+	c.mu.Lock()
+	c.m[b] = ct
+	c.mu.Unlock()
+}
+
+// contentOf is what b's property values say: collected during the load, or decoded now. A bundle of a
+// lean load not collected has no values: its content is empty but for what the property types say.
 func (r *run) contentOf(b *catalog.Bundle) *content {
 	if c, ok := r.contents[b]; ok {
 		return c
 	}
-	c := &content{}
-	for i, p := range b.Properties {
-		switch p.Type {
-		case "olm.constraint":
-			c.constraint = true
-		case "olm.bundle.mediatype":
-			_ = json.Unmarshal(p.Value, &c.mediatype)
-		case catalog.PropertyBundleObject:
-			c.objects++
-			if len(p.Value) == 0 {
-				continue
-			}
-			if err := c.addObject(p.Value); err != nil && c.err == nil {
-				c.err = fmt.Errorf("property[%d] (olm.bundle.object): %w", i, err)
-			}
-		case catalog.PropertyCSVMetadata:
-			if len(p.Value) == 0 || c.csv != nil {
-				continue
-			}
-			f := &csvFields{}
-			if err := json.Unmarshal(p.Value, f); err == nil {
-				c.csv, c.csvFromMeta = f, true
-			}
-		}
-	}
-	if c.csv != nil && c.csvFromMeta {
-		if b.Parsed != nil && len(b.Parsed.Packages) == 1 {
-			c.csv.Version = b.Parsed.Packages[0].Version
-		}
-		c.csv.Name = b.Name
-	}
+	c := decodeContent(b)
 	r.contents[b] = c
 	return c
 }
 
-func (c *content) addObject(value []byte) error {
+func decodeContent(b *catalog.Bundle) *content {
+	c := &content{}
+	var csv *csvFields
+	for _, p := range b.Properties {
+		switch p.Type {
+		case "olm.constraint":
+			c.constraint = true
+		case "olm.bundle.mediatype":
+			_ = catalog.DecodeJSON(p.Value, &c.mediatype)
+		case catalog.PropertyBundleObject:
+			c.objects++
+			if len(p.Value) > 0 {
+				// an object that does not decode is the loader's and validate's finding
+				if f, _ := c.addObject(p.Value); f != nil {
+					csv, c.csvFromMeta = f, false
+				}
+			}
+		case catalog.PropertyCSVMetadata:
+			if len(p.Value) == 0 || csv != nil {
+				continue
+			}
+			f := &csvFields{}
+			if err := catalog.DecodeJSON(p.Value, f); err == nil {
+				csv, c.csvFromMeta = f, true
+				if b.Parsed != nil && len(b.Parsed.Packages) == 1 {
+					f.Version = b.Parsed.Packages[0].Version
+				}
+			}
+		}
+	}
+	if csv != nil {
+		c.hasCSV = true
+		c.missing = requiredFields(csv, c.csvFromMeta)
+		c.allNamespaces = supports(csv.InstallModes, "AllNamespaces")
+		if !c.csvFromMeta {
+			c.webhooks = len(csv.WebhookDefinitions)
+			c.operatorConditions = usesOperatorConditions(csv)
+		}
+	}
+	return c
+}
+
+// addObject reads one olm.bundle.object value; it returns the CSV when the object is one.
+func (c *content) addObject(value []byte) (*csvFields, error) {
 	var bo catalog.BundleObject
-	if err := json.Unmarshal(value, &bo); err != nil {
-		return err
+	if err := catalog.DecodeJSON(value, &bo); err != nil {
+		return nil, err
 	}
 	js := bo.Data // opm writes objects as JSON; only YAML needs converting
 	if t := bytes.TrimLeftFunc(js, unicode.IsSpace); len(t) == 0 || t[0] != '{' {
 		var err error
 		if js, err = yaml.YAMLToJSON(bo.Data); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	var o object
-	if err := json.Unmarshal(js, &o); err != nil {
-		return err
+	if err := catalog.DecodeJSON(js, &o); err != nil {
+		return nil, err
 	}
-	c.kinds = append(c.kinds, o.Kind)
-	if o.Kind == "ClusterServiceVersion" && (c.csv == nil || c.csvFromMeta) {
-		f := &csvFields{}
-		if len(o.Spec) > 0 {
-			if err := json.Unmarshal(o.Spec, f); err != nil {
-				return fmt.Errorf("ClusterServiceVersion %s: %w", o.Metadata.Name, err)
-			}
+	switch o.Kind {
+	case "NetworkPolicy":
+		c.networkPolicy = true
+	case "ClusterServiceVersion":
+		var csv csvObject
+		if err := catalog.DecodeJSON(js, &csv); err != nil {
+			return nil, fmt.Errorf("ClusterServiceVersion %s: %w", csv.Metadata.Name, err)
 		}
-		f.Name = o.Metadata.Name
-		c.csv, c.csvFromMeta = f, false
+		return &csv.Spec, nil
 	}
-	return nil
+	return nil, nil
 }
 
 func (r *run) bundleContents() {
@@ -174,22 +214,17 @@ func (r *run) bundleContents() {
 				continue
 			}
 			c := r.contentOf(b)
-			for _, k := range c.kinds {
-				if k == "NetworkPolicy" {
-					f.rule = ruleNetworkPolicy
-					f.msg = fmt.Sprintf("bundle %q contains a NetworkPolicy: OLM cannot install one", b.Name)
-					f.hint = "remove the NetworkPolicy from the bundle's manifests; have the operator create it at run time"
-					r.add(f)
-					break
-				}
+			if c.networkPolicy {
+				f.rule = ruleNetworkPolicy
+				f.msg = fmt.Sprintf("bundle %q contains a NetworkPolicy: OLM cannot install one", b.Name)
+				f.hint = "remove the NetworkPolicy from the bundle's manifests; have the operator create it at run time"
+				r.add(f)
 			}
-			if c.csv != nil {
-				if missing := requiredFields(c.csv, c.csvFromMeta); len(missing) > 0 {
-					f.rule = ruleCSVRequiredFields
-					f.msg = fmt.Sprintf("the CSV of bundle %q lacks what operator-pipelines requires: %s", b.Name, strings.Join(missing, "; "))
-					f.hint = "fix the ClusterServiceVersion's spec and rebuild the bundle"
-					r.add(f)
-				}
+			if len(c.missing) > 0 {
+				f.rule = ruleCSVRequiredFields
+				f.msg = fmt.Sprintf("the CSV of bundle %q lacks what operator-pipelines requires: %s", b.Name, strings.Join(c.missing, "; "))
+				f.hint = "fix the ClusterServiceVersion's spec and rebuild the bundle"
+				r.add(f)
 			}
 		}
 	}

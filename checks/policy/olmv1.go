@@ -53,16 +53,16 @@ func (r *run) olmv1() {
 				add(ruleV1Deps, "it declares dependencies ("+strings.Join(deps, ", ")+"), which OLM v1 does not resolve",
 					"install the dependencies separately and drop the properties, or document them")
 			}
-			if c.csv != nil {
-				if !supports(c.csv.InstallModes, "AllNamespaces") {
+			if c.hasCSV {
+				if !c.allNamespaces {
 					add(ruleV1AllNS, "it does not support the AllNamespaces install mode (OLM v1 installs cluster-wide; Single/OwnNamespace only behind an alpha gate)",
 						"support AllNamespaces in the CSV's installModes")
 				}
-				if !c.csvFromMeta && usesOperatorConditions(c.csv) {
+				if c.operatorConditions {
 					add(ruleV1Conditions, "its operator uses the OperatorConditions API (operators.coreos.com operatorconditions), which OLM v1 does not serve",
 						"stop relying on OperatorConditions (e.g. Upgradeable) before moving to OLM v1")
 				}
-				if n := len(c.csv.WebhookDefinitions); n > 0 && !c.csvFromMeta {
+				if n := c.webhooks; n > 0 {
 					add(ruleV1Webhooks, fmt.Sprintf("its CSV defines %d webhooks, whose certificates OLM v1 takes from a certificate provider (cert-manager or the OpenShift service CA)", n),
 						"make sure the clusters run a certificate provider OLM v1 is configured with")
 				}

@@ -32,6 +32,9 @@ type Input struct {
 	Name string
 	// MigrateLevel is the catalog's configured migrate level (config.Catalog.MigrateLevel).
 	MigrateLevel string
+	// Collected, when set, holds what was decoded from the bundles' property values while Catalog loaded
+	// (a lean catalog keeps none): see Collector.
+	Collected *Collector
 	// MaxPerRule bounds the diagnostics kept per rule (diag.DefaultMaxPerRule when zero).
 	MaxPerRule int
 }
@@ -95,6 +98,9 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 	}
 	r := &run{ctx: ctx, in: in, sev: sev, sink: diag.NewLimiter(max), res: &Result{},
 		contents: map[*catalog.Bundle]*content{}}
+	if in.Collected != nil {
+		r.contents = in.Collected.m
+	}
 	if len(sev) == 0 || in.Catalog == nil {
 		return r.res, nil
 	}
@@ -151,4 +157,14 @@ func Requires(c *catalog.Catalog, only map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// valueRules read bundle property values, which a lean catalog does not keep (the others need only the
+// channels, the property types and the decoded packages and dependencies a lean load keeps).
+var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks}
+
+// NeedsValues reports whether an enabled rule reads bundle property values: the catalog must then be
+// loaded without catalog.LoadOptions.Lean.
+func (s Severities) NeedsValues() bool {
+	return slices.ContainsFunc(valueRules, func(id string) bool { return s[id] != "" })
 }

@@ -51,7 +51,7 @@ var allowed = map[string][]string{
 	"bot":               {"bot/checkrun", "bot/ghclient", "bot/gitcache", "bot/queue", "checks/approval", "config", "diag", "gitrepo", "netdeadline", "pipeline", "registry", "report"},
 	"internal/demo":     {"build", "catalog", "gitrepo", "internal/registrytest", "pipeline", "render/bundle", "report"},
 	"internal/ghaction": {"bot/ghclient", "build", "config", "diag", "gitrepo", "pipeline", "report"},
-	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/smoke", "checks/validate", "config", "diag", "filetree",
+	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/policy", "checks/smoke", "checks/validate", "config", "diag", "filetree",
 		"gitrepo", "internal/demo", "internal/ghaction", "netdeadline", "pipeline", "registry", "render",
 		"render/template", "report"},
 	// small shared helpers and test kits: nothing of the product

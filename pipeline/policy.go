@@ -19,7 +19,7 @@ import (
 func (s *state) policy(ctx context.Context) report.Stage {
 	sev := policy.SeveritiesOf(s.cfg.Policy) // Run adds the stage only when some rule is enabled
 	type target struct {
-		name, dir, migrate string
+		name, dir, migrate, kube string
 		head               *catalog.Catalog
 		pkgs               map[string]bool
 	}
@@ -34,14 +34,14 @@ func (s *state) policy(ctx context.Context) report.Stage {
 			pkgs[p] = true
 		}
 		for _, p := range pairs {
-			targets = append(targets, target{p.cat.Name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.head, pkgs})
+			targets = append(targets, target{p.cat.Name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, pkgs})
 		}
 	} else if len(s.changes.packages) > 0 {
 		pkgs := map[string]bool{}
 		for p := range s.changes.packages {
 			pkgs[p] = true
 		}
-		targets = append(targets, target{"", s.catalogDir(), "", s.changes.head, pkgs})
+		targets = append(targets, target{"", s.catalogDir(), "", "", s.changes.head, pkgs})
 	}
 	if len(targets) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
@@ -50,7 +50,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	st := report.Stage{}
 	checked, bundles := 0, 0
 	for _, t := range targets {
-		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, MaxPerRule: s.limits().MaxPerRule}
+		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: s.limits().MaxPerRule}
 		if policy.Requires(t.head, t.pkgs) {
 			whole, err := catalog.LoadDir(ctx, path.Join(s.headDir, t.dir), catalog.LoadOptions{Lean: true,
 				MaxFileSize: s.limits().MaxFileBytes, MaxTotalSize: s.limits().MaxTotalBytes})

@@ -36,8 +36,9 @@ type content struct {
 	allNamespaces       bool
 	webhooks            int
 	operatorConditions  bool
-	mediatype           string // olm.bundle.mediatype, "" when absent
-	constraint          bool   // an olm.constraint property
+	removed             []removedAPI // objects whose API some Kubernetes version removed
+	mediatype           string       // olm.bundle.mediatype, "" when absent
+	constraint          bool         // an olm.constraint property
 }
 
 // csvFields are the CSV fields the rules read. olm.csv.metadata has no icon, webhooks or permissions.
@@ -80,7 +81,11 @@ type permission struct {
 
 // object is a manifest's kind (the rest is skipped, not copied: most objects are large CRDs).
 type object struct {
-	Kind string `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
 }
 
 type csvObject struct {
@@ -179,6 +184,9 @@ func (c *content) addObject(value []byte) (*csvFields, error) {
 	var o object
 	if err := catalog.DecodeJSON(js, &o); err != nil {
 		return nil, err
+	}
+	if a, ok := removal(o.APIVersion, o.Kind, o.Metadata.Name); ok {
+		c.removed = append(c.removed, a)
 	}
 	switch o.Kind {
 	case "NetworkPolicy":

@@ -176,3 +176,24 @@ func TestOLMv1Readiness(t *testing.T) {
 		t.Errorf("%d of %d installable, want one fewer", res.OLMv1Installable, res.OLMv1Checked)
 	}
 }
+
+// A CRD still at apiextensions.k8s.io/v1beta1 (removed in Kubernetes 1.22) added to a real bundle: the
+// v4.16 catalog (Kubernetes 1.29) cannot serve it, a catalog for Kubernetes 1.21 can, and the table has no
+// last OpenShift version (a v4.30 catalog, 1.43, is judged too). Without a Kubernetes version the rule has
+// nothing to judge against.
+func TestRemovedAPI(t *testing.T) {
+	c := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	wantNone(t, check(t, Input{Catalog: c, Kubernetes: "1.29"}, ruleRemovedAPI))
+	b := lastBundle(c)
+	addObject(t, b, "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: olds.example.com}\nspec: {group: example.com, names: {kind: Old, plural: olds}, scope: Namespaced, version: v1}\n")
+	ds := check(t, Input{Catalog: c, Kubernetes: "1.29", Name: "v4.16"}, ruleRemovedAPI)
+	if len(ds) != 1 || ds[0].Bundle != b.Name || !strings.Contains(ds[0].Message, `apiextensions.k8s.io/v1beta1 CustomResourceDefinition "olds.example.com"`) ||
+		!strings.Contains(ds[0].Message, "Kubernetes 1.22 removed") {
+		t.Fatalf("v1beta1 CRD at 1.29: %v", ds)
+	}
+	wantNone(t, check(t, Input{Catalog: c, Kubernetes: "1.21"}, ruleRemovedAPI))
+	if ds := check(t, Input{Catalog: c, Kubernetes: "1.43"}, ruleRemovedAPI); len(ds) != 1 {
+		t.Errorf("Kubernetes 1.43: %v", ds)
+	}
+	wantNone(t, check(t, Input{Catalog: c}, ruleRemovedAPI))
+}

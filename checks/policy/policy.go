@@ -30,6 +30,9 @@ type Input struct {
 	Universe *catalog.Catalog
 	// Name names the catalog in messages ("v4.16"); empty for a repository's only catalog.
 	Name string
+	// Kubernetes is the Kubernetes version the catalog serves ("1.29", config.Catalog.Kubernetes); empty
+	// when unknown (policy-removed-api then does not run).
+	Kubernetes string
 	// MigrateLevel is the catalog's configured migrate level (config.Catalog.MigrateLevel).
 	MigrateLevel string
 	// Collected, when set, holds what was decoded from the bundles' property values while Catalog loaded
@@ -83,7 +86,7 @@ type run struct {
 var rules = map[string]bool{}
 
 func init() {
-	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules} {
+	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules, {ruleRemovedAPI}} {
 		for _, id := range ids {
 			rules[id] = true
 		}
@@ -109,7 +112,7 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 	for _, p := range r.ix.order {
 		r.res.Bundles += len(p.bundles)
 	}
-	for _, step := range []func(){r.graphs, r.dependencies, r.bundleContents, r.olmv1} {
+	for _, step := range []func(){r.graphs, r.dependencies, r.bundleContents, r.removedAPIs, r.olmv1} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -161,7 +164,7 @@ func Requires(c *catalog.Catalog, only map[string]bool) bool {
 
 // valueRules read bundle property values, which a lean catalog does not keep (the others need only the
 // channels, the property types and the decoded packages and dependencies a lean load keeps).
-var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks}
+var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks}
 
 // NeedsValues reports whether an enabled rule reads bundle property values: the catalog must then be
 // loaded without catalog.LoadOptions.Lean.

@@ -73,7 +73,7 @@ func policyStage(ctx context.Context, target policyCatalog, pol *policyRun, res 
 		return st, false, nil
 	}
 	start := time.Now()
-	in := policy.Input{Catalog: res.Catalog, MaxPerRule: lim.MaxPerRule, Name: target.cat.Name, MigrateLevel: target.cat.MigrateLevel,
+	in := policy.Input{Catalog: res.Catalog, MaxPerRule: lim.MaxPerRule, Name: target.cat.Name, MigrateLevel: target.cat.MigrateLevel, Kubernetes: target.cat.Kubernetes,
 		Collected: pol.collected}
 	opts := catalog.LoadOptions{MaxFileSize: lim.MaxFileBytes, MaxTotalSize: lim.MaxTotalBytes}
 	if sev.NeedsValues() && pol.collected == nil { // validate's catalog is lean: read its files again with their values

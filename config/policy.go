@@ -59,6 +59,7 @@ var PolicyRules = []PolicyRule{
 	{"policy-csv-metadata-required", "olm.bundle.object in a catalog whose migrateLevel requires olm.csv.metadata", community(PolicyError)},
 	{"policy-csv-required-fields", "a CSV field operator-pipelines requires is missing or malformed", community(PolicyError)},
 	{"policy-network-policy", "a NetworkPolicy among the bundle's objects (OLM cannot install one)", community(PolicyError)},
+	{"policy-bundle-size", "a manifest over 1 MiB or a bundle over 4 MiB gzipped (what OLM can store and unpack)", community(PolicyError)},
 	{"policy-removed-api", "a bundle object whose API the catalog's Kubernetes version (1.(Y+13) for v4.Y) no longer serves", community(PolicyError)},
 	{"olmv1-bundle-format", "the bundle is not registry+v1", olmv1()},
 	{"olmv1-all-namespaces", "the bundle does not support the AllNamespaces install mode", olmv1()},

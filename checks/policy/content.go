@@ -18,9 +18,18 @@ const (
 	ruleCSVMetadataRequired = "policy-csv-metadata-required"
 	ruleCSVRequiredFields   = "policy-csv-required-fields"
 	ruleNetworkPolicy       = "policy-network-policy"
+	ruleSize                = "policy-bundle-size"
 )
 
-var contentRules = []string{ruleCSVMetadataRequired, ruleCSVRequiredFields, ruleNetworkPolicy}
+// What OLM accepts: each manifest is stored as one object (about 1 MiB, etcd's limit; operator-sdk#5559),
+// and the bundle is unpacked through a ConfigMap of its gzipped manifests (about 4 MiB since OLM 0.19;
+// operator-framework/api#228).
+const (
+	maxManifestBytes   = 1 << 20
+	maxCompressedBytes = 4 << 20
+)
+
+var contentRules = []string{ruleCSVMetadataRequired, ruleCSVRequiredFields, ruleNetworkPolicy, ruleSize}
 
 // migrateToCSVMetadata is the migrate level under which a catalog's bundles carry olm.csv.metadata.
 const migrateToCSVMetadata = "bundle-object-to-csv-metadata"
@@ -37,8 +46,11 @@ type content struct {
 	webhooks            int
 	operatorConditions  bool
 	removed             []removedAPI // objects whose API some Kubernetes version removed
-	mediatype           string       // olm.bundle.mediatype, "" when absent
-	constraint          bool         // an olm.constraint property
+	largest             int          // the largest manifest's size, and its kind and name
+	largestWhat         string
+	total, compressed   int    // the manifests' size, and gzipped (computed only when total is over the limit)
+	mediatype           string // olm.bundle.mediatype, "" when absent
+	constraint          bool   // an olm.constraint property
 }
 
 // csvFields are the CSV fields the rules read. olm.csv.metadata has no icon, webhooks or permissions.
@@ -129,7 +141,8 @@ func (r *run) contentOf(b *catalog.Bundle) *content {
 func decodeContent(b *catalog.Bundle) *content {
 	c := &content{}
 	var csv *csvFields
-	for _, p := range b.Properties {
+	var gz *gzipCounter
+	for i, p := range b.Properties {
 		switch p.Type {
 		case "olm.constraint":
 			c.constraint = true
@@ -139,8 +152,24 @@ func decodeContent(b *catalog.Bundle) *content {
 			c.objects++
 			if len(p.Value) > 0 {
 				// an object that does not decode is the loader's and validate's finding
-				if f, _ := c.addObject(p.Value); f != nil {
+				f, data, _ := c.addObject(p.Value)
+				if f != nil {
 					csv, c.csvFromMeta = f, false
+				}
+				c.total += len(data)
+				if c.total > maxCompressedBytes && gz == nil {
+					gz = newGzipCounter() // only a large bundle is compressed to be measured
+					for _, q := range b.Properties[:i] {
+						if q.Type == catalog.PropertyBundleObject {
+							var bo catalog.BundleObject
+							if catalog.DecodeJSON(q.Value, &bo) == nil {
+								gz.Write(bo.Data)
+							}
+						}
+					}
+				}
+				if gz != nil {
+					gz.Write(data)
 				}
 			}
 		case catalog.PropertyCSVMetadata:
@@ -156,6 +185,9 @@ func decodeContent(b *catalog.Bundle) *content {
 			}
 		}
 	}
+	if gz != nil {
+		c.compressed = gz.Size()
+	}
 	if csv != nil {
 		c.hasCSV = true
 		c.missing = requiredFields(csv, c.csvFromMeta)
@@ -168,22 +200,26 @@ func decodeContent(b *catalog.Bundle) *content {
 	return c
 }
 
-// addObject reads one olm.bundle.object value; it returns the CSV when the object is one.
-func (c *content) addObject(value []byte) (*csvFields, error) {
+// addObject reads one olm.bundle.object value; it returns the CSV when the object is one, and the
+// manifest as stored.
+func (c *content) addObject(value []byte) (*csvFields, []byte, error) {
 	var bo catalog.BundleObject
 	if err := catalog.DecodeJSON(value, &bo); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	js := bo.Data // opm writes objects as JSON; only YAML needs converting
 	if t := bytes.TrimLeftFunc(js, unicode.IsSpace); len(t) == 0 || t[0] != '{' {
 		var err error
 		if js, err = yaml.YAMLToJSON(bo.Data); err != nil {
-			return nil, err
+			return nil, bo.Data, err
 		}
 	}
 	var o object
 	if err := catalog.DecodeJSON(js, &o); err != nil {
-		return nil, err
+		return nil, bo.Data, err
+	}
+	if len(bo.Data) > c.largest {
+		c.largest, c.largestWhat = len(bo.Data), fmt.Sprintf("%s %q", o.Kind, o.Metadata.Name)
 	}
 	if a, ok := removal(o.APIVersion, o.Kind, o.Metadata.Name); ok {
 		c.removed = append(c.removed, a)
@@ -194,11 +230,11 @@ func (c *content) addObject(value []byte) (*csvFields, error) {
 	case "ClusterServiceVersion":
 		var csv csvObject
 		if err := catalog.DecodeJSON(js, &csv); err != nil {
-			return nil, fmt.Errorf("ClusterServiceVersion %s: %w", csv.Metadata.Name, err)
+			return nil, bo.Data, fmt.Errorf("ClusterServiceVersion %s: %w", csv.Metadata.Name, err)
 		}
-		return &csv.Spec, nil
+		return &csv.Spec, bo.Data, nil
 	}
-	return nil, nil
+	return nil, bo.Data, nil
 }
 
 func (r *run) bundleContents() {
@@ -218,7 +254,7 @@ func (r *run) bundleContents() {
 				f.hint = "render the bundle with opm render --migrate-level " + migrateToCSVMetadata
 				r.add(f)
 			}
-			if !r.on(ruleCSVRequiredFields, ruleNetworkPolicy) {
+			if !r.on(ruleCSVRequiredFields, ruleNetworkPolicy, ruleSize) {
 				continue
 			}
 			c := r.contentOf(b)
@@ -226,6 +262,18 @@ func (r *run) bundleContents() {
 				f.rule = ruleNetworkPolicy
 				f.msg = fmt.Sprintf("bundle %q contains a NetworkPolicy: OLM cannot install one", b.Name)
 				f.hint = "remove the NetworkPolicy from the bundle's manifests; have the operator create it at run time"
+				r.add(f)
+			}
+			if c.largest > maxManifestBytes {
+				f.rule = ruleSize
+				f.msg = fmt.Sprintf("bundle %q has a manifest of %s (%s), over the %s OLM can store as one object", b.Name, mib(c.largest), c.largestWhat, mib(maxManifestBytes))
+				f.hint = "split the manifest (for a CRD: trim descriptions from its schema)"
+				r.add(f)
+			}
+			if c.compressed > maxCompressedBytes {
+				f.rule = ruleSize
+				f.msg = fmt.Sprintf("bundle %q is %s gzipped (%s of manifests), over the %s OLM unpacks", b.Name, mib(c.compressed), mib(c.total), mib(maxCompressedBytes))
+				f.hint = "make the bundle smaller: fewer or smaller manifests"
 				r.add(f)
 			}
 			if len(c.missing) > 0 {
@@ -237,6 +285,8 @@ func (r *run) bundleContents() {
 		}
 	}
 }
+
+func mib(n int) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 func hasProperty(b *catalog.Bundle, typ string) bool {
 	for _, p := range b.Properties {

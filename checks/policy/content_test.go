@@ -1,7 +1,10 @@
 package policy
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -196,4 +199,35 @@ func TestRemovedAPI(t *testing.T) {
 		t.Errorf("Kubernetes 1.43: %v", ds)
 	}
 	wantNone(t, check(t, Input{Catalog: c}, ruleRemovedAPI))
+}
+
+// A ConfigMap of 1.5 MiB is over what OLM stores as one object; seven of 0.9 MiB of random text are each
+// fine, but together over what OLM unpacks gzipped. The real bundle is far under both.
+func TestBundleSize(t *testing.T) {
+	c := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	wantNone(t, check(t, Input{Catalog: c}, ruleSize))
+	configMap := func(name string, n int, seed uint64) string {
+		rng := rand.New(rand.NewPCG(seed, seed))
+		buf := make([]byte, n*3/4)
+		for i := range buf {
+			buf[i] = byte(rng.Uint32())
+		}
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {blob: %s}\n", name, base64.StdEncoding.EncodeToString(buf))
+	}
+	big := lastBundle(c)
+	addObject(t, big, configMap("big", 3<<19, 1))
+	ds := check(t, Input{Catalog: c}, ruleSize)
+	if len(ds) != 1 || ds[0].Bundle != big.Name || !strings.Contains(ds[0].Message, `ConfigMap "big"`) {
+		t.Fatalf("1.5 MiB manifest: %v", ds)
+	}
+
+	c = load(t, "community-operators-prod-v4.16", "coherence-operator")
+	b := lastBundle(c)
+	for i := range 7 {
+		addObject(t, b, configMap(fmt.Sprintf("part%d", i), 9<<20/10, uint64(i+2)))
+	}
+	ds = check(t, Input{Catalog: c}, ruleSize)
+	if len(ds) != 1 || !strings.Contains(ds[0].Message, "gzipped") {
+		t.Fatalf("7 x 0.9 MiB of random text: %v", ds)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/blang/semver/v4"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // The graph rules: the upgrade-graph semantics OLM acts on that opm validate does not check.
@@ -30,7 +31,13 @@ type upgradeGraph struct {
 	index   map[string]int
 	from    [][]int // from[i]: the entries entry i upgrades from
 	heads   []string
+	// tooLarge: the channel has more than maxEdges edges and was not analysed.
+	tooLarge bool
 }
+
+// maxEdges bounds the edges of one channel's graph (memory: a hostile channel whose skipRanges cover
+// every entry has entries x entries of them). A channel over it is refused, never checked in part.
+const maxEdges = 4 << 20
 
 func (r *run) newUpgradeGraph(p *pkgIndex, c *catalog.Channel) *upgradeGraph {
 	g := &upgradeGraph{c: c, index: map[string]int{}}
@@ -41,10 +48,13 @@ func (r *run) newUpgradeGraph(p *pkgIndex, c *catalog.Channel) *upgradeGraph {
 		}
 	}
 	g.from = make([][]int, len(g.entries))
+	mark := make([]int, len(g.entries)) // mark[j] == i+1: entry i already links to j
+	total := 0
 	for i, e := range g.entries {
 		var edges []int
 		link := func(name string) {
-			if j, ok := g.index[name]; ok && j != i && !slices.Contains(edges, j) {
+			if j, ok := g.index[name]; ok && j != i && mark[j] != i+1 {
+				mark[j] = i + 1
 				edges = append(edges, j)
 			}
 		}
@@ -53,6 +63,9 @@ func (r *run) newUpgradeGraph(p *pkgIndex, c *catalog.Channel) *upgradeGraph {
 			link(s)
 		}
 		if rng, ok := parseRange(e.SkipRange); ok {
+			if r.ctx.Err() != nil { // a hostile channel's skipRanges cost entries x entries: stop at the deadline
+				break
+			}
 			for _, other := range g.entries {
 				if b := p.byName[other.Name]; b != nil && b.vOK && rng(b.version) {
 					link(other.Name)
@@ -60,6 +73,11 @@ func (r *run) newUpgradeGraph(p *pkgIndex, c *catalog.Channel) *upgradeGraph {
 			}
 		}
 		g.from[i] = edges
+		if total += len(edges); total > maxEdges {
+			g.tooLarge = true
+			g.from = make([][]int, len(g.entries)) // nothing is judged on a partial graph
+			break
+		}
 	}
 	g.heads = catalog.NewGraph(c).Heads()
 	return g
@@ -78,10 +96,19 @@ func (r *run) graphs() {
 		return
 	}
 	for _, p := range r.ix.order {
+		if r.ctx.Err() != nil {
+			return
+		}
 		reached := map[string]bool{}
 		var graphs []*upgradeGraph
 		for _, c := range p.channels {
 			g := r.newUpgradeGraph(p, c)
+			if g.tooLarge {
+				r.sink.Add(diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: ruleLoop, File: c.Pos.File, Line: c.Pos.Line, Column: c.Pos.Column,
+					Package: p.name, Channel: c.Name, Message: fmt.Sprintf("channel %q of package %q has more than %d upgrade edges (replaces, skips and skipRange): too large to check", c.Name, p.name, maxEdges),
+					Hint: "narrow the skipRanges: each covers entries of the channel, and every covered entry is an edge"})
+				continue
+			}
 			graphs = append(graphs, g)
 			g.reach(reached)
 			r.loops(p, g)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/validate"
@@ -237,4 +238,42 @@ func ExampleRun() {
 		fmt.Println(d)
 	}
 	// Output: foo/catalog.json:2: warning: bundle "foo.v0.1.0" has skipRange "<0.1.0" but no replaces: the upgrade graph is pruned to direct jumps into it [policy-skiprange-without-replaces]
+}
+
+// hostileChannel is one package whose channel has n entries, each with skipRange rng.
+func hostileChannel(n int, rng string) *catalog.Catalog {
+	c := &catalog.Catalog{Packages: []*catalog.Package{{Name: "foo", DefaultChannel: "stable"}}}
+	ch := &catalog.Channel{Name: "stable", Package: "foo", Pos: catalog.Pos{File: "foo/catalog.json", Line: 2}}
+	for i := range n {
+		v := fmt.Sprintf("1.0.%d", i)
+		e := catalog.ChannelEntry{Name: "foo.v" + v, SkipRange: rng}
+		if i > 0 {
+			e.Replaces = fmt.Sprintf("foo.v1.0.%d", i-1)
+		}
+		ch.Entries = append(ch.Entries, e)
+		c.Bundles = append(c.Bundles, &catalog.Bundle{Name: e.Name, Package: "foo",
+			Parsed: &catalog.Parsed{Packages: []catalog.PackageProperty{{PackageName: "foo", Version: v}}}})
+	}
+	c.Channels = []*catalog.Channel{ch}
+	return c
+}
+
+// Hostile channels of 20,000 entries. When every skipRange covers every entry (400 million edges) the
+// channel is refused once its graph passes maxEdges, in bounded memory; when they cover nothing (400
+// million range tests, no edge) the run stops at its deadline with the context's error.
+func TestHostileChannelIsBounded(t *testing.T) {
+	sev := Severities{ruleLoop: diag.Error, ruleDangling: diag.Error}
+	start := time.Now()
+	res, err := Run(context.Background(), Input{Catalog: hostileChannel(20000, ">=0.0.0")}, sev)
+	if err != nil || len(res.Diagnostics) != 1 || !strings.Contains(res.Diagnostics[0].Message, "too large to check") ||
+		res.Diagnostics[0].Severity != diag.Error || time.Since(start) > 10*time.Second {
+		t.Fatalf("covering skipRanges: err %v after %s: %v", err, time.Since(start), res)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if _, err := Run(ctx, Input{Catalog: hostileChannel(20000, "<0.0.0")}, sev); err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("skipRanges covering nothing: err %v after %s", err, time.Since(start))
+	}
 }

@@ -164,7 +164,7 @@ func Requires(c *catalog.Catalog, only map[string]bool) bool {
 
 // valueRules read bundle property values, which a lean catalog does not keep (the others need only the
 // channels, the property types and the decoded packages and dependencies a lean load keeps).
-var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks}
+var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleSize, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks}
 
 // NeedsValues reports whether an enabled rule reads bundle property values: the catalog must then be
 // loaded without catalog.LoadOptions.Lean.

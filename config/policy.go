@@ -61,6 +61,8 @@ var PolicyRules = []PolicyRule{
 	{"policy-network-policy", "a NetworkPolicy among the bundle's objects (OLM cannot install one)", community(PolicyError)},
 	{"policy-bundle-size", "a manifest over 1 MiB or a bundle over 4 MiB gzipped (what OLM can store and unpack)", community(PolicyError)},
 	{"policy-removed-api", "a bundle object whose API the catalog's Kubernetes version (1.(Y+13) for v4.Y) no longer serves", community(PolicyError)},
+	{"policy-one-operator-per-change", "a change (pull request) that touches more than one operator", community(PolicyError)},
+	{"policy-bundle-and-catalog-change", "a change that adds or edits a bundle (operators/<package>/<version>/) and a catalog together", community(PolicyError)},
 	{"olmv1-bundle-format", "the bundle is not registry+v1", olmv1()},
 	{"olmv1-all-namespaces", "the bundle does not support the AllNamespaces install mode", olmv1()},
 	{"olmv1-dependencies", "the bundle declares olm.gvk.required, olm.package.required or olm.constraint", olmv1()},

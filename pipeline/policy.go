@@ -10,7 +10,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/policy"
-	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -20,10 +19,11 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	sev := policy.SeveritiesOf(s.cfg.Policy) // Run adds the stage only when some rule is enabled
 	type target struct {
 		name, dir, migrate, kube string
-		head               *catalog.Catalog
-		pkgs               map[string]bool
+		head                     *catalog.Catalog
+		pkgs                     map[string]bool
 	}
 	var targets []target
+	ch := policy.Change{Paths: s.changes.paths}
 	if s.multi() {
 		pairs, a, err := s.catalogPairs(ctx)
 		if err != nil {
@@ -36,17 +36,24 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		for _, p := range pairs {
 			targets = append(targets, target{p.cat.Name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, pkgs})
 		}
-	} else if len(s.changes.packages) > 0 {
+		ch.Packages = a.packages
+		for _, c := range a.catalogs {
+			ch.CatalogDirs = append(ch.CatalogDirs, c.Dir)
+		}
+	} else {
 		pkgs := map[string]bool{}
 		for p := range s.changes.packages {
 			pkgs[p] = true
 		}
-		targets = append(targets, target{"", s.catalogDir(), "", "", s.changes.head, pkgs})
+		if len(pkgs) > 0 {
+			targets = append(targets, target{"", s.catalogDir(), "", "", s.changes.head, pkgs})
+		}
+		ch.Packages, ch.CatalogDirs = slices.Collect(maps.Keys(pkgs)), []string{s.catalogDir()}
 	}
-	if len(targets) == 0 {
+	ds := policy.CheckChange(ch, sev)
+	if len(targets) == 0 && len(ds) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
 	}
-	var ds []diag.Diagnostic
 	st := report.Stage{}
 	checked, bundles := 0, 0
 	for _, t := range targets {

@@ -84,3 +84,22 @@ func TestPolicyStageOnSingleCatalog(t *testing.T) {
 		t.Fatalf("skipRange above the bundle: %s %s %v", st.Status, st.Summary, st.Diagnostics)
 	}
 }
+
+// The change rules see the whole change: touching two operators, or a new bundle directory and a
+// template together, fails the policy stage.
+func TestPolicyStageChangeRules(t *testing.T) {
+	var requests atomic.Int64
+	base := multiBase(t).with(map[string]string{".catalogbot.yaml": policyConfig})
+	const odfCI, nfsCI = "operators/odf-node-recovery-operator/ci.yaml", "operators/nfs-provisioner-operator/ci.yaml"
+	head := base.with(map[string]string{odfCI: base.files[odfCI] + "# a\n", nfsCI: base.files[nfsCI] + "# b\n"})
+	st := stageOf(t, runMulti(t, base, head, remote.WithTransport(refusingTransport{&requests})), "policy")
+	if st.Status != report.Fail || len(filesOf(st, "policy-one-operator-per-change")) != 1 {
+		t.Fatalf("two operators: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
+	head = base.with(map[string]string{nfsTemplate: base.files[nfsTemplate] + "# reviewed\n",
+		"operators/nfs-provisioner-operator/0.0.10/metadata/annotations.yaml": "annotations: {}\n"})
+	st = stageOf(t, runMulti(t, base, head, remote.WithTransport(refusingTransport{&requests})), "policy")
+	if st.Status != report.Fail || !slices.Equal(filesOf(st, "policy-bundle-and-catalog-change"), []string{"operators/nfs-provisioner-operator/0.0.10/metadata/annotations.yaml"}) {
+		t.Fatalf("bundle and template: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
+}

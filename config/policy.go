@@ -63,6 +63,7 @@ var PolicyRules = []PolicyRule{
 	{"policy-removed-api", "a bundle object whose API the catalog's Kubernetes version (1.(Y+13) for v4.Y) no longer serves", community(PolicyError)},
 	{"policy-one-operator-per-change", "a change (pull request) that touches more than one operator", community(PolicyError)},
 	{"policy-bundle-and-catalog-change", "a change that adds or edits a bundle (operators/<package>/<version>/) and a catalog together", community(PolicyError)},
+	{"policy-one-template-per-catalog", "a package's catalog mapped from more than one template in its ci.yaml", community(PolicyError)},
 	{"olmv1-bundle-format", "the bundle is not registry+v1", olmv1()},
 	{"olmv1-all-namespaces", "the bundle does not support the AllNamespaces install mode", olmv1()},
 	{"olmv1-dependencies", "the bundle declares olm.gvk.required, olm.package.required or olm.constraint", olmv1()},

@@ -37,6 +37,9 @@ func (s *state) policy(ctx context.Context) report.Stage {
 			targets = append(targets, target{p.cat.Name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, pkgs})
 		}
 		ch.Packages = a.packages
+		for _, j := range a.jobs {
+			ch.Mappings = append(ch.Mappings, policy.Mapping{Package: j.Package, Template: j.Template, Catalog: j.Catalog.Name, File: j.CI, Line: j.CILine})
+		}
 		for _, c := range a.catalogs {
 			ch.CatalogDirs = append(ch.CatalogDirs, c.Dir)
 		}

@@ -102,4 +102,13 @@ func TestPolicyStageChangeRules(t *testing.T) {
 	if st.Status != report.Fail || !slices.Equal(filesOf(st, "policy-bundle-and-catalog-change"), []string{"operators/nfs-provisioner-operator/0.0.10/metadata/annotations.yaml"}) {
 		t.Fatalf("bundle and template: %s %s %v", st.Status, st.Summary, st.Diagnostics)
 	}
+	twice := strings.Replace(base.files[nfsCI], "      type: olm.template.basic\n",
+		"      type: olm.template.basic\n    - catalog_names: [v4.21]\n      template_name: semver.yaml\n      type: olm.semver\n", 1)
+	if twice == base.files[nfsCI] {
+		t.Fatalf("%s has no olm.template.basic mapping", nfsCI)
+	}
+	st = stageOf(t, runMulti(t, base, base.with(map[string]string{nfsCI: twice}), remote.WithTransport(refusingTransport{&requests})), "policy")
+	if st.Status != report.Fail || !slices.Equal(filesOf(st, "policy-one-template-per-catalog"), []string{nfsCI}) {
+		t.Fatalf("v4.21 from two templates: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
 }

@@ -13,9 +13,18 @@ import (
 const (
 	ruleOneOperator     = "policy-one-operator-per-change"
 	ruleBundleAndCatlog = "policy-bundle-and-catalog-change"
+	ruleOneTemplate     = "policy-one-template-per-catalog"
 )
 
-var changeRules = []string{ruleOneOperator, ruleBundleAndCatlog}
+var changeRules = []string{ruleOneOperator, ruleBundleAndCatlog, ruleOneTemplate}
+
+// Mapping is one catalog a package's template renders into (a ci.yaml fbc.catalog_mapping entry's
+// catalog name, at File:Line).
+type Mapping struct {
+	Package, Template, Catalog string
+	File                       string
+	Line                       int
+}
 
 // Change is what a change (a pull request) touched.
 type Change struct {
@@ -24,6 +33,8 @@ type Change struct {
 	Paths    []string
 	// CatalogDirs are the repository's catalog directories (catalog.dir, or every catalog of catalogs:).
 	CatalogDirs []string
+	// Mappings are the touched packages' template mappings (a template-driven repository).
+	Mappings []Mapping
 }
 
 // CheckChange applies the change rules sev enables. A bundle file is one under operators/<package>/<version>/
@@ -53,6 +64,22 @@ func CheckChange(ch Change, sev Severities) []diag.Diagnostic {
 	if bundle != "" && cat != "" {
 		add(ruleBundleAndCatlog, bundle, "", fmt.Sprintf("the change adds or edits a bundle (%s) and a catalog (%s) together", bundle, cat),
 			"release the bundle first, then change the catalog in a pull request of its own")
+	}
+	first := map[[2]string]Mapping{}
+	for _, m := range ch.Mappings {
+		k := [2]string{m.Package, m.Catalog}
+		prev, seen := first[k]
+		switch {
+		case !seen:
+			first[k] = m
+		case prev.Template != m.Template:
+			if s := sev[ruleOneTemplate]; s != "" {
+				ds = append(ds, diag.Diagnostic{Severity: s, Check: Check, Rule: ruleOneTemplate, File: m.File, Line: m.Line, Package: m.Package,
+					Message: fmt.Sprintf("catalog %s of package %q is mapped from two templates, %s (line %d) and %s: which one renders it depends on the order",
+						m.Catalog, m.Package, path.Base(prev.Template), prev.Line, path.Base(m.Template)),
+					Hint: "map each catalog from one template only (remove it from one of the catalog_names lists)"})
+			}
+		}
 	}
 	return diag.Sort(ds)
 }

@@ -45,6 +45,19 @@ func TestChangeRules(t *testing.T) {
 			t.Errorf("%s: rules %v, want %v: %v", c.name, got, c.rules, ds)
 		}
 	}
+	// one catalog mapped from two templates of the package
+	ci := "operators/nfs-provisioner-operator/ci.yaml"
+	ch := Change{Packages: []string{"nfs-provisioner-operator"}, Paths: []string{ci}, Mappings: []Mapping{
+		{"nfs-provisioner-operator", nfsTemplate, "v4.19", ci, 6}, {"nfs-provisioner-operator", nfsTemplate, "v4.20", ci, 7},
+		{"nfs-provisioner-operator", "operators/nfs-provisioner-operator/catalog-templates/semver.yaml", "v4.20", ci, 12}}}
+	ds := CheckChange(ch, Severities{ruleOneTemplate: diag.Error})
+	if len(ds) != 1 || ds[0].Line != 12 || !strings.Contains(ds[0].Message, "catalog v4.20") || !strings.Contains(ds[0].Message, "basic-template.yaml (line 7) and semver.yaml") {
+		t.Errorf("two templates for v4.20: %v", ds)
+	}
+	ch.Mappings = ch.Mappings[:2]
+	if ds := CheckChange(ch, Severities{ruleOneTemplate: diag.Error}); len(ds) != 0 {
+		t.Errorf("one template per catalog: %v", ds)
+	}
 	if ds := CheckChange(Change{Packages: []string{"a", "b"}}, Severities{}); len(ds) != 0 {
 		t.Errorf("rules off: %v", ds)
 	}

@@ -58,7 +58,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
 	}
 	st := report.Stage{}
-	checked, bundles := 0, 0
+	checked, bundles, v1ok, v1checked := 0, 0, 0, 0
 	for _, t := range targets {
 		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: s.limits().MaxPerRule}
 		if policy.Requires(t.head, t.pkgs) {
@@ -81,12 +81,16 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		}
 		st.Truncated = append(st.Truncated, res.Truncated...)
 		checked, bundles = checked+res.Packages, bundles+res.Bundles
+		v1ok, v1checked = v1ok+res.OLMv1Installable, v1checked+res.OLMv1Checked
 	}
 	st.Status, st.Diagnostics = report.StatusOf(ds, nil), ds
 	st.Summary = fmt.Sprintf("%d policy rules on %s (%s) in %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"), plural(len(targets), "catalog"))
 	if len(targets) == 1 && targets[0].name == "" {
 		st.Summary = fmt.Sprintf("%d policy rules on %s (%s): %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"),
 			joinSorted(slices.Collect(maps.Keys(targets[0].pkgs))))
+	}
+	if v1checked > 0 {
+		st.Summary += fmt.Sprintf("; OLM v1 can install %d of the %d bundles whose CSV the catalogs hold", v1ok, v1checked)
 	}
 	return st
 }

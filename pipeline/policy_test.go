@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -110,5 +111,22 @@ func TestPolicyStageChangeRules(t *testing.T) {
 	st = stageOf(t, runMulti(t, base, base.with(map[string]string{nfsCI: twice}), remote.WithTransport(refusingTransport{&requests})), "policy")
 	if st.Status != report.Fail || !slices.Equal(filesOf(st, "policy-one-template-per-catalog"), []string{nfsCI}) {
 		t.Fatalf("v4.21 from two templates: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
+}
+
+// The olmv1 preset says, in the stage summary, how many of the touched bundles OLM v1 can install, and
+// why not for the others (warnings: the change still passes).
+func TestPolicyStageOLMv1Summary(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(shareddata.Dir(t, "catalogs", "composed-279"), "hawtio-operator", "catalog.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "catalog/hawtio-operator/catalog.json"
+	base := tree{files: map[string]string{".catalogbot.yaml": "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\npolicy: {presets: [olmv1]}\n",
+		file: string(data)}}
+	var requests atomic.Int64
+	st := stageOf(t, runMulti(t, base, base.with(map[string]string{file: string(data) + "\n"}), remote.WithTransport(refusingTransport{&requests})), "policy")
+	if diag.HasErrors(st.Diagnostics) || len(filesOf(st, "olmv1-all-namespaces")) != 10 || !strings.Contains(st.Summary, "OLM v1 can install 0 of the 10 bundles") {
+		t.Fatalf("olmv1 preset: %s %s %v", st.Status, st.Summary, st.Diagnostics)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/policy"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -54,6 +55,17 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		ch.Packages, ch.CatalogDirs = slices.Collect(maps.Keys(pkgs)), []string{s.catalogDir()}
 	}
 	ds := policy.CheckChange(ch, sev)
+	for _, p := range s.changes.paths {
+		if parts := strings.Split(p, "/"); len(parts) == 3 && parts[0] == "operators" && parts[2] == config.CIFile {
+			data, ok, err := s.in.Repo.ReadFile(s.head, p)
+			if err != nil {
+				return stageFromErr(err)
+			}
+			if ok {
+				ds = append(ds, policy.CheckCI(p, data, sev)...)
+			}
+		}
+	}
 	if len(targets) == 0 && len(ds) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
 	}

@@ -103,6 +103,11 @@ func TestPolicyStageChangeRules(t *testing.T) {
 	if st.Status != report.Fail || !slices.Equal(filesOf(st, "policy-bundle-and-catalog-change"), []string{"operators/nfs-provisioner-operator/0.0.10/metadata/annotations.yaml"}) {
 		t.Fatalf("bundle and template: %s %s %v", st.Status, st.Summary, st.Diagnostics)
 	}
+	bad := strings.Replace(base.files[nfsCI], "addReviewers: true", "addReviewers: true\nupdateGraph: semver", 1)
+	st = stageOf(t, runMulti(t, base, base.with(map[string]string{nfsCI: bad}), remote.WithTransport(refusingTransport{&requests})), "policy")
+	if st.Status != report.Fail || !slices.Equal(filesOf(st, "policy-ci-schema"), []string{nfsCI}) {
+		t.Fatalf("ci.yaml against the schema: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
 	twice := strings.Replace(base.files[nfsCI], "      type: olm.template.basic\n",
 		"      type: olm.template.basic\n    - catalog_names: [v4.21]\n      template_name: semver.yaml\n      type: olm.semver\n", 1)
 	if twice == base.files[nfsCI] {

@@ -65,6 +65,7 @@ var PolicyRules = []PolicyRule{
 	{"policy-bundle-and-catalog-change", "a change that adds or edits a bundle (operators/<package>/<version>/) and a catalog together", community(PolicyError)},
 	{"policy-one-template-per-catalog", "a package's catalog mapped from more than one template in its ci.yaml", community(PolicyError)},
 	{"policy-ci-schema", "a changed operators/<package>/ci.yaml that does not follow operator-pipelines' ci.yaml schema", community(PolicyError)},
+	{"policy-release-config", "a changed release-config.yaml naming a template the ci.yaml does not map, or semver channels other than Candidate/Fast/Stable", community(PolicyError)},
 	{"olmv1-bundle-format", "the bundle is not registry+v1", olmv1()},
 	{"olmv1-all-namespaces", "the bundle does not support the AllNamespaces install mode", olmv1()},
 	{"olmv1-dependencies", "the bundle declares olm.gvk.required, olm.package.required or olm.constraint", olmv1()},

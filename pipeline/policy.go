@@ -56,14 +56,26 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	}
 	ds := policy.CheckChange(ch, sev)
 	for _, p := range s.changes.paths {
-		if parts := strings.Split(p, "/"); len(parts) == 3 && parts[0] == "operators" && parts[2] == config.CIFile {
-			data, ok, err := s.in.Repo.ReadFile(s.head, p)
+		parts := strings.Split(p, "/")
+		ci := len(parts) == 3 && parts[0] == "operators" && parts[2] == config.CIFile
+		release := len(parts) == 4 && parts[0] == "operators" && parts[3] == "release-config.yaml"
+		if !ci && !release {
+			continue
+		}
+		data, ok, err := s.in.Repo.ReadFile(s.head, p)
+		if err != nil {
+			return stageFromErr(err)
+		}
+		switch {
+		case !ok:
+		case ci:
+			ds = append(ds, policy.CheckCI(p, data, sev)...)
+		default:
+			ciData, _, err := s.in.Repo.ReadFile(s.head, path.Join("operators", parts[1], config.CIFile))
 			if err != nil {
 				return stageFromErr(err)
 			}
-			if ok {
-				ds = append(ds, policy.CheckCI(p, data, sev)...)
-			}
+			ds = append(ds, policy.CheckReleaseConfig(p, data, ciData, sev)...)
 		}
 	}
 	if len(targets) == 0 && len(ds) == 0 {

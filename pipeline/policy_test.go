@@ -108,6 +108,12 @@ func TestPolicyStageChangeRules(t *testing.T) {
 	if st.Status != report.Fail || !slices.Equal(filesOf(st, "policy-ci-schema"), []string{nfsCI}) {
 		t.Fatalf("ci.yaml against the schema: %s %s %v", st.Status, st.Summary, st.Diagnostics)
 	}
+	const rc = "operators/nfs-provisioner-operator/0.0.10/release-config.yaml"
+	st = stageOf(t, runMulti(t, base, base.with(map[string]string{rc: "catalog_templates:\n- template_name: semver.yaml\n  channels: [alpha]\n"}),
+		remote.WithTransport(refusingTransport{&requests})), "policy")
+	if st.Status != report.Fail || !slices.Equal(filesOf(st, "policy-release-config"), []string{rc}) {
+		t.Fatalf("release-config.yaml naming an unmapped template: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
 	twice := strings.Replace(base.files[nfsCI], "      type: olm.template.basic\n",
 		"      type: olm.template.basic\n    - catalog_names: [v4.21]\n      template_name: semver.yaml\n      type: olm.semver\n", 1)
 	if twice == base.files[nfsCI] {

@@ -86,7 +86,7 @@ type run struct {
 var rules = map[string]bool{}
 
 func init() {
-	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules, {ruleRemovedAPI}, changeRules, {ruleCISchema}} {
+	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules, {ruleRemovedAPI}, changeRules, {ruleCISchema, ruleReleaseConfig}} {
 		for _, id := range ids {
 			rules[id] = true
 		}

@@ -22,6 +22,9 @@ var dependencyRules = []string{ruleDepUnsatisfied, ruleDepConflict}
 func (r *run) dependencies() {
 	if r.on(ruleDepUnsatisfied) {
 		for _, p := range r.ix.order {
+			if r.ctx.Err() != nil {
+				return
+			}
 			for _, bi := range p.bundles {
 				r.unsatisfied(p, bi)
 			}
@@ -121,6 +124,9 @@ func (r *run) conflicts() {
 	for _, target := range slices.Sorted(maps.Keys(byTarget)) {
 		reqs := byTarget[target]
 		for i, a := range reqs {
+			if r.ctx.Err() != nil { // many packages requiring one are pairs x pairs: stop at the deadline
+				return
+			}
 			for _, o := range reqs[i+1:] {
 				if a.pkg == o.pkg || !r.ix.all[a.pkg].check && !r.ix.all[o.pkg].check {
 					continue

@@ -1,9 +1,12 @@
 package policy
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
@@ -100,5 +103,34 @@ func TestDependenciesLookedUpInUniverse(t *testing.T) {
 	ds := check(t, Input{Catalog: touched, Universe: whole}, ruleDepUnsatisfied)
 	if hasPrometheus(ds) || len(ds) == 0 {
 		t.Fatalf("with the universe only grafana-operator is missing: %v", ds)
+	}
+}
+
+// A hostile catalog: 3,000 packages whose heads all require one package in pairwise disjoint ranges
+// (4.5 million pairs to weigh). The run stops at its deadline with the context's error.
+func TestHostileDependenciesStopAtDeadline(t *testing.T) {
+	c := &catalog.Catalog{}
+	addPkg := func(name, version string, req *catalog.PackageRequired) {
+		c.Packages = append(c.Packages, &catalog.Package{Name: name, DefaultChannel: "stable"})
+		b := &catalog.Bundle{Name: name + ".v" + version, Package: name, Parsed: &catalog.Parsed{Packages: []catalog.PackageProperty{{PackageName: name, Version: version}}}}
+		if req != nil {
+			b.Parsed.PackagesRequired = []catalog.PackageRequired{*req}
+		}
+		c.Bundles = append(c.Bundles, b)
+		c.Channels = append(c.Channels, &catalog.Channel{Name: "stable", Package: name, Entries: []catalog.ChannelEntry{{Name: b.Name}}})
+	}
+	for i := range 3000 {
+		addPkg("target", fmt.Sprintf("1.%d.0", i), nil)
+	}
+	c.Packages = c.Packages[:1]
+	c.Channels = c.Channels[:1] // one channel of target holding only its first bundle: enough for a head
+	for i := range 3000 {
+		addPkg(fmt.Sprintf("p%d", i), "1.0.0", &catalog.PackageRequired{PackageName: "target", VersionRange: fmt.Sprintf("=1.%d.0", i)})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := Run(ctx, Input{Catalog: c}, Severities{ruleDepConflict: diag.Error}); err == nil || time.Since(start) > 5*time.Second {
+		t.Fatalf("hostile dependencies: err %v after %s", err, time.Since(start))
 	}
 }

@@ -91,15 +91,6 @@ type permission struct {
 	} `json:"rules"`
 }
 
-// object is a manifest's kind (the rest is skipped, not copied: most objects are large CRDs).
-type object struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-}
-
 type csvObject struct {
 	Metadata struct {
 		Name string `json:"name"`
@@ -214,17 +205,17 @@ func (c *content) addObject(value []byte) (*csvFields, []byte, error) {
 			return nil, bo.Data, err
 		}
 	}
-	var o object
-	if err := catalog.DecodeJSON(js, &o); err != nil {
+	apiVersion, kind, name, err := catalog.ManifestHeader(js)
+	if err != nil {
 		return nil, bo.Data, err
 	}
 	if len(bo.Data) > c.largest {
-		c.largest, c.largestWhat = len(bo.Data), fmt.Sprintf("%s %q", o.Kind, o.Metadata.Name)
+		c.largest, c.largestWhat = len(bo.Data), fmt.Sprintf("%s %q", kind, name)
 	}
-	if a, ok := removal(o.APIVersion, o.Kind, o.Metadata.Name); ok {
+	if a, ok := removal(apiVersion, kind, name); ok {
 		c.removed = append(c.removed, a)
 	}
-	switch o.Kind {
+	switch kind {
 	case "NetworkPolicy":
 		c.networkPolicy = true
 	case "ClusterServiceVersion":

@@ -109,3 +109,9 @@ func isCatalogPath(p string, dirs []string) bool {
 	}
 	return false
 }
+
+// IsChangeRule reports whether rule judges a whole change (CheckChange, CheckCI, CheckReleaseConfig)
+// rather than a catalog (Run): only the pull-request pipeline applies those.
+func IsChangeRule(rule string) bool {
+	return slices.Contains(changeRules, rule) || rule == ruleCISchema || rule == ruleReleaseConfig
+}

@@ -58,6 +58,9 @@ func TestChangeRules(t *testing.T) {
 	if ds := CheckChange(ch, Severities{ruleOneTemplate: diag.Error}); len(ds) != 0 {
 		t.Errorf("one template per catalog: %v", ds)
 	}
+	if !IsChangeRule(ruleCISchema) || !IsChangeRule(ruleOneOperator) || IsChangeRule(ruleLoop) {
+		t.Error("IsChangeRule: ci-schema and one-operator judge changes, graph-loop a catalog")
+	}
 	if ds := CheckChange(Change{Packages: []string{"a", "b"}}, Severities{}); len(ds) != 0 {
 		t.Errorf("rules off: %v", ds)
 	}

@@ -107,7 +107,13 @@ func policyStage(ctx context.Context, target policyCatalog, pol *policyRun, res 
 			out.Diagnostics[i].File = path.Join(target.prefix, d.File)
 		}
 	}
-	summary := fmt.Sprintf("%d rules (%s) on %s, %s", len(sev), strings.Join(pol.presets, ", "), count(out.Packages, "package"), count(out.Bundles, "bundle"))
+	rules := 0
+	for id := range sev {
+		if !policy.IsChangeRule(id) {
+			rules++
+		}
+	}
+	summary := fmt.Sprintf("%d rules (%s) on %s, %s", rules, strings.Join(pol.presets, ", "), count(out.Packages, "package"), count(out.Bundles, "bundle"))
 	if out.OLMv1Checked > 0 {
 		summary += fmt.Sprintf("; OLM v1 can install %d of the %d bundles whose CSV the catalog holds", out.OLMv1Installable, out.OLMv1Checked)
 	}

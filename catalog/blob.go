@@ -231,15 +231,15 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		}
 		b.Parsed = parsed
 		b.Schema, b.Package = SchemaBundle, l.intern(b.Package)
+		if l.visit != nil {
+			l.visit(b) // before a lean load drops the property values: the visitor may read them
+		}
 		if l.lean {
 			b.Properties = l.leanProperties(b.Properties)
 			b.RelatedImages = exact(b.RelatedImages)
 			parsed.Packages, parsed.GVKs = exact(parsed.Packages), exact(parsed.GVKs)
 		} else {
 			b.Properties = cloneProperties(b.Properties)
-		}
-		if l.visit != nil {
-			l.visit(b)
 		}
 		l.cat.Bundles = append(l.cat.Bundles, b)
 	case SchemaDeprecations:

@@ -56,7 +56,8 @@ type LoadOptions struct {
 	// paths a load without Include offers to Include, in that order): the load does not list them again.
 	Files []string
 	// VisitBundle, when set, is called for each decoded bundle on the worker that parsed it (concurrently),
-	// so per-bundle checks run in parallel with parsing.
+	// so per-bundle checks run in parallel with parsing. It sees the property values even in a lean load
+	// (which drops them right after), but must not keep them: they may point into the file's memory.
 	VisitBundle func(b *Bundle)
 	// flight, when set, counts the file data the workers hold (tests read it); else a load counts its own.
 	flight *inFlight

@@ -46,6 +46,8 @@ type Config struct {
 	Merge      MergeConfig     `yaml:"merge"`
 	Publish    PublishConfig   `yaml:"publish"`
 	Limits     LimitsConfig    `yaml:"limits"`
+	// Policy selects the policy stage's rules (policy.go); unset runs none.
+	Policy PolicyConfig `yaml:"policy"`
 	// Catalogs, when set, makes the repository template-driven with several catalogs (catalogs.go).
 	Catalogs CatalogsConfig `yaml:"catalogs,omitempty"`
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +32,7 @@ var wantRules = map[string][]string{
 	"syntax_error.yaml":   {"config-syntax"},
 	"merge_key.yaml":      {"config-unsupported", "config-unknown-field"},
 	"two_documents.yaml":  {"config-syntax"},
+	"bad_policy.yaml":     {"config-bad-value", "config-wrong-type", "config-unknown-field", "config-duplicate-entry"},
 }
 
 func TestParseConfigGolden(t *testing.T) {
@@ -267,5 +269,29 @@ func TestParseConfigCapsDiagnostics(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "(250 errors; first: .catalogbot.yaml:4:5:") {
 		t.Errorf("error %v", err)
+	}
+}
+
+// The policy's severities: the highest any selected preset gives a rule, then the rules map; none and an
+// absent policy run nothing.
+func TestPolicySeverities(t *testing.T) {
+	cases := []struct {
+		p    PolicyConfig
+		want map[string]string
+	}{
+		{PolicyConfig{}, map[string]string{}},
+		{PolicyConfig{Presets: []string{PresetNone}}, map[string]string{}},
+		{PolicyConfig{Presets: []string{PresetOLMv1}, Rules: map[string]string{"olmv1-webhooks": PolicyOff, "policy-graph-loop": PolicyWarning}},
+			map[string]string{"olmv1-bundle-format": PolicyWarning, "olmv1-all-namespaces": PolicyWarning, "olmv1-dependencies": PolicyWarning,
+				"olmv1-operator-conditions": PolicyWarning, "policy-graph-loop": PolicyWarning}},
+	}
+	for _, c := range cases {
+		if got := c.p.Severities(); !maps.Equal(got, c.want) {
+			t.Errorf("%+v: got %v, want %v", c.p, got, c.want)
+		}
+	}
+	all := PolicyConfig{Presets: []string{PresetCommunity}}.Severities()
+	if all["policy-dangling-bundle"] != PolicyError || all["policy-skiprange-without-replaces"] != PolicyWarning || all["olmv1-webhooks"] != "" {
+		t.Errorf("community preset: %v", all)
 	}
 }

@@ -209,7 +209,9 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) bool {
 		p := join(path, key)
 		d.pos[p+"#key"] = position{k.Line, k.Column}
 		e := reflect.New(v.Type().Elem()).Elem()
-		d.decode(val, e, p)
+		if !d.decode(val, e, p) {
+			d.failed[p] = true // reported; validation skips it
+		}
 		m.SetMapIndex(reflect.ValueOf(key), e)
 	})
 	v.Set(m)

@@ -61,6 +61,7 @@ func (d *decoder) validate(c *Config) {
 	d.image("publish.base", c.Publish.Base)
 	d.each("publish.platforms", c.Publish.Platforms, platformRE, "os/arch[/variant], such as linux/amd64")
 	d.validateCatalogs(c)
+	d.validatePolicy(c.Policy)
 }
 
 // smokeClusterVersions checks smoke.clusterVersions: only with catalogs:, not empty (that would smoke

@@ -81,10 +81,14 @@ func Run(ctx context.Context, in Input) (*report.Report, error) {
 		{"owners", st.owners},
 		{"render", st.render},
 		{"validate", st.validate},
+		{"policy", st.policy},
 		{"graph", st.graph},
 		{"images", st.images},
 		{"smoke", st.smoke},
 	} {
+		if stage.name == "policy" && !st.cfg.Policy.Enabled() {
+			continue // the default preset, none: no policy stage in the report
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

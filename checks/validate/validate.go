@@ -26,6 +26,9 @@ type Options struct {
 	Packages map[string]bool
 	// Limits bound what is read and what is kept; the zero value means the defaults.
 	Limits Limits
+	// VisitBundle, when set, is called for each bundle as it loads, with its property values (see
+	// catalog.LoadOptions.VisitBundle): another check reads them without loading the catalog again.
+	VisitBundle func(*catalog.Bundle)
 }
 
 // Limits bound the work and memory a hostile catalog can cost. Zero fields mean the defaults.
@@ -76,7 +79,11 @@ func load(loadWith func(catalog.LoadOptions) (*catalog.Result, error), opts Opti
 	rejected := &rejectedBundles{}
 	sink.Observe(rejected.observe)
 	sink.Filter(keep)
-	res, err := loadWith(catalog.LoadOptions{Lean: true, Include: opts.Include, VisitBundle: refs.visit,
+	visit := refs.visit
+	if opts.VisitBundle != nil {
+		visit = func(b *catalog.Bundle) { refs.visit(b); opts.VisitBundle(b) }
+	}
+	res, err := loadWith(catalog.LoadOptions{Lean: true, Include: opts.Include, VisitBundle: visit,
 		MaxFileSize: opts.Limits.MaxFileBytes, MaxTotalSize: opts.Limits.MaxTotalBytes, Diagnostics: sink})
 	if err != nil {
 		return nil, err

@@ -109,19 +109,31 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 
 // runMultiValidate validates every configured catalog (two at a time), one stage and one progress line
 // per catalog.
-func runMultiValidate(ctx context.Context, io streams, repo string, cats []config.Catalog, out *outputFlags) error {
+func runMultiValidate(ctx context.Context, io streams, repo string, cats []config.Catalog, out *outputFlags, cfg *config.Config, presets []string) error {
 	dirs := make([]validate.CatalogDir, len(cats))
 	for i, c := range cats {
 		dirs[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
 	}
 	done := 0
-	results := validate.Catalogs(ctx, repo, dirs, 2, validate.Options{}, func(r validate.CatalogResult) {
+	pol := newPolicyRun(cfg, presets)
+	results := validate.Catalogs(ctx, repo, dirs, 2, validate.Options{VisitBundle: pol.visitor()}, func(r validate.CatalogResult) {
 		done++
 		fmt.Fprintf(io.err, "validate [%d/%d] %s: %s (%s)\n", done, len(cats), r.Name, catalogStage(r).Status, r.Duration.Round(time.Millisecond))
 	})
-	stages := make([]report.Stage, len(results))
+	stages := make([]report.Stage, 0, len(results))
 	for i, r := range results {
-		stages[i] = catalogStage(r)
+		stages = append(stages, catalogStage(r))
+		if r.Err != nil {
+			continue
+		}
+		st, ok, err := policyStage(ctx, policyCatalog{dir: filepath.Join(repo, filepath.FromSlash(cats[i].Dir)), cat: cats[i], prefix: cats[i].Dir},
+			pol, r.Result, validate.Limits{}, true)
+		if err != nil {
+			return fmt.Errorf("policy of catalog %s: %w", cats[i].Name, err)
+		}
+		if ok {
+			stages = append(stages, st)
+		}
 	}
 	return out.emit(io.out, &report.Report{Title: fmt.Sprintf("%d catalogs of %s", len(cats), repo), Stages: stages})
 }

@@ -23,6 +23,7 @@ type validateOptions struct {
 	dir          string // "" when not given
 	changedSince string
 	staged       bool
+	policy       []string // presets added to the configuration's policy
 }
 
 func newValidateCmd(runF runner[validateOptions]) *cobra.Command {
@@ -56,18 +57,22 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 	o.limits.add(cmd)
 	cmd.Flags().StringVar(&o.changedSince, "changed-since", "", "validate only packages changed since this git revision")
 	cmd.Flags().BoolVar(&o.staged, "staged", false, "validate only packages with staged changes (pre-commit)")
+	cmd.Flags().StringSliceVar(&o.policy, "policy", nil, "also run the rules of these policy presets (community, olmv1), beside the policy of .catalogbot.yaml")
 	cmd.MarkFlagsMutuallyExclusive("changed-since", "staged")
 	return cmd
 }
 
 // runValidate validates the catalog (or every configured catalog of a template-driven repository).
 func runValidate(ctx context.Context, o *validateOptions) error {
+	if err := policyPresets(o.policy); err != nil {
+		return err
+	}
 	if root := cmp.Or(o.dir, "."); o.changedSince == "" && !o.staged {
-		if _, cats, err := multiCatalogConfig(root); err != nil || cats != nil {
+		if cfg, cats, err := multiCatalogConfig(root); err != nil || cats != nil {
 			if err != nil {
 				return err
 			}
-			return runMultiValidate(ctx, o.io, root, cats, &o.out)
+			return runMultiValidate(ctx, o.io, root, cats, &o.out, cfg, o.policy)
 		}
 	}
 	dir, err := catalogDirArg(ctx, o.dir)
@@ -79,6 +84,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		return err
 	}
 	lim := o.limits.limits(cfg)
+	pol := newPolicyRun(cfg, o.policy)
 	start := time.Now()
 	var (
 		res      *validate.Result
@@ -97,6 +103,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		if o.out.root == "" { // what relocate would ask git again
 			o.out.root = repoRelativeTo(wt.Top, dir)
 		}
+		pol.collected = nil // the selection's load is not visited: the policy reads the selected files again
 		res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: wt.Files, Before: before, Limits: lim,
 			Cache: selectCache(wt.GitDir, dir), Sized: boundMemoryTo})
 		scope = fmt.Sprintf(" (%d changed files", len(wt.Files))
@@ -106,7 +113,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		scope += ")"
 	} else {
 		boundMemory(dir)
-		res, err = validate.Dir(ctx, dir, validate.Options{Limits: lim})
+		res, err = validate.Dir(ctx, dir, validate.Options{Limits: lim, VisitBundle: pol.visitor()})
 	}
 	if err != nil {
 		return err
@@ -114,6 +121,11 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	st := report.Stage{Name: validate.Check, Status: report.StatusOf(res.Diagnostics, nil), Duration: time.Since(start),
 		Diagnostics: res.Diagnostics, Truncated: res.Truncated, Summary: res.Summary() + scope}
 	r := &report.Report{Title: "catalog " + dir, Stages: []report.Stage{st}}
+	if pst, ok, err := policyStage(ctx, policyCatalog{dir: dir}, pol, res, lim, o.changedSince == "" && !o.staged || fellBack); err != nil {
+		return err
+	} else if ok {
+		r.Stages = append(r.Stages, pst)
+	}
 	o.out.relocate(ctx, r, dir)
 	return o.out.emit(o.io.out, r)
 }

@@ -34,6 +34,7 @@ var allowed = map[string][]string{
 	"checks/graph":                     {"catalog", "diag"},
 	"checks/images":                    {"catalog", "diag", "registry"},
 	"checks/owners":                    {"config", "diag"},
+	"checks/policy":                    {"catalog", "config", "diag"},
 	"checks/smoke":                     {"catalog", "diag"},
 	"checks/validate":                  {"catalog", "diag"},
 	"render/bundle/internal/kubetypes": nil, // decode-only copies of the Kubernetes and OLM API types
@@ -41,7 +42,7 @@ var allowed = map[string][]string{
 	"render":                           {"catalog", "diag", "filetree", "registry", "render/bundle"},
 	"render/template":                  {"catalog", "checks/validate", "config", "diag", "filetree", "render", "render/bundle"},
 	// orchestration
-	"pipeline": {"build", "catalog", "checks/approval", "checks/graph", "checks/images", "checks/owners", "checks/smoke", "checks/validate",
+	"pipeline": {"build", "catalog", "checks/approval", "checks/graph", "checks/images", "checks/owners", "checks/policy", "checks/smoke", "checks/validate",
 		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},
 	// front-ends
 	"bot/ghclient":      nil,
@@ -51,7 +52,7 @@ var allowed = map[string][]string{
 	"bot":               {"bot/checkrun", "bot/ghclient", "bot/gitcache", "bot/queue", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "netdeadline", "pipeline", "registry", "report"},
 	"internal/demo":     {"build", "catalog", "gitrepo", "internal/registrytest", "pipeline", "render/bundle", "report"},
 	"internal/ghaction": {"bot/ghclient", "build", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "pipeline", "report"},
-	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/smoke", "checks/validate", "config", "diag", "filetree",
+	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/policy", "checks/smoke", "checks/validate", "config", "diag", "filetree",
 		"gitrepo", "internal/demo", "internal/ghaction", "netdeadline", "pipeline", "registry", "render",
 		"render/template", "report"},
 	// small shared helpers and test kits: nothing of the product

@@ -1,0 +1,95 @@
+package policy
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ruleRemovedAPI: a bundle object whose API the Kubernetes version the catalog serves no longer has.
+const ruleRemovedAPI = "policy-removed-api"
+
+// removedIn maps "group/version Kind" to the Kubernetes minor version that stopped serving it (the
+// Kubernetes deprecation guide). A table by version, not by OpenShift release: a catalog v4.Y serves
+// Kubernetes 1.(Y+13) (config.KubernetesOf), whatever Y is.
+var removedIn = map[string]int{}
+
+func init() {
+	for minor, apis := range map[int][]string{
+		16: {"extensions/v1beta1 Deployment", "extensions/v1beta1 DaemonSet", "extensions/v1beta1 ReplicaSet",
+			"extensions/v1beta1 NetworkPolicy", "extensions/v1beta1 PodSecurityPolicy",
+			"apps/v1beta1 Deployment", "apps/v1beta1 StatefulSet", "apps/v1beta2 Deployment", "apps/v1beta2 DaemonSet",
+			"apps/v1beta2 ReplicaSet", "apps/v1beta2 StatefulSet"},
+		22: {"admissionregistration.k8s.io/v1beta1 MutatingWebhookConfiguration", "admissionregistration.k8s.io/v1beta1 ValidatingWebhookConfiguration",
+			"apiextensions.k8s.io/v1beta1 CustomResourceDefinition", "apiregistration.k8s.io/v1beta1 APIService",
+			"authentication.k8s.io/v1beta1 TokenReview", "authorization.k8s.io/v1beta1 SubjectAccessReview",
+			"authorization.k8s.io/v1beta1 LocalSubjectAccessReview", "authorization.k8s.io/v1beta1 SelfSubjectAccessReview",
+			"certificates.k8s.io/v1beta1 CertificateSigningRequest", "coordination.k8s.io/v1beta1 Lease",
+			"extensions/v1beta1 Ingress", "networking.k8s.io/v1beta1 Ingress", "networking.k8s.io/v1beta1 IngressClass",
+			"rbac.authorization.k8s.io/v1beta1 ClusterRole", "rbac.authorization.k8s.io/v1beta1 ClusterRoleBinding",
+			"rbac.authorization.k8s.io/v1beta1 Role", "rbac.authorization.k8s.io/v1beta1 RoleBinding",
+			"scheduling.k8s.io/v1beta1 PriorityClass", "storage.k8s.io/v1beta1 CSIDriver", "storage.k8s.io/v1beta1 CSINode",
+			"storage.k8s.io/v1beta1 StorageClass", "storage.k8s.io/v1beta1 VolumeAttachment"},
+		25: {"batch/v1beta1 CronJob", "discovery.k8s.io/v1beta1 EndpointSlice", "events.k8s.io/v1beta1 Event",
+			"autoscaling/v2beta1 HorizontalPodAutoscaler", "policy/v1beta1 PodDisruptionBudget", "policy/v1beta1 PodSecurityPolicy",
+			"node.k8s.io/v1beta1 RuntimeClass"},
+		26: {"flowcontrol.apiserver.k8s.io/v1beta1 FlowSchema", "flowcontrol.apiserver.k8s.io/v1beta1 PriorityLevelConfiguration",
+			"autoscaling/v2beta2 HorizontalPodAutoscaler"},
+		27: {"storage.k8s.io/v1beta1 CSIStorageCapacity"},
+		29: {"flowcontrol.apiserver.k8s.io/v1beta2 FlowSchema", "flowcontrol.apiserver.k8s.io/v1beta2 PriorityLevelConfiguration"},
+		32: {"flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema", "flowcontrol.apiserver.k8s.io/v1beta3 PriorityLevelConfiguration"},
+	} {
+		for _, api := range apis {
+			removedIn[api] = minor
+		}
+	}
+}
+
+// removedAPI is one of a bundle's objects whose API some Kubernetes version removed.
+type removedAPI struct {
+	api   string // "group/version Kind"
+	name  string
+	minor int
+}
+
+func removal(apiVersion, kind, name string) (removedAPI, bool) {
+	api := apiVersion + " " + kind
+	minor, ok := removedIn[api]
+	return removedAPI{api: api, name: name, minor: minor}, ok
+}
+
+var kubeMinorRE = regexp.MustCompile(`^v?1\.(\d{1,3})(\.\d+)?$`)
+
+// kubeMinor is the minor version of a Kubernetes version "1.29" (ok false when it is not one).
+func kubeMinor(v string) (int, bool) {
+	m := kubeMinorRE.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1])
+	return n, err == nil
+}
+
+func (r *run) removedAPIs() {
+	if !r.on(ruleRemovedAPI) {
+		return
+	}
+	minor, ok := kubeMinor(r.in.Kubernetes)
+	if !ok {
+		return // the catalog's Kubernetes version is not known: nothing to judge against
+	}
+	for _, p := range r.ix.order {
+		for _, bi := range p.bundles {
+			for _, a := range r.contentOf(bi.b).removed {
+				if a.minor > minor {
+					continue
+				}
+				r.add(finding{rule: ruleRemovedAPI, pos: bi.b.Pos, pkg: p.name, bundle: bi.b.Name,
+					msg: fmt.Sprintf("bundle %q ships %s %q, an API Kubernetes 1.%d removed: the catalog%s serves Kubernetes %s, where OLM cannot install it",
+						bi.b.Name, a.api, a.name, a.minor, r.inCatalog(), r.in.Kubernetes),
+					hint: "move the manifest to the API's current version and rebuild the bundle, or leave this catalog version out of the package's mapping"})
+			}
+		}
+	}
+}

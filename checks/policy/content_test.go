@@ -1,0 +1,233 @@
+package policy
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
+)
+
+// Every rule the configuration knows is implemented here, and nothing else: a rule id a repository turns
+// on always runs.
+func TestEveryConfiguredRuleIsImplemented(t *testing.T) {
+	var configured []string
+	for _, r := range config.PolicyRules {
+		configured = append(configured, r.ID)
+		if !rules[r.ID] {
+			t.Errorf("config.PolicyRules lists %q, which checks/policy does not implement", r.ID)
+		}
+	}
+	for id := range rules {
+		if !slices.Contains(configured, id) {
+			t.Errorf("checks/policy implements %q, which config.PolicyRules does not list", id)
+		}
+	}
+}
+
+// addObject appends an olm.bundle.object property holding manifest (YAML) to b.
+func addObject(t *testing.T, b *catalog.Bundle, manifest string) {
+	t.Helper()
+	js, err := yaml.YAMLToJSON([]byte(manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := json.Marshal(catalog.BundleObject{Data: js})
+	b.Properties = append(b.Properties, catalog.Property{Type: catalog.PropertyBundleObject, Value: v})
+}
+
+// editCSV rewrites the ClusterServiceVersion object of b with edit.
+func editCSV(t *testing.T, b *catalog.Bundle, edit func(csv map[string]any)) {
+	t.Helper()
+	for i, p := range b.Properties {
+		if p.Type != catalog.PropertyBundleObject {
+			continue
+		}
+		var bo catalog.BundleObject
+		if err := json.Unmarshal(p.Value, &bo); err != nil {
+			t.Fatal(err)
+		}
+		js, err := yaml.YAMLToJSON(bo.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal(js, &obj); err != nil {
+			t.Fatal(err)
+		}
+		if obj["kind"] != "ClusterServiceVersion" {
+			continue
+		}
+		edit(obj)
+		bo.Data, _ = json.Marshal(obj)
+		b.Properties[i].Value, _ = json.Marshal(bo)
+		return
+	}
+	t.Fatalf("bundle %s has no ClusterServiceVersion object", b.Name)
+}
+
+func lastBundle(c *catalog.Catalog) *catalog.Bundle { return c.Bundles[len(c.Bundles)-1] }
+
+// coherence-operator's CSVs have every field operator-pipelines requires, as CSV objects (v4.16) and as
+// olm.csv.metadata (v4.20); koku-metrics-operator's have no links (real data).
+func TestCSVRequiredFields(t *testing.T) {
+	for _, cat := range []string{"community-operators-prod-v4.16", "community-operators-prod-v4.20"} {
+		wantNone(t, check(t, Input{Catalog: load(t, cat, "coherence-operator")}, ruleCSVRequiredFields))
+	}
+	ds := check(t, Input{Catalog: load(t, "community-operators-prod-v4.16", "koku-metrics-operator")}, ruleCSVRequiredFields)
+	if len(ds) == 0 || !strings.Contains(ds[0].Message, "at least one link is required") {
+		t.Fatalf("koku-metrics-operator: %v", ds)
+	}
+	c := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	b := lastBundle(c)
+	editCSV(t, b, func(csv map[string]any) {
+		spec := csv["spec"].(map[string]any)
+		spec["displayName"] = "Co"
+		delete(spec, "icon")
+		spec["provider"] = map[string]any{"name": "x"}
+	})
+	ds = check(t, Input{Catalog: c}, ruleCSVRequiredFields)
+	if len(ds) != 1 || ds[0].Bundle != b.Name || !strings.Contains(ds[0].Message, `displayName "Co"`) ||
+		!strings.Contains(ds[0].Message, "icon must be") || !strings.Contains(ds[0].Message, `provider.name "x"`) {
+		t.Fatalf("edited CSV: %v", ds)
+	}
+}
+
+// A NetworkPolicy smuggled into a real bundle's objects: OLM cannot install it.
+func TestNetworkPolicy(t *testing.T) {
+	c := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	wantNone(t, check(t, Input{Catalog: c}, ruleNetworkPolicy))
+	b := lastBundle(c)
+	addObject(t, b, "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-all}\nspec: {podSelector: {}}\n")
+	ds := check(t, Input{Catalog: c}, ruleNetworkPolicy)
+	if len(ds) != 1 || ds[0].Bundle != b.Name || ds[0].Line != b.Pos.Line {
+		t.Fatalf("NetworkPolicy: %v", ds)
+	}
+}
+
+// The v4.16 catalog still holds olm.bundle.object: under migrate level bundle-object-to-csv-metadata that
+// is an error; the v4.20 catalog is migrated.
+func TestCSVMetadataRequired(t *testing.T) {
+	in := Input{Catalog: load(t, "community-operators-prod-v4.20", "coherence-operator"), MigrateLevel: migrateToCSVMetadata, Name: "v4.20"}
+	wantNone(t, check(t, in, ruleCSVMetadataRequired))
+	in = Input{Catalog: load(t, "community-operators-prod-v4.16", "coherence-operator"), MigrateLevel: migrateToCSVMetadata, Name: "v4.16"}
+	ds := check(t, in, ruleCSVMetadataRequired)
+	if len(ds) != len(in.Catalog.Bundles) || !strings.Contains(ds[0].Message, "in catalog v4.16") {
+		t.Fatalf("want one finding per bundle (%d): %v", len(in.Catalog.Bundles), ds)
+	}
+	in.MigrateLevel = ""
+	wantNone(t, check(t, in, ruleCSVMetadataRequired))
+}
+
+// OLM v1 readiness on real bundles: coherence-operator installs (AllNamespaces, no webhooks or
+// dependencies); kube-green has a webhook, koku-metrics-operator is OwnNamespace only, shipwright-operator
+// requires APIs; the operator-conditions and bundle-format cases edit a coherence-operator bundle.
+func TestOLMv1Readiness(t *testing.T) {
+	all := Severities{}
+	for _, id := range olmv1Rules {
+		all[id] = diag.Warning
+	}
+	clean := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	for _, id := range olmv1Rules {
+		wantNone(t, check(t, Input{Catalog: clean}, id))
+	}
+	res, _ := Run(t.Context(), Input{Catalog: clean}, all)
+	if res.OLMv1Checked != len(clean.Bundles) || res.OLMv1Installable != res.OLMv1Checked {
+		t.Errorf("coherence-operator: %d of %d installable, want all %d", res.OLMv1Installable, res.OLMv1Checked, len(clean.Bundles))
+	}
+	for _, c := range []struct{ cat, pkg, rule, want string }{
+		{"community-operators-prod-v4.16", "kube-green", ruleV1Webhooks, "defines 1 webhooks"},
+		{"community-operators-prod-v4.16", "koku-metrics-operator", ruleV1AllNS, "AllNamespaces"},
+		{"community-operators-prod-v4.20", "koku-metrics-operator", ruleV1AllNS, "AllNamespaces"}, // from olm.csv.metadata
+		{"community-operators-prod-v4.16", "shipwright-operator", ruleV1Deps, "olm.gvk.required"},
+	} {
+		ds := check(t, Input{Catalog: load(t, c.cat, c.pkg)}, c.rule)
+		if len(ds) == 0 || !strings.Contains(ds[0].Message, c.want) || !strings.HasPrefix(ds[0].Message, "OLM v1 cannot install bundle") {
+			t.Errorf("%s %s: %s: %v", c.cat, c.pkg, c.rule, ds)
+		}
+	}
+
+	c := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	b := lastBundle(c)
+	editCSV(t, b, func(csv map[string]any) {
+		install := csv["spec"].(map[string]any)["install"].(map[string]any)["spec"].(map[string]any)
+		perms, _ := install["clusterPermissions"].([]any)
+		install["clusterPermissions"] = append(perms, map[string]any{"serviceAccountName": "x",
+			"rules": []any{map[string]any{"apiGroups": []any{"operators.coreos.com"}, "resources": []any{"operatorconditions"}, "verbs": []any{"get"}}}})
+	})
+	mt, _ := json.Marshal("plain+v0")
+	b.Properties = append(b.Properties, catalog.Property{Type: "olm.bundle.mediatype", Value: mt})
+	res, _ = Run(t.Context(), Input{Catalog: c}, all)
+	var got []string
+	for _, d := range res.Diagnostics {
+		if d.Bundle == b.Name {
+			got = append(got, d.Rule)
+		}
+	}
+	if !slices.Equal(got, []string{ruleV1Format, ruleV1Conditions}) && !slices.Equal(got, []string{ruleV1Conditions, ruleV1Format}) {
+		t.Errorf("edited bundle: rules %v, want bundle-format and operator-conditions: %v", got, res.Diagnostics)
+	}
+	if res.OLMv1Installable != res.OLMv1Checked-1 {
+		t.Errorf("%d of %d installable, want one fewer", res.OLMv1Installable, res.OLMv1Checked)
+	}
+}
+
+// A CRD still at apiextensions.k8s.io/v1beta1 (removed in Kubernetes 1.22) added to a real bundle: the
+// v4.16 catalog (Kubernetes 1.29) cannot serve it, a catalog for Kubernetes 1.21 can, and the table has no
+// last OpenShift version (a v4.30 catalog, 1.43, is judged too). Without a Kubernetes version the rule has
+// nothing to judge against.
+func TestRemovedAPI(t *testing.T) {
+	c := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	wantNone(t, check(t, Input{Catalog: c, Kubernetes: "1.29"}, ruleRemovedAPI))
+	b := lastBundle(c)
+	addObject(t, b, "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: olds.example.com}\nspec: {group: example.com, names: {kind: Old, plural: olds}, scope: Namespaced, version: v1}\n")
+	ds := check(t, Input{Catalog: c, Kubernetes: "1.29", Name: "v4.16"}, ruleRemovedAPI)
+	if len(ds) != 1 || ds[0].Bundle != b.Name || !strings.Contains(ds[0].Message, `apiextensions.k8s.io/v1beta1 CustomResourceDefinition "olds.example.com"`) ||
+		!strings.Contains(ds[0].Message, "Kubernetes 1.22 removed") {
+		t.Fatalf("v1beta1 CRD at 1.29: %v", ds)
+	}
+	wantNone(t, check(t, Input{Catalog: c, Kubernetes: "1.21"}, ruleRemovedAPI))
+	if ds := check(t, Input{Catalog: c, Kubernetes: "1.43"}, ruleRemovedAPI); len(ds) != 1 {
+		t.Errorf("Kubernetes 1.43: %v", ds)
+	}
+	wantNone(t, check(t, Input{Catalog: c}, ruleRemovedAPI))
+}
+
+// A ConfigMap of 1.5 MiB is over what OLM stores as one object; seven of 0.9 MiB of random text are each
+// fine, but together over what OLM unpacks gzipped. The real bundle is far under both.
+func TestBundleSize(t *testing.T) {
+	c := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	wantNone(t, check(t, Input{Catalog: c}, ruleSize))
+	configMap := func(name string, n int, seed uint64) string {
+		rng := rand.New(rand.NewPCG(seed, seed))
+		buf := make([]byte, n*3/4)
+		for i := range buf {
+			buf[i] = byte(rng.Uint32())
+		}
+		return fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {blob: %s}\n", name, base64.StdEncoding.EncodeToString(buf))
+	}
+	big := lastBundle(c)
+	addObject(t, big, configMap("big", 3<<19, 1))
+	ds := check(t, Input{Catalog: c}, ruleSize)
+	if len(ds) != 1 || ds[0].Bundle != big.Name || !strings.Contains(ds[0].Message, `ConfigMap "big"`) {
+		t.Fatalf("1.5 MiB manifest: %v", ds)
+	}
+
+	c = load(t, "community-operators-prod-v4.16", "coherence-operator")
+	b := lastBundle(c)
+	for i := range 7 {
+		addObject(t, b, configMap(fmt.Sprintf("part%d", i), 9<<20/10, uint64(i+2)))
+	}
+	ds = check(t, Input{Catalog: c}, ruleSize)
+	if len(ds) != 1 || !strings.Contains(ds[0].Message, "gzipped") {
+		t.Fatalf("7 x 0.9 MiB of random text: %v", ds)
+	}
+}

@@ -1,0 +1,128 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/policy"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/report"
+)
+
+// policy runs the rules the base configuration's policy section enables (checks/policy) on the packages
+// the change touched, in every catalog holding one; dependencies are looked up in the whole head catalog.
+func (s *state) policy(ctx context.Context) report.Stage {
+	sev := policy.SeveritiesOf(s.cfg.Policy) // Run adds the stage only when some rule is enabled
+	type target struct {
+		name, dir, migrate, kube string
+		head                     *catalog.Catalog
+		pkgs                     map[string]bool
+	}
+	var targets []target
+	ch := policy.Change{Paths: s.changes.paths}
+	if s.multi() {
+		pairs, a, err := s.catalogPairs(ctx)
+		if err != nil {
+			return stageFromErr(err)
+		}
+		pkgs := map[string]bool{}
+		for _, p := range a.packages {
+			pkgs[p] = true
+		}
+		for _, p := range pairs {
+			targets = append(targets, target{p.cat.Name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, pkgs})
+		}
+		ch.Packages = a.packages
+		for _, j := range a.jobs {
+			ch.Mappings = append(ch.Mappings, policy.Mapping{Package: j.Package, Template: j.Template, Catalog: j.Catalog.Name, File: j.CI, Line: j.CILine})
+		}
+		for _, c := range a.catalogs {
+			ch.CatalogDirs = append(ch.CatalogDirs, c.Dir)
+		}
+	} else {
+		pkgs := map[string]bool{}
+		for p := range s.changes.packages {
+			pkgs[p] = true
+		}
+		if len(pkgs) > 0 {
+			targets = append(targets, target{"", s.catalogDir(), "", "", s.changes.head, pkgs})
+		}
+		ch.Packages, ch.CatalogDirs = slices.Collect(maps.Keys(pkgs)), []string{s.catalogDir()}
+	}
+	ds := policy.CheckChange(ch, sev)
+	for _, p := range s.changes.paths {
+		parts := strings.Split(p, "/")
+		ci := len(parts) == 3 && parts[0] == "operators" && parts[2] == config.CIFile
+		release := len(parts) == 4 && parts[0] == "operators" && parts[3] == "release-config.yaml"
+		if !ci && !release {
+			continue
+		}
+		data, ok, err := s.in.Repo.ReadFile(s.head, p)
+		if err != nil {
+			return stageFromErr(err)
+		}
+		switch {
+		case !ok:
+		case ci:
+			ds = append(ds, policy.CheckCI(p, data, sev)...)
+		default:
+			ciData, _, err := s.in.Repo.ReadFile(s.head, path.Join("operators", parts[1], config.CIFile))
+			if err != nil {
+				return stageFromErr(err)
+			}
+			ds = append(ds, policy.CheckReleaseConfig(p, data, ciData, sev)...)
+		}
+	}
+	if len(targets) == 0 && len(ds) == 0 {
+		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
+	}
+	st := report.Stage{}
+	checked, bundles, v1ok, v1checked := 0, 0, 0, 0
+	for _, t := range targets {
+		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: s.limits().MaxPerRule}
+		if policy.Requires(t.head, t.pkgs) {
+			whole, err := catalog.LoadDir(ctx, path.Join(s.headDir, t.dir), catalog.LoadOptions{Lean: true,
+				MaxFileSize: s.limits().MaxFileBytes, MaxTotalSize: s.limits().MaxTotalBytes})
+			if err != nil {
+				return stageFromErr(fmt.Errorf("loading catalog %s for dependency lookups: %w", t.dir, err))
+			}
+			in.Universe = whole.Catalog
+		}
+		res, err := policy.Run(ctx, in, sev)
+		if err != nil {
+			return stageFromErr(err)
+		}
+		for _, d := range res.Diagnostics {
+			if d.File != "" {
+				d.File = path.Join(t.dir, d.File)
+			}
+			ds = append(ds, d)
+		}
+		st.Truncated = append(st.Truncated, res.Truncated...)
+		checked, bundles = checked+res.Packages, bundles+res.Bundles
+		v1ok, v1checked = v1ok+res.OLMv1Installable, v1checked+res.OLMv1Checked
+	}
+	st.Status, st.Diagnostics = report.StatusOf(ds, nil), ds
+	st.Summary = fmt.Sprintf("%d policy rules on %s (%s) in %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"), plural(len(targets), "catalog"))
+	if len(targets) == 1 && targets[0].name == "" {
+		st.Summary = fmt.Sprintf("%d policy rules on %s (%s): %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"),
+			joinSorted(slices.Collect(maps.Keys(targets[0].pkgs))))
+	}
+	if v1checked > 0 {
+		st.Summary += fmt.Sprintf("; OLM v1 can install %d of the %d bundles whose CSV the catalogs hold", v1ok, v1checked)
+	}
+	return st
+}
+
+func joinSorted(names []string) string {
+	slices.Sort(names)
+	if len(names) > 5 {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ", "), len(names)-5)
+	}
+	return strings.Join(names, ", ")
+}

@@ -3,12 +3,14 @@
 # catalog (default: ../shared/data/catalogs/composed-279, 82 MB, 5,374 bundles). Prints wall times, peak
 # RSS, peak RssAnon (private memory) and the ratios. Uses hyperfine when installed (Debian package hyperfine), else best-of-N timing.
 #   bash bench/validate.sh [CATALOG_DIR] [RUNS]
-# CATALOGBOT_BENCH_BIN=PATH measures that catalogbot binary instead of one built from this tree.
+# CATALOGBOT_BENCH_BIN=PATH measures that catalogbot binary instead of one built from this tree;
+# CATALOGBOT_BENCH_BASE=PATH (with hyperfine) also times that build's whole validation in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 catalog="${1:-../shared/data/catalogs/composed-279}"
 runs="${2:-10}"
 opm="${CATALOGBOT_OPM:-$(bash hack/build-opm.sh)}"
+base="${CATALOGBOT_BENCH_BASE:-}" # with hyperfine, that build's whole validation is timed in the same run
 if [ -n "${CATALOGBOT_BENCH_BIN:-}" ]; then
 	bin="$CATALOGBOT_BENCH_BIN" # another build (say, an older commit's)
 else
@@ -80,8 +82,9 @@ sleep 3
 cold_t=$(best_wall_once $inc)
 if command -v hyperfine >/dev/null; then
 	hyperfine --warmup 1 --runs "$runs" -N --ignore-failure --export-json /tmp/catalogbot-bench.json \
-		"$opm validate $catalog" "$bin validate $catalog" "$inc" "$staged"
-	read -r opm_t cb_t inc_t staged_t opm_cpu cb_cpu inc_cpu staged_cpu < <(python3 -c 'import json;r=json.load(open("/tmp/catalogbot-bench.json"))["results"];print(*[x["min"] for x in r],*[x["user"]+x["system"] for x in r])')
+		"$opm validate $catalog" "$bin validate $catalog" "$inc" "$staged" ${base:+"$base validate $catalog"}
+	read -r opm_t cb_t inc_t staged_t opm_cpu cb_cpu inc_cpu staged_cpu < <(python3 -c 'import json;r=json.load(open("/tmp/catalogbot-bench.json"))["results"][:4];print(*[x["min"] for x in r],*[x["user"]+x["system"] for x in r])')
+	[ -z "$base" ] || python3 -c 'import json;x=json.load(open("/tmp/catalogbot-bench.json"))["results"][4];print("base build (%s) validate: %.3f s (mean CPU, user+sys, %.3f s)" % (x["command"].split()[0], x["min"], x["user"]+x["system"]))'
 else
 	echo "(hyperfine not installed: best of $runs runs, no CPU times)"
 	# interleaved, so that a change in the machine's load falls on every command alike

@@ -1,19 +1,47 @@
 #!/usr/bin/env bash
 # Benchmark: `catalogbot validate` against `opm validate` v1.73.0, side by side in one run, on the same
 # catalog (default: ../shared/data/catalogs/composed-279, 82 MB, 5,374 bundles). Prints wall times, peak
-# RSS and the ratios. Uses hyperfine when installed (Debian package hyperfine), else best-of-N timing.
+# RSS, peak RssAnon (private memory) and the ratios. Uses hyperfine when installed (Debian package hyperfine), else best-of-N timing.
 #   bash bench/validate.sh [CATALOG_DIR] [RUNS]
+# CATALOGBOT_BENCH_BIN=PATH measures that catalogbot binary instead of one built from this tree;
+# CATALOGBOT_BENCH_BASE=PATH (with hyperfine) also times that build's whole validation in the same run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 catalog="${1:-../shared/data/catalogs/composed-279}"
 runs="${2:-10}"
 opm="${CATALOGBOT_OPM:-$(bash hack/build-opm.sh)}"
-bin="$(mktemp -d)/catalogbot"
-go build -o "$bin" ./cmd/catalogbot
+base="${CATALOGBOT_BENCH_BASE:-}" # with hyperfine, that build's whole validation is timed in the same run
+if [ -n "${CATALOGBOT_BENCH_BIN:-}" ]; then
+	bin="$CATALOGBOT_BENCH_BIN" # another build (say, an older commit's)
+else
+	bin="$(mktemp -d)/catalogbot"
+	go build -tags full -o "$bin" ./cmd/catalogbot # the full build: the one binary every verb runs from
+fi
 inc_pkg="$(ls "$catalog" | head -1)"
 
 peak_rss() { # prints peak RSS in KB of the command
 	/usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1
+}
+peak_anon() { # prints peak RssAnon in KB of the command (private memory: heap and stacks, not mapped files),
+	# sampled from /proc/PID/status every millisecond; best (lowest) of 3 runs, as sampling can only miss a peak
+	python3 - "$@" <<'PY'
+import subprocess, sys, time
+best = None
+for _ in range(3):
+    p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while p.poll() is None:
+        try:
+            with open(f"/proc/{p.pid}/status") as f:
+                for line in f:
+                    if line.startswith("RssAnon:"):
+                        peak = max(peak, int(line.split()[1]))
+        except OSError:
+            pass
+        time.sleep(0.001)
+    best = peak if best is None else min(best, peak)
+print(best)
+PY
 }
 best_wall_once() { # prints the wall time in seconds of one run
 	local s e
@@ -22,16 +50,19 @@ best_wall_once() { # prints the wall time in seconds of one run
 	e=$(date +%s.%N)
 	echo "$s $e" | awk '{print $2-$1}'
 }
-best_wall() { # prints the best wall time in seconds over $runs runs
-	local best=""
+best_walls() { # prints the best wall time in seconds of each command (a string) over $runs interleaved runs
+	local -a best=()
 	for _ in $(seq "$runs"); do
-		local s e
-		s=$(date +%s.%N)
-		"$@" >/dev/null 2>&1 || true
-		e=$(date +%s.%N)
-		best=$(echo "$s $e ${best:-999}" | awk '{d=$2-$1; if (d<$3) print d; else print $3}')
+		local k=0 cmd s e
+		for cmd in "$@"; do
+			s=$(date +%s.%N)
+			$cmd >/dev/null 2>&1 || true
+			e=$(date +%s.%N)
+			best[k]=$(echo "$s $e ${best[k]:-999}" | awk '{d=$2-$1; if (d<$3) print d; else print $3}')
+			k=$((k + 1))
+		done
 	done
-	echo "$best"
+	echo "${best[@]}"
 }
 
 echo "catalog: $catalog ($(du -sh "$catalog" | cut -f1)); runs: $runs; $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -42,32 +73,40 @@ git -C "$work" init -q && git -C "$work" add -A && git -C "$work" -c user.email=
 # one of the package's own files changes (catalog.json or catalog.yaml; a blank line changes no blob)
 inc_file="$(cd "$work/catalog/$inc_pkg" && ls | grep -E '\.(json|ya?ml)$' | head -1)"
 echo "" >> "$work/catalog/$inc_pkg/$inc_file"
+git -C "$work" add -A # staged, as the pre-commit hook sees it
 inc="$bin validate $work/catalog --changed-since HEAD"
+staged="$bin validate --staged $work/catalog"
 # the first run fills the select cache (.git/catalogbot); files written in the last 2 s are not remembered
 # (git's racy-clean rule), so it runs once the copy is older than that
 sleep 3
 cold_t=$(best_wall_once $inc)
 if command -v hyperfine >/dev/null; then
 	hyperfine --warmup 1 --runs "$runs" -N --ignore-failure --export-json /tmp/catalogbot-bench.json \
-		"$opm validate $catalog" "$bin validate $catalog" "$inc"
-	read -r opm_t cb_t inc_t opm_cpu cb_cpu inc_cpu < <(python3 -c 'import json;r=json.load(open("/tmp/catalogbot-bench.json"))["results"];print(*[x["min"] for x in r],*[x["user"]+x["system"] for x in r])')
+		"$opm validate $catalog" "$bin validate $catalog" "$inc" "$staged" ${base:+"$base validate $catalog"}
+	read -r opm_t cb_t inc_t staged_t opm_cpu cb_cpu inc_cpu staged_cpu < <(python3 -c 'import json;r=json.load(open("/tmp/catalogbot-bench.json"))["results"][:4];print(*[x["min"] for x in r],*[x["user"]+x["system"] for x in r])')
+	[ -z "$base" ] || python3 -c 'import json;x=json.load(open("/tmp/catalogbot-bench.json"))["results"][4];print("base build (%s) validate: %.3f s (mean CPU, user+sys, %.3f s)" % (x["command"].split()[0], x["min"], x["user"]+x["system"]))'
 else
 	echo "(hyperfine not installed: best of $runs runs, no CPU times)"
-	opm_t=$(best_wall "$opm" validate "$catalog")
-	cb_t=$(best_wall "$bin" validate "$catalog")
-	inc_t=$(best_wall $inc)
-	opm_cpu=0 cb_cpu=0 inc_cpu=0
+	# interleaved, so that a change in the machine's load falls on every command alike
+	read -r opm_t cb_t inc_t staged_t < <(best_walls "$opm validate $catalog" "$bin validate $catalog" "$inc" "$staged")
+	opm_cpu=0 cb_cpu=0 inc_cpu=0 staged_cpu=0
 fi
 opm_rss=$(peak_rss "$opm" validate "$catalog")
 cb_rss=$(peak_rss "$bin" validate "$catalog")
+opm_anon=$(peak_anon "$opm" validate "$catalog")
+cb_anon=$(peak_anon "$bin" validate "$catalog")
 rm -rf "$work"
-awk -v o="$opm_t" -v c="$cb_t" -v orss="$opm_rss" -v crss="$cb_rss" -v inc="$inc_t" -v cold="$cold_t" \
+awk -v o="$opm_t" -v c="$cb_t" -v orss="$opm_rss" -v crss="$cb_rss" -v oanon="$opm_anon" -v canon="$cb_anon" -v inc="$inc_t" -v staged="$staged_t" -v scpu="$staged_cpu" -v cold="$cold_t" \
 	-v ocpu="$opm_cpu" -v ccpu="$cb_cpu" -v icpu="$inc_cpu" 'BEGIN {
 	printf "opm validate:        %.3f s  %6.1f MB peak RSS  (mean CPU, user+sys, %.3f s)\n", o, orss/1024, ocpu
 	printf "catalogbot validate: %.3f s  %6.1f MB peak RSS  (mean CPU, user+sys, %.3f s)\n", c, crss/1024, ccpu
-	printf "speed-up: %.1fx   memory: %.1f%% of opm (%.1fx less)\n", o/c, 100*crss/orss, orss/crss
+	printf "peak RssAnon (private memory, sampled every ms): opm %.1f MB, catalogbot %.1f MB\n", oanon/1024, canon/1024
+	printf "speed-up: %.1fx   memory: %.1f%% of opm (%.1fx less); private memory: %.1f%% of opm (%.1fx less)\n", \
+		o/c, 100*crss/orss, orss/crss, 100*canon/oanon, oanon/canon
 	printf "incremental (one package changed, --changed-since HEAD, includes git; opm has no incremental mode):\n"
 	printf "  warm select cache: %.0f ms (mean CPU %.0f ms): %.0fx faster than opm validate of the whole catalog, %.0fx than full catalogbot validate (CPU: %.0fx, %.0fx)\n", \
 		inc*1000, icpu*1000, o/inc, c/inc, (icpu > 0 ? ocpu/icpu : 0), (icpu > 0 ? ccpu/icpu : 0)
 	printf "  cold (first run, fills the cache): %.0f ms\n", cold*1000
+	printf "  --staged (the same change staged, as the pre-commit hook runs it): %.0f ms (mean CPU %.0f ms)\n", staged*1000, scpu*1000
+	printf "CPU ratio (mean user+sys, opm / catalogbot; steadier than wall times on a loaded machine): %.1fx\n", (ccpu > 0 ? ocpu/ccpu : 0)
 }'

@@ -39,6 +39,29 @@ func TestLoadRefusesCatalogOverTotalLimit(t *testing.T) {
 	}
 }
 
+// The workers take the largest files first; the catalog still comes out in file order: the first
+// package's file is the smallest, the last the largest, and one worker reads them in the opposite order.
+func TestLoadKeepsFileOrderWhateverTheSizes(t *testing.T) {
+	fsys := fstest.MapFS{}
+	for i := range 10 {
+		fsys[fmt.Sprintf("p%d/catalog.json", i)] = &fstest.MapFile{Data: []byte(fmt.Sprintf(`{"schema":"olm.package","name":"p%d"}`, i) + strings.Repeat(" ", 100*i))}
+	}
+	if got, want := largestFirst([]int64{1, 5, 3, 5, 0}), []int{1, 3, 2, 0, 4}; !slices.Equal(got, want) {
+		t.Fatalf("largestFirst: got %v, want %v", got, want)
+	}
+	res, err := LoadFS(context.Background(), fsys, LoadOptions{Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range res.Catalog.Packages {
+		names = append(names, p.Name)
+	}
+	if want := []string{"p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8", "p9"}; !slices.Equal(names, want) {
+		t.Fatalf("packages in the order %v, want file order %v", names, want)
+	}
+}
+
 // Interned strings are equal to what was read, and the catalog's schema fields are the constants.
 func TestLoadSharesRepeatedStrings(t *testing.T) {
 	var b strings.Builder

@@ -48,9 +48,20 @@ const claimLock int64 = 0x636174626f740002
 // granted, a claim sees every earlier claim (committed before its lock was released). A claim takes about
 // a millisecond, so serializing them costs nothing here. FOR UPDATE SKIP LOCKED alone would not do: it
 // stops two claims taking the same row, not two rows of one serial key.
+//
+// The claims of one process take turns before they take a connection: a claim waiting for the lock holds
+// its transaction's connection, and with every worker of a burst waiting there (8 of the pool's 16) the
+// webhook handlers and the announcer, which need a connection to queue a job and create its check run,
+// waited for one in turn (a 500-delivery burst: 1,336 waits for a connection, p99 to in progress 1.7 s).
 func (q *Queue) Claim(ctx context.Context, lease time.Duration) (*Job, error) {
 	if q.db.dialect != Postgres {
 		return q.claim(ctx, q.db, lease)
+	}
+	select {
+	case q.claiming <- struct{}{}:
+		defer func() { <-q.claiming }()
+	case <-ctx.Done():
+		return nil, fmt.Errorf("claim a job: %w", context.Cause(ctx))
 	}
 	tx, err := q.db.BeginTx(ctx, nil)
 	if err != nil {

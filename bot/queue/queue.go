@@ -66,6 +66,9 @@ type Job struct {
 type Queue struct {
 	db  *DB
 	now func() time.Time
+	// claiming lets one of this process's claims at a time take a connection and wait for the claim lock
+	// (PostgreSQL): see Claim.
+	claiming chan struct{}
 }
 
 const sqliteSchema = `
@@ -114,7 +117,7 @@ func Open(ctx context.Context, dsn string) (*Queue, error) {
 		db.db.Close()
 		return nil, err
 	}
-	return &Queue{db: db, now: time.Now}, nil
+	return &Queue{db: db, now: time.Now, claiming: make(chan struct{}, 1)}, nil
 }
 
 // DB is the underlying database, for the bot's own tables (runs, approvals). Keep transactions short:

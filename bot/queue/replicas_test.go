@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -283,6 +284,68 @@ func TestPostgresClaimsTakeTheClaimLock(t *testing.T) {
 	}
 	if j := <-claimed; j == nil || j.ID != e.ID {
 		t.Fatalf("after the lock was released: claimed %+v, want job %d", j, e.ID)
+	}
+}
+
+// A claim waiting for the claim lock holds its transaction's connection; the claims of one process take
+// turns before taking one, so however many workers wait (another replica holds the lock through a slow
+// claim), they hold one connection and the rest of the pool stays free for webhooks and the announcer.
+// A claim waiting its turn stops with its context.
+func TestPostgresWaitingClaimsHoldOneConnection(t *testing.T) {
+	dsn := pgtest.Start(t)
+	q := open(t, dsn)
+	other := open(t, dsn)
+	for i := range 8 {
+		enqueue(t, q, Job{Delivery: fmt.Sprintf("d%d", i), Repo: "o/r"})
+	}
+	ctx := t.Context()
+	conn, err := other.db.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", claimLock); err != nil {
+		t.Fatal(err)
+	}
+	claimed := make(chan *Job, 8)
+	for range 8 {
+		go func() {
+			j, err := q.Claim(context.Background(), time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			claimed <- j
+		}()
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	gaveUp := make(chan error, 1)
+	go func() {
+		_, err := q.Claim(cancelled, time.Minute)
+		gaveUp <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if inUse := q.db.db.Stats().InUse; inUse > 1 {
+		t.Errorf("9 claims waiting for the claim lock hold %d connections, want 1", inUse)
+	}
+	cancel()
+	select {
+	case err := <-gaveUp:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("a cancelled claim waiting its turn returned %v, want context.Canceled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a cancelled claim waiting its turn did not return")
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", claimLock); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for range 8 {
+		j := <-claimed
+		if j == nil || seen[j.ID] {
+			t.Fatalf("after the lock was released: claimed %+v (seen %v)", j, seen)
+		}
+		seen[j.ID] = true
 	}
 }
 

@@ -21,6 +21,22 @@ func BenchmarkValidateComposed(b *testing.B) {
 	}
 }
 
+// BenchmarkValidateYAML validates the two community-operators-prod catalogs (YAML, one file per package);
+// with -cpuprofile/-memprofile it gives the profile per phase (read, YAML to JSON, scan, decode, rules).
+func BenchmarkValidateYAML(b *testing.B) {
+	for _, name := range []string{"community-operators-prod-v4.16", "community-operators-prod-v4.20"} {
+		b.Run(name, func(b *testing.B) {
+			dir := sharedData(b, "catalogs", name)
+			for b.Loop() {
+				res, err := Dir(context.Background(), dir, Options{})
+				if err != nil || !res.Valid() {
+					b.Fatalf("%v %v", err, res.Diagnostics)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkValidateOnePackage is the pre-commit path: one changed package of composed-279 (its file as it
 // is, before and after), selected by package identity among all the catalog's files, reading every file
 // (no select cache: the first run in a repository).

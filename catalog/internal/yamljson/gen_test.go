@@ -210,7 +210,11 @@ func (g *gen) value(indent, depth int, inMapping bool) {
 }
 
 func (g *gen) blockScalar(indent, step int) {
-	g.w(" " + g.pick([]string{"|", "|-", "|+", ">", ">-", ">+", "|2", "| # c", ">-  "}) + "\n")
+	// the indentation indicators go-yaml writes (the step past the holder's indentation, before the
+	// chomping indicator) and others, which may not match the content's indentation
+	d := string(rune('0' + step%10))
+	g.w(" " + g.pick([]string{"|", "|-", "|+", ">", ">-", ">+", "|" + d, "|" + d + "-", "|" + d + "+", ">" + d, "|-" + d,
+		"|2", "|2-", "|+1", ">3", "| # c", "|" + d + " # c", ">-  "}) + "\n")
 	for n := g.next() % 5; n >= 0; n-- {
 		switch g.next() % 6 {
 		case 0:

@@ -272,29 +272,42 @@ func hexDigit(c byte) int {
 }
 
 // blockScalar reads the literal (|) or folded (>) scalar whose indicator is at i, held at indentation
-// parent, and writes it as a string. Indentation indicators and empty block scalars decline.
+// parent, and writes it as a string. Its header may carry a chomping indicator and an indentation
+// indicator (1 to 9, in either order), which go-yaml's writer puts on a scalar whose text starts with a
+// space or a line break ("|2", "|2-", "|2+"); empty block scalars decline.
 func (p *parser) blockScalar(i, parent int) {
 	doc := p.doc
 	literal := doc[i] == '|'
 	j := i + 1
-	chomp := 0
-	if j < len(doc) && (doc[j] == '+' || doc[j] == '-') {
-		chomp = 1
-		if doc[j] == '-' {
-			chomp = -1
+	chomp, increment := 0, 0
+header: // each indicator at most once; a "0" or a second digit is left for restOfLine to decline
+	for ; j < len(doc); j++ {
+		switch c := doc[j]; {
+		case chomp == 0 && (c == '+' || c == '-'):
+			chomp = 1
+			if c == '-' {
+				chomp = -1
+			}
+		case increment == 0 && '1' <= c && c <= '9':
+			increment = int(c - '0')
+		default:
+			break header
 		}
-		j++
 	}
-	if j < len(doc) && '0' <= doc[j] && doc[j] <= '9' {
-		decline()
+	// go-yaml: the content is indented by the indicator past the holder's indentation (parent is never
+	// negative here: a block scalar is always a mapping's or a sequence's value)
+	indent := 0
+	if increment > 0 {
+		indent = parent + increment
 	}
 	k := p.restOfLine(j) // the start of the line being read
-	// leading empty lines; the indentation is the deepest of theirs and the first non-empty line's
+	// leading empty lines: spaces up to the indentation are eaten (all of them when it is to be found);
+	// without an indicator the indentation is the deepest of theirs and the first non-empty line's
 	maxIndent, trailing := 0, 0
 	at := k
 	for {
 		at = k
-		for at < len(doc) && doc[at] == ' ' {
+		for at < len(doc) && (indent == 0 || at-k < indent) && doc[at] == ' ' {
 			at++
 		}
 		maxIndent = max(maxIndent, at-k)
@@ -305,7 +318,9 @@ func (p *parser) blockScalar(i, parent int) {
 		}
 		break
 	}
-	indent := max(maxIndent, parent+1, 1)
+	if indent == 0 {
+		indent = max(maxIndent, parent+1, 1)
+	}
 	s := p.tmp[:0]
 	leadingBreak, leadingBlank, lines := false, false, 0
 	for at-k == indent && at < len(doc) {

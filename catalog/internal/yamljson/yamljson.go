@@ -8,7 +8,7 @@
 // over the shared real data and a fuzz test hold it to that. It accepts: an optional leading "---" line,
 // comments, block mappings with plain or quoted single-line keys, block sequences (indented, indentless and
 // compact), plain, single- and double-quoted scalars over one or several lines, literal and folded block
-// scalars without an indentation indicator, and the empty flow collections {} and []. It declines tabs,
+// scalars (with chomping and indentation indicators), and the empty flow collections {} and []. It declines tabs,
 // carriage returns, byte order marks, Unicode line separators, anchors, aliases, tags, merge keys,
 // directives, other flow collections, explicit keys, floats or nulls as keys, values encoding/json refuses
 // (.nan, .inf), nesting deeper than maxDepth, and any layout it cannot place with certainty.

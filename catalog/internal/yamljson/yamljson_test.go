@@ -62,6 +62,16 @@ var handled = []string{
 	"a: >-\n  x\n  y\nb: >+\n  z\n\n",
 	"a: |\n  no newline at end",
 	"- |\n  in a sequence\n- >\n  folded\n",
+	// indentation indicators, as go-yaml writes text starting with a space or a line break
+	"a: |2\n   x\n",
+	"a: |2\n    leading spaces\n  then text\n\n   \n  end\nb: 1\n",
+	"a:\n  description: |2-\n      indented first\n    second\n  other: x\n",
+	"a: |2+\n\n    after an empty line\n\n\nb: |-2\n   y\nc: |+1\n  z\n\n",
+	"- |2\n   in a sequence\n- a: >2\n      folded\n     text\n",
+	"a:\n- |1\n  x\n   y\n",
+	"a: |4\n      x\n    \n        \n    y\n",
+	"a: |2 # c\n   x\n",
+	"a: |3\n   x\n    y\nb: 1\n",
 	"a: true\nb: False\nc: ON\nd: off\ne: y\nf: N\ng: ~\nh: null\ni: Null\nj: NULL\nk: yes\nl: nO\n",
 	"a: 0x1F\nb: 0o17\nc: 017\nd: 1_000\ne: -42\nf: +7\ng: 0b1010\nh: 9223372036854775808\ni: 99999999999999999999\nj: -0b11\nk: 0b+1\n",
 	"a: 1.5\nb: -0.0\nz: 1e999\nc: 1e3\nd: .5\ne: 1e-7\nf: 1.e+21\ng: 6.02e23\nh: 1_0.5\ni: 0.1\n",
@@ -115,7 +125,10 @@ var declined = []string{
 	"a: \"\\/\"\n",                    // an escape go-yaml v2 does not know
 	"a: -\n",                          // a sequence entry where a value goes
 	"a: \"\\ud800\"\n",                // surrogate escape
-	"a: |2\n   x\n",                   // indentation indicator
+	"a: |0\n  x\n",                    // indentation indicator 0: an error
+	"a: |22\n  x\n",                   // two digits: an error
+	"a: |-+\n  x\n",                   // two chomping indicators: an error
+	"a: |2x\n  x\n",                   // text after the indicators
 	"a: |\n",                          // empty block scalar
 	"a: |\nb: 1\n",                    // same
 	"- a\nb: 1\n",                     // sequence then mapping
@@ -157,6 +170,36 @@ func TestPrintable8(t *testing.T) {
 					t.Fatalf("printable8(% x) = %v, want %v", w, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestWriterOutputIsConverted holds the subset to what opm's writer (sigs.k8s.io/yaml over go-yaml)
+// emits for the strings a catalog carries: every such document must be converted, not only compared, or
+// validate takes the slow path on it. Text starting with a space or a line break is written as a literal
+// block scalar with an indentation indicator ("|2", "|2-", "|2+"), nested as deep as a bundle's
+// olm.csv.metadata description.
+func TestWriterOutputIsConverted(t *testing.T) {
+	texts := []string{
+		"plain", "two\nlines", "two\nlines\n", "trailing\n\n\n", " leading space\nthen text\n", "  two spaces",
+		"\nleading line break\n", "\n\nseveral\n\n", " \n x\n\n", "  # not a comment\n- not an entry\n",
+		"   indented\n\n      more\n  less\n", " é ü 中文\n", "\ttab first\n", "ends with space \nx\n", "x\n ",
+		"\u2028 first", " a: b\n c: d\n",
+	}
+	for _, text := range texts {
+		blob := map[string]any{
+			"schema": "olm.bundle", "description": text,
+			"properties": []any{map[string]any{"type": "olm.csv.metadata", "value": map[string]any{
+				"description": text, "annotations": map[string]any{"alm-examples": text},
+				"nested": []any{[]any{text}, map[string]any{"deeper": []any{text}}},
+			}}},
+		}
+		doc, err := yaml.Marshal(blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !same(t, doc) {
+			t.Errorf("declined what opm's writer emits for %q:\n%s", text, doc)
 		}
 	}
 }

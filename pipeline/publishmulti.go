@@ -245,6 +245,7 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 		}
 		since = p
 	}
+	layout := &Layout{Catalogs: cats, Templates: true}
 	var pkgs []string
 	if since != nil {
 		changed, err := repo.Changed(ctx, since, plan.Commit)
@@ -252,7 +253,7 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 			return st, nil, err
 		}
 		for _, p := range changed {
-			if pkg, ok := packageOf(p, cats); ok && !slices.Contains(pkgs, pkg) {
+			if pkg, ok := layout.packageDir(p); ok && !slices.Contains(pkgs, pkg) {
 				pkgs = append(pkgs, pkg)
 			}
 		}
@@ -292,7 +293,7 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 			continue
 		}
 		seedFS, err := repo.TreeFS(rev, "", func(p string) bool { // the touched packages' committed catalogs only
-			pkg, ok := packageOf(p, cats)
+			pkg, ok := layout.packageDir(p)
 			return ok && !strings.HasPrefix(p, template.OperatorsDir+"/") && slices.Contains(pkgs, pkg)
 		})
 		if err != nil {

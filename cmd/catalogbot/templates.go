@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
@@ -32,7 +35,7 @@ func (f *repoFlags) addRender(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.repo, "repo", ".", "repository root; when its "+config.ConfigFile+" lists catalogs, render every template mapping of operators/*/ci.yaml")
 	cmd.Flags().StringVar(&f.pkg, "package", "", "with catalogs: render only this package's mappings")
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "with catalogs: pull nothing; bundles come from the cache only")
-	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "with catalogs: a trusted checkout (the base branch) whose committed catalogs seed the bundle cache; never a pull request's files")
+	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "with catalogs: a trusted checkout (the base branch) whose committed catalogs seed the bundle cache; never a pull request's files (default: the catalogs HEAD commits, read from git, never the work tree)")
 	cmd.Flags().StringVar(&f.cacheDir, "template-cache-dir", "", "with catalogs: where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
 }
 
@@ -76,10 +79,15 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 		}
 	}
 	store := template.NewStore(cacheDir)
+	held := store.Len()
+	seeded := ""
 	if f.seedFrom != "" {
 		if err := template.SeedFromCommitted(ctx, store, f.seedFrom, tcats, jobs); err != nil {
 			return err
 		}
+		seeded = "the committed catalogs of " + f.seedFrom
+	} else if seeded, err = seedFromHEAD(ctx, store, f.repo, tcats, jobs); err != nil {
+		return err
 	}
 	src := &template.Images{Store: store, Offline: f.offline}
 	if !f.offline {
@@ -101,6 +109,9 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 		st.Status, st.Err = report.Error, err.Error()
 	}
 	st.Summary = fmt.Sprintf("%d template mappings into %d catalogs %s", len(jobs), len(cats), verb)
+	if seeded != "" {
+		st.Summary += fmt.Sprintf(" (bundle cache seeded from %s: %d entries)", seeded, store.Len()-held)
+	}
 	if st.Status == report.Pass && diag.HasErrors(st.Diagnostics) {
 		st.Status = report.Fail
 	}
@@ -135,4 +146,44 @@ func catalogStage(r validate.CatalogResult) report.Stage {
 	}
 	st.Status, st.Diagnostics, st.Truncated, st.Summary = report.StatusOf(r.Diagnostics, nil), r.Diagnostics, r.Truncated, r.Name+": "+r.Summary()
 	return st
+}
+
+// seedFromHEAD seeds store from the catalogs committed at HEAD of the git repository holding repo (read
+// from git, never from the work tree, whose uncommitted changes are the change being checked), limited
+// to the packages of jobs. It says what it seeded from ("" outside a repository or before its first
+// commit).
+func seedFromHEAD(ctx context.Context, store *template.Store, repo string, tcats []template.Catalog, jobs []template.Job) (string, error) {
+	top, err := gitrepo.TopLevel(ctx, repo)
+	if err != nil {
+		return "", nil
+	}
+	g, err := gitrepo.Open(top)
+	if err != nil {
+		return "", nil
+	}
+	head, err := g.Resolve("HEAD")
+	if err != nil {
+		return "", nil // no commit yet
+	}
+	pkgs := map[string]bool{}
+	for _, j := range jobs {
+		pkgs[j.Package] = true
+	}
+	include := func(p string) bool {
+		for _, c := range tcats {
+			if rest, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
+				pkg, _, _ := strings.Cut(rest, "/")
+				return pkgs[pkg]
+			}
+		}
+		return false
+	}
+	fsys, err := g.TreeFS(head, repoRelativeTo(top, repo), include)
+	if err != nil {
+		return "", err
+	}
+	if err := template.SeedFromFS(ctx, store, fsys, tcats, jobs); err != nil {
+		return "", fmt.Errorf("seeding the bundle cache from HEAD (%s): %w", head.Hash.String()[:12], err)
+	}
+	return fmt.Sprintf("HEAD (%s)'s committed catalogs", head.Hash.String()[:12]), nil
 }

@@ -112,3 +112,27 @@ func TestValidateEveryCatalogCLI(t *testing.T) {
 		t.Errorf("want 11 passing catalogs with a progress line each (exit %d):\n%s\n%s", code, progress, out)
 	}
 }
+
+// render --check --offline with no other flag, in a git repository, seeds the bundle cache from HEAD's
+// committed catalogs (never the work tree) and says so: an in-sync package passes, and a committed render
+// broken in the work tree fails on that file alone, its bundles still coming from HEAD.
+func TestRenderOfflineSeedsFromHEAD(t *testing.T) {
+	repo := communityRepo(t)
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	gitIn(t, repo, "add", "-A")
+	gitIn(t, repo, "commit", "-q", "-m", "base")
+	args := []string{"render", "--repo", repo, "--offline", "--check", "--template-cache-dir", t.TempDir(), "--package", "dotvirt-operator"}
+	out, _, code := runCLI(t, args...)
+	if code != 0 || !strings.Contains(out, "seeded from HEAD (") {
+		t.Fatalf("exit %d, want a pass that names HEAD as the seed:\n%s", code, out)
+	}
+	file := filepath.Join(repo, "catalogs", "v4.19", "dotvirt-operator", "catalog.yaml")
+	if err := os.WriteFile(file, []byte("schema: olm.package\nname: dotvirt-operator\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code = runCLI(t, args...)
+	if code != 1 || !strings.Contains(out, "catalogs/v4.19/dotvirt-operator/catalog.yaml") || strings.Contains(out, "template-not-cached") ||
+		strings.Contains(out, "catalogs/v4.20/dotvirt-operator") {
+		t.Errorf("exit %d, want drift on the broken file only, bundles from HEAD:\n%s", code, out)
+	}
+}

@@ -214,10 +214,10 @@ func publishSummary(outcomes []catalogOutcome) report.Stage {
 	}
 	var parts []string
 	if len(pushed) > 0 {
-		parts = append(parts, "pushed "+catalogSpan(pushed, order))
+		parts = append(parts, "pushed "+template.CatalogSpan(pushed, order))
 	}
 	if len(failed) > 0 {
-		parts = append(parts, "not published: "+catalogSpan(failed, order))
+		parts = append(parts, "not published: "+template.CatalogSpan(failed, order))
 	}
 	if len(unchanged) > 0 {
 		parts = append(parts, fmt.Sprintf("%d unchanged", len(unchanged)))
@@ -307,7 +307,7 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 	if err != nil {
 		return st, nil, err
 	}
-	results := template.RenderJobs(ctx, tree, jobs, &template.Images{Store: store, Pull: pull}, 0, nil)
+	results := template.RenderJobs(ctx, tree, jobs, &template.Images{Store: store, Pull: pull}, 0, false, nil)
 	ds = append(ds, template.Diagnostics(tree, results, true)...)
 	renderFailed := false // a mapping or template error: nothing is committed back
 	for _, d := range ds {

@@ -69,6 +69,11 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 	start := time.Now()
 	tcats := template.CatalogsOf(cats)
 	jobs, warnings, err := template.Plan(f.repo, tcats, f.pkg)
+	if f.pkg != "" && errors.Is(err, fs.ErrNotExist) {
+		ci := path.Join(template.OperatorsDir, f.pkg, template.CIFile)
+		return diag.UsageError(fmt.Errorf("--package %s: %s does not exist in %s, so no template maps the package (the packages with templates are the directories of %s/)",
+			f.pkg, ci, f.repo, template.OperatorsDir))
+	}
 	if err != nil {
 		return diag.UsageError(err)
 	}
@@ -96,8 +101,8 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 			return err
 		}
 	}
-	results := template.RenderJobs(ctx, f.repo, jobs, src, opts.Concurrency, io.err)
-	ds := template.Diagnostics(f.repo, results, check)
+	results := template.RenderJobs(ctx, f.repo, jobs, src, opts.Concurrency, check, io.err)
+	ds := template.GroupDrift(template.Diagnostics(f.repo, results, check), tcats)
 	for _, w := range warnings {
 		ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: template.Check, Rule: "template-unknown-catalog", Message: w})
 	}
@@ -108,7 +113,11 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 	} else if err := template.WriteResults(f.repo, results); err != nil {
 		st.Status, st.Err = report.Error, err.Error()
 	}
-	st.Summary = fmt.Sprintf("%d template mappings into %d catalogs %s", len(jobs), len(cats), verb)
+	into := map[string]bool{}
+	for _, j := range jobs {
+		into[j.Catalog.Name] = true
+	}
+	st.Summary = fmt.Sprintf("%s into %s %s", plural(len(jobs), "template mapping"), plural(len(into), "catalog"), verb)
 	if seeded != "" {
 		st.Summary += fmt.Sprintf(" (bundle cache seeded from %s: %d entries)", seeded, store.Len()-held)
 	}
@@ -186,4 +195,12 @@ func seedFromHEAD(ctx context.Context, store *template.Store, repo string, tcats
 		return "", fmt.Errorf("seeding the bundle cache from HEAD (%s): %w", head.Hash.String()[:12], err)
 	}
 	return fmt.Sprintf("HEAD (%s)'s committed catalogs", head.Hash.String()[:12]), nil
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

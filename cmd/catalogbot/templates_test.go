@@ -130,9 +130,32 @@ func TestRenderOfflineSeedsFromHEAD(t *testing.T) {
 	if err := os.WriteFile(file, []byte("schema: olm.package\nname: dotvirt-operator\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, code = runCLI(t, args...)
+	out, progress, code := runCLI(t, args...)
 	if code != 1 || !strings.Contains(out, "catalogs/v4.19/dotvirt-operator/catalog.yaml") || strings.Contains(out, "template-not-cached") ||
 		strings.Contains(out, "catalogs/v4.20/dotvirt-operator") {
 		t.Errorf("exit %d, want drift on the broken file only, bundles from HEAD:\n%s", code, out)
+	}
+	if !strings.Contains(progress, "v4.19: 1 package, 1 DRIFTED") || strings.Count(progress, ", ok") != 4 {
+		t.Errorf("the progress lines should say which catalog drifted:\n%s", progress)
+	}
+}
+
+// The render summary counts what --package selects, the progress line the packages of each catalog, and
+// an unknown package is a usage error naming the missing ci.yaml.
+func TestRenderPackageCounts(t *testing.T) {
+	repo := communityRepo(t)
+	base := []string{"render", "--repo", repo, "--offline", "--seed-from", repo, "--template-cache-dir", t.TempDir(), "--check"}
+	out, progress, code := runCLI(t, append(base, "--package", "dotvirt-operator")...)
+	if code != 0 || !strings.Contains(out, "5 template mappings into 5 catalogs") || !strings.Contains(progress, ": 1 package, ok") {
+		t.Errorf("exit %d:\n%s\n%s", code, out, progress)
+	}
+	cmd := newRootCmd()
+	var o, e bytes.Buffer
+	cmd.SetOut(&o)
+	cmd.SetErr(&e)
+	cmd.SetArgs(append(base, "--package", "nosuch"))
+	err := cmd.ExecuteContext(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "operators/nosuch/ci.yaml does not exist") || strings.Contains(err.Error(), "openat") {
+		t.Errorf("--package nosuch: %v", err)
 	}
 }

@@ -187,8 +187,12 @@ func (s *state) renderTemplates(ctx context.Context) report.Stage {
 	for _, j := range a.jobs {
 		seen[j.Catalog.Name] = true
 	}
-	return stageFromDiags(fmt.Sprintf("%s of %s rendered into %s (bundle cache seeded with %d bundles from the base's catalogs) and compared with the committed catalogs",
+	st := stageFromDiags(fmt.Sprintf("%s of %s rendered into %s (bundle cache seeded with %d bundles from the base's catalogs) and compared with the committed catalogs",
 		plural(len(a.jobs), "template mapping"), plural(len(a.packages), "touched package"), plural(len(seen), "catalog"), store.Len()), ds)
+	if err := template.InfraErr(results); err != nil {
+		st.Status, st.Err = report.StatusOf(ds, err), err.Error()
+	}
+	return st
 }
 
 // seedFromBase seeds store from the committed catalogs of the base revision (a trusted tree, read from

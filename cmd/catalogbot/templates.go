@@ -121,8 +121,12 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 	if seeded != "" {
 		st.Summary += fmt.Sprintf(" (bundle cache seeded from %s: %d entries)", seeded, store.Len()-held)
 	}
-	if st.Status == report.Pass && diag.HasErrors(st.Diagnostics) {
-		st.Status = report.Fail
+	if st.Status == report.Pass {
+		ierr := template.InfraErr(results)
+		st.Status = report.StatusOf(st.Diagnostics, ierr)
+		if ierr != nil {
+			st.Err = ierr.Error()
+		}
 	}
 	return out.emit(io.out, &report.Report{Title: "render " + f.repo, Stages: []report.Stage{st}})
 }

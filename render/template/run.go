@@ -90,7 +90,7 @@ func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concur
 					if len(bad) > 0 {
 						status = strings.Join(bad, ", ")
 					}
-					fmt.Fprintf(progress, "render [%d/%d] %s: %s, %s (%s)\n", done, len(order), c, packages(total[c]), status, time.Since(start).Round(time.Millisecond))
+					fmt.Fprintf(progress, "render [%d/%d] %s: %s, %s (%s)\n", done, len(order), c, plural(total[c], "package"), status, time.Since(start).Round(time.Millisecond))
 				}
 			}
 			mu.Unlock()
@@ -122,6 +122,9 @@ func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
 				if errors.Is(r.Err, ErrNotCached) {
 					d.Rule, d.Hint = "template-not-cached", "render without --offline to pull it"
 				}
+			}
+			if diag.CategoryOf(r.Err) == diag.Infra {
+				d.Rule, d.Hint = diag.RuleRegistryUnavailable, "the registry could not answer: not a problem of the change; retry later"
 			}
 			ds = append(ds, d)
 			continue
@@ -173,9 +176,30 @@ func WriteResults(root string, results []Result) error {
 	return nil
 }
 
-func packages(n int) string {
-	if n == 1 {
-		return "1 package"
+// InfraErr is the infrastructure failure among results (a registry that could not answer), nil when no
+// render failed that way: the stage is then an error (exit 3), not the change's failure.
+func InfraErr(results []Result) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, r := range results {
+		if r.Err == nil || diag.CategoryOf(r.Err) != diag.Infra {
+			continue
+		}
+		if msg := r.Err.Error(); !seen[msg] {
+			seen[msg] = true
+			errs = append(errs, r.Err)
+		}
 	}
-	return fmt.Sprintf("%d packages", n)
+	if len(errs) == 0 {
+		return nil
+	}
+	return diag.InfraError(fmt.Errorf("%s could not reach a registry (not a problem of the change; retry later): %w",
+		plural(len(errs), "template render"), errors.Join(errs...)))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -69,5 +71,34 @@ func TestValidateStagedTemplateLayoutCLI(t *testing.T) {
 	gitIn(t, repo, "add", "-A")
 	if out, _, code := runCLI(t, "validate", "--staged"); code != 0 || !strings.Contains(out, "no catalog file changed") {
 		t.Errorf("a commit outside the catalogs (exit %d):\n%s", code, out)
+	}
+}
+
+// A configuration with two errors prints both, each with its hint; upstream's host/namespace prefix
+// (allowed_bundle_registries) is accepted.
+func TestConfigErrorsPrintedWithHints(t *testing.T) {
+	repo := communityRepo(t)
+	cfg := communityConfig + "images:\n  allowedRegistries: [quay.io/community-operator-pipeline-prod/, \"bad host/\"]\nsmoke: {timeout: soon}\n"
+	if err := os.WriteFile(filepath.Join(repo, ".catalogbot.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newRootCmd()
+	var o, e bytes.Buffer
+	cmd.SetOut(&o)
+	cmd.SetErr(&e)
+	cmd.SetArgs([]string{"validate", repo})
+	err := cmd.ExecuteContext(context.Background())
+	var stderr bytes.Buffer
+	if code := exitCode(&stderr, err); code != 2 {
+		t.Fatalf("exit %d, want 2: %v", code, err)
+	}
+	got := stderr.String()
+	for _, want := range []string{`"bad host/" is malformed`, "hint: want a registry host", `smoke.timeout: "soon"`, "hint: a Go duration"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, `"quay.io/community-operator-pipeline-prod/" is malformed`) {
+		t.Errorf("a host/namespace prefix was refused:\n%s", got)
 	}
 }

@@ -208,3 +208,33 @@ func plural(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// templateLayoutWithoutCatalogs is a usage error saying what to add when root is laid out as a
+// template-driven repository (operators/<package>/ci.yaml files mapping templates to catalogs, catalog
+// directories under catalogs/) but its .catalogbot.yaml has no catalogs:, which would make it one
+// catalog; nil otherwise.
+func templateLayoutWithoutCatalogs(root string) error {
+	cis, _ := filepath.Glob(filepath.Join(root, template.OperatorsDir, "*", template.CIFile))
+	mapped := 0
+	for _, ci := range cis {
+		if data, err := os.ReadFile(ci); err == nil && strings.Contains(string(data), "catalog_mapping") {
+			mapped++
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "catalogs"))
+	if mapped == 0 || err != nil {
+		return nil
+	}
+	var versions []string
+	for _, e := range entries {
+		if e.IsDir() {
+			versions = append(versions, e.Name())
+		}
+	}
+	if len(versions) == 0 {
+		return nil
+	}
+	return diag.UsageError(fmt.Errorf("%s is laid out as a template-driven repository (%d %s files under %s/ map templates to catalogs; catalogs/ holds %s) "+
+		"but %s has no catalogs:, so it would be read as one catalog; add these lines to %s:\n\ncatalogs:\n  pattern: catalogs/{version}\n",
+		root, mapped, template.CIFile, template.OperatorsDir, plural(len(versions), "catalog directory"), config.ConfigFile, filepath.Join(root, config.ConfigFile)))
+}

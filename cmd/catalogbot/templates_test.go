@@ -159,3 +159,29 @@ func TestRenderPackageCounts(t *testing.T) {
 		t.Errorf("--package nosuch: %v", err)
 	}
 }
+
+// A template-driven repository whose .catalogbot.yaml lacks catalogs: is told so, with the lines to add,
+// by validate (instead of hundreds of errors of the repository root read as one catalog) and by render
+// (instead of "open catalog.yaml").
+func TestTemplateLayoutWithoutCatalogsSaysSo(t *testing.T) {
+	repo := communityRepo(t)
+	if err := os.WriteFile(filepath.Join(repo, ".catalogbot.yaml"), []byte("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { _ = os.Chdir(wd) })
+	if err := os.Chdir(repo); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"validate"}, {"render", "--check"}} {
+		cmd := newRootCmd()
+		var o, e bytes.Buffer
+		cmd.SetOut(&o)
+		cmd.SetErr(&e)
+		cmd.SetArgs(args)
+		err := cmd.ExecuteContext(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "catalogs:\n  pattern: catalogs/{version}") || exitCode(&bytes.Buffer{}, err) != 2 {
+			t.Errorf("%v: %v\n%s", args, err, o.String())
+		}
+	}
+}

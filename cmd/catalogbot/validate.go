@@ -86,6 +86,9 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 			return runMultiValidate(ctx, o.io, root, cats, &o.out)
 		}
 	}
+	if err := templateLayoutWithoutCatalogs(root); err != nil {
+		return err
+	}
 	dir, err := catalogDirArg(ctx, o.dir)
 	if err != nil {
 		return err

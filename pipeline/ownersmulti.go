@@ -20,8 +20,8 @@ const DefaultMultiOwnersFrom = template.OperatorsDir + "/" + config.PackagePlace
 
 // multiOwners classifies a template-driven repository's change for owners.Decide: a file under
 // operators/<pkg>/ belongs to package pkg, a catalog file to the packages its blobs name (Attribute); a
-// package's owners are read (by the owners stage) from its ci.yaml's reviewers at the base branch's tip; a package neither directory holds at the
-// base is new. A ci.yaml whose reviewers the change keeps as they were is package content; one whose
+// package's owners are read (by the owners stage) from its ci.yaml's reviewers at the base branch's tip;
+// a package neither directory holds at the base is new. A ci.yaml whose reviewers the change keeps as they were is package content; one whose
 // reviewers change is an owners file, for a maintainer. It returns the configuration to decide with
 // (ownersFrom defaulted to DefaultMultiOwnersFrom).
 func (s *state) multiOwners(ctx context.Context) (*config.Config, owners.Change, error) {

@@ -297,8 +297,9 @@ func TestGitHubFailuresThenSuccess(t *testing.T) {
 	golden(t, "github-failures-then-success", h.transcript([]int{7}))
 }
 
-// The base branch moved after the check: when it changed the same package, the checks run again before
-// merging; when it changed another package, the pull request merges on the first check.
+// The base branch moved after the check: when it changed the same package, no check saw both changes, so
+// the pull request waits until its branch is brought up to date (its new head is checked, then merged);
+// when it changed another package, the pull request merges on the first check.
 func TestBaseMoved(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -323,6 +324,15 @@ func TestBaseMoved(t *testing.T) {
 			h.gh.SetRef(repoFull, "heads/main", moved)
 			h.addLabel(8, "lgtm", head, main)
 			h.waitIdle()
+			if tc.reruns {
+				h.requireNotMerged(8, "merged on a check that did not see main's change to the same package")
+				if body := h.readiness(8); !strings.Contains(body, "update the branch") {
+					t.Fatalf("readiness comment:\n%s", body)
+				}
+				head = h.label(h.releaseFoo("alice/foo", moved, "alice"), "UPDATED") // rebased on main
+				h.push(8, "alice", head, moved)
+				h.waitIdle()
+			}
 			if merged, at := h.gh.Merged(repoFull, 8); !merged || at != head {
 				t.Fatalf("merged %v at %s", merged, at)
 			}

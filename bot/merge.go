@@ -14,6 +14,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -86,20 +87,27 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if !merge.Ready(cs) {
 		return jc.upsertComment(ctx, number, readinessBody("⏳ not ready to merge", cs))
 	}
-	// The base branch moved since the check: if it changed the rules (configuration, owners files) or what
-	// this pull request changes, check again before merging.
+	// The base branch moved since the check: if it changed the rules (configuration, owners files), check
+	// again before merging; if it changed a package this pull request also changes, no check of this head
+	// saw both changes together (the check validates the head's tree), so the branch must be brought up to
+	// date first and its new head checked.
 	tip, err := jc.gh.BranchSHA(ctx, jc.repo, r.BaseRef)
 	if err != nil {
 		return err
 	}
 	if tip != r.Tip {
-		overlap, err := jc.baseOverlap(ctx, r, tip)
+		rules, both, err := jc.baseOverlap(ctx, r, tip)
 		if err != nil {
 			return err
 		}
-		if overlap != "" {
+		if rules != "" {
 			b.metrics.merges.WithLabelValues("base_moved_rerun").Inc()
-			return rerun(fmt.Sprintf("the base branch moved to %s and changed %s", short(tip), overlap), fmt.Sprintf("base-moved:%d:%s", r.ID, tip))
+			return rerun(fmt.Sprintf("the base branch moved to %s and changed %s", short(tip), rules), fmt.Sprintf("base-moved:%d:%s", r.ID, tip))
+		}
+		if len(both) > 0 {
+			b.metrics.merges.WithLabelValues("base_moved_behind").Inc()
+			cs = b.conditions(pr, r, res, holders, baseMove{tip: tip, overlap: both})
+			return jc.upsertComment(ctx, number, readinessBody("⏳ not ready to merge", cs))
 		}
 	}
 	return jc.merge(ctx, pr, r, cs)
@@ -118,55 +126,60 @@ func ownersFailed(r *run) bool {
 }
 
 // baseOverlap says what the base branch's move from the tested tip to tip changed that matters to the
-// tested change: packages both touched, or the configuration and owners files ("" when nothing).
-func (jc *jobCtx) baseOverlap(ctx context.Context, r *run, tip string) (string, error) {
+// tested change: the configuration and owners files (rules, "" when none) and the packages both changed
+// (by package identity, in the layout the check used).
+func (jc *jobCtx) baseOverlap(ctx context.Context, r *run, tip string) (rules string, both []string, err error) {
 	dir, err := jc.fetch(ctx, []string{r.BaseSHA, r.HeadSHA, r.Tip, tip})
 	if err != nil {
-		return "", err
-	}
-	catalogDir := r.Settings.CatalogDir
-	if catalogDir == "" {
-		catalogDir = config.Default().Catalog.Dir
+		return "", nil, err
 	}
 	repo, err := gitrepo.Open(dir)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	mine, _, err := repo.TouchedTopDirs(ctx, r.BaseSHA, r.HeadSHA, catalogDir)
+	// The layout is the one the check used (the configuration at the tested tip): packages are compared by
+	// the blobs the files name, in every catalog and template directory of that layout.
+	used, st := pipeline.LoadRules(repo, r.Tip)
+	if used == nil {
+		return fmt.Sprintf("%s (unreadable at the tested tip: %s)", config.ConfigFile, st.Err+st.Summary), nil, nil
+	}
+	mine, err := pipeline.TouchedPackages(ctx, repo, used.Config, r.BaseSHA, r.HeadSHA)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	theirs, outside, err := repo.TouchedTopDirs(ctx, r.Tip, tip, catalogDir)
+	theirs, err := pipeline.TouchedPackages(ctx, repo, used.Config, r.Tip, tip)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	rules, err := rulesMoved(repo, r.Tip, tip, r.Settings.RuleFiles)
+	moved, err := rulesMoved(repo, r.Tip, tip, r.Settings.RuleFiles)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	var both []string
-	for p := range mine {
-		if theirs[p] {
-			both = append(both, p)
-		}
+	var ruleFiles []string
+	if moved != "" {
+		ruleFiles = append(ruleFiles, moved)
 	}
-	sort.Strings(both)
-	if rules != "" {
-		both = append([]string{rules}, both...)
+	changed := slices.Clone(theirs.Other)
+	for _, files := range theirs.Packages {
+		changed = append(changed, files...) // an owners file inside a package directory counts too
 	}
-	for _, p := range outside {
+	slices.Sort(changed)
+	for _, p := range slices.Compact(changed) {
 		if slices.Contains(r.Settings.RuleFiles, p) {
 			continue // compared above
 		}
 		switch path.Base(p) {
 		case config.ConfigFile, config.CIFile, config.OWNERSFile, "OWNERS_ALIASES":
+			ruleFiles = append(ruleFiles, p)
+		}
+	}
+	for p := range mine.Packages {
+		if theirs.Packages[p] != nil {
 			both = append(both, p)
 		}
 	}
-	if len(both) == 0 {
-		return "", nil
-	}
-	return strings.Join(both, ", "), nil
+	sort.Strings(both)
+	return strings.Join(ruleFiles, ", "), both, nil
 }
 
 // merge merges the tested head (the sha guard makes GitHub refuse if the head moved) and classifies a

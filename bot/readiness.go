@@ -18,7 +18,9 @@ const readinessMarker = "<!-- catalogbot:readiness -->"
 // conditions lists every requirement for merging pull request pr (checks/merge decides), given its
 // latest check against its current base (nil: none on the current head and base), the approvals on its
 // head and who placed its hold.
-func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, holders []string) []merge.Condition {
+// moved, when given, is the base branch's tip now and the packages its move since the check changed that
+// the pull request changes too.
+func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, holders []string, moved ...baseMove) []merge.Condition {
 	f := merge.Facts{Head: pr.HeadSHA, BaseRef: pr.BaseRef, State: pr.State, Merged: pr.Merged, Draft: pr.Draft,
 		Mergeable: pr.Mergeable, Labels: pr.Labels, HoldLabel: b.cfg.Checks.HoldLabel, Holders: holders,
 		ConfigFile: config.ConfigFile, Approvals: res}
@@ -26,7 +28,16 @@ func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, 
 		f.Check = &merge.Check{Verdict: r.Verdict, HeadSHA: r.HeadSHA, BaseRef: r.BaseRef, BaseTip: r.Tip, URL: b.runURL(r.ID)}
 		f.ConfigError, f.RequiredApprovals, f.RequiredLabels = r.Settings.ConfigError, r.Settings.RequiredApprovals, r.Settings.RequiredLabels
 	}
+	for _, m := range moved {
+		f.BaseTip, f.BaseMoveOverlap = m.tip, m.overlap
+	}
 	return merge.Decide(f)
+}
+
+// baseMove is what the base branch's move since a check changed that the pull request changes too.
+type baseMove struct {
+	tip     string
+	overlap []string
 }
 
 // readinessBody renders the comment: the conditions (unmet first, then met ones, then information), then

@@ -42,7 +42,31 @@ func ParseConfig(file string, data []byte) (*Config, []diag.Diagnostic, error) {
 			n++
 		}
 	}
-	return nil, ds, diag.UsageError(fmt.Errorf("%s: invalid configuration (%d errors; first: %s)", file, n, ds[0]))
+	return nil, ds, diag.UsageError(&InvalidError{File: file, Errors: n, Diagnostics: ds})
+}
+
+// InvalidError is a configuration that does not validate. Its message is one line (for check runs and
+// logs); Detail lists every diagnostic with its hint, for a terminal.
+type InvalidError struct {
+	File        string
+	Errors      int
+	Diagnostics []diag.Diagnostic
+}
+
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("%s: invalid configuration (%d errors; first: %s)", e.File, e.Errors, e.Diagnostics[0])
+}
+
+// Detail is every diagnostic, one a line, each followed by its hint.
+func (e *InvalidError) Detail() string {
+	var b strings.Builder
+	for _, d := range e.Diagnostics {
+		fmt.Fprintf(&b, "  %s\n", d)
+		if d.Hint != "" {
+			fmt.Fprintf(&b, "    hint: %s\n", d.Hint)
+		}
+	}
+	return b.String()
 }
 
 type position struct{ line, col int }

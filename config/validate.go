@@ -12,8 +12,9 @@ import (
 )
 
 var (
-	packageRE  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
-	hostRE     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$`)
+	packageRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+	// allowedRE is a registry host, or a host and a namespace (repository path components) prefix.
+	allowedRE  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*/?$`)
 	platformRE = regexp.MustCompile(`^[a-z0-9_]+/[a-z0-9_]+(/[a-z0-9_]+)?$`)
 	versionRE  = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
 )
@@ -35,7 +36,8 @@ func (d *decoder) validate(c *Config) {
 		d.principals(p, c.Owners[pkg])
 	}
 	d.ownersFrom(c.OwnersFrom)
-	d.each("images.allowedRegistries", c.Images.AllowedRegistries, hostRE, "a registry host such as quay.io or registry.example.com:5000")
+	d.each("images.allowedRegistries", c.Images.AllowedRegistries, allowedRE,
+		"a registry host such as quay.io or registry.example.com:5000, or a host/namespace prefix such as quay.io/community-operator-pipeline-prod/")
 	d.each("images.requiredPlatforms", c.Images.RequiredPlatforms, platformRE, "os/arch[/variant], such as linux/amd64")
 	if _, set := d.pos["smoke.timeout"]; set {
 		if t, err := time.ParseDuration(c.Smoke.Timeout); err != nil || t <= 0 {

@@ -181,14 +181,18 @@ func (s *state) renderTemplates(ctx context.Context) report.Stage {
 	if err != nil {
 		return stageFromErr(err)
 	}
-	results := template.RenderJobs(ctx, s.headDir, a.jobs, &template.Images{Store: store, Pull: pull}, 0, s.stageWriter("render"))
-	ds := append(append([]diag.Diagnostic(nil), a.planDs...), groupDrift(template.Diagnostics(s.headDir, results, true), a.catalogs)...)
+	results := template.RenderJobs(ctx, s.headDir, a.jobs, &template.Images{Store: store, Pull: pull}, 0, true, s.stageWriter("render"))
+	ds := append(append([]diag.Diagnostic(nil), a.planDs...), template.GroupDrift(template.Diagnostics(s.headDir, results, true), template.CatalogsOf(a.catalogs))...)
 	seen := map[string]bool{}
 	for _, j := range a.jobs {
 		seen[j.Catalog.Name] = true
 	}
-	return stageFromDiags(fmt.Sprintf("%s of %s rendered into %s (bundle cache seeded with %d bundles from the base's catalogs) and compared with the committed catalogs",
+	st := stageFromDiags(fmt.Sprintf("%s of %s rendered into %s (bundle cache seeded with %d bundles from the base's catalogs) and compared with the committed catalogs",
 		plural(len(a.jobs), "template mapping"), plural(len(a.packages), "touched package"), plural(len(seen), "catalog"), store.Len()), ds)
+	if err := template.InfraErr(results); err != nil {
+		st.Status, st.Err = report.StatusOf(ds, err), err.Error()
+	}
+	return st
 }
 
 // seedFromBase seeds store from the committed catalogs of the base revision (a trusted tree, read from
@@ -265,59 +269,4 @@ func (s *state) validateCatalogs(ctx context.Context) report.Stage {
 	st.Summary = fmt.Sprintf("%s holding the touched packages validated, %d with errors", plural(len(dirs), "catalog"), failed)
 	st.Details = "#### Catalogs\n\n" + details.String()
 	return st
-}
-
-// groupDrift keeps a drift diagnostic on every catalog file that differs, but prints each distinct diff
-// once: the first file of a group of identical diffs (the same change in the same place of the same
-// package) carries it and names the group's catalogs; the others refer to it.
-func groupDrift(ds []diag.Diagnostic, cats []config.Catalog) []diag.Diagnostic {
-	order := make([]string, 0, len(cats))
-	for _, c := range cats {
-		order = append(order, c.Name)
-	}
-	catalogOf := func(file string) string {
-		for _, c := range cats {
-			if strings.HasPrefix(file, path.Clean(c.Dir)+"/") {
-				return c.Name
-			}
-		}
-		return ""
-	}
-	type group struct {
-		first    int
-		catalogs []string
-	}
-	groups := map[string]*group{}
-	var keys []string
-	keyOf := make([]string, len(ds))
-	for i, d := range ds {
-		head, body, ok := strings.Cut(d.Message, "\n")
-		name := catalogOf(d.File)
-		if d.Rule != "render-drift" || !ok || name == "" || !strings.HasSuffix(head, ":") {
-			continue
-		}
-		k := d.Package + "\x00" + fmt.Sprint(d.Line) + "\x00" + strings.ReplaceAll(body, d.File, "FILE")
-		keyOf[i] = k
-		g, seen := groups[k]
-		if !seen {
-			g = &group{first: i}
-			groups[k] = g
-			keys = append(keys, k)
-		}
-		g.catalogs = append(g.catalogs, name)
-	}
-	for i := range ds {
-		g := groups[keyOf[i]]
-		if keyOf[i] == "" || len(g.catalogs) < 2 {
-			continue
-		}
-		head, body, _ := strings.Cut(ds[i].Message, "\n")
-		span := catalogSpan(g.catalogs, order)
-		if i == g.first {
-			ds[i].Message = strings.TrimSuffix(head, ":") + " (the same diff in " + span + "):\n" + body
-			continue
-		}
-		ds[i].Message = strings.TrimSuffix(head, ":") + ": the same diff as " + ds[g.first].File + " (" + span + ")"
-	}
-	return ds
 }

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -20,9 +19,9 @@ import (
 const DefaultMultiOwnersFrom = template.OperatorsDir + "/" + config.PackagePlaceholder + "/" + template.CIFile
 
 // multiOwners classifies a template-driven repository's change for owners.Decide: a file under
-// operators/<pkg>/ or under <catalog>/<pkg>/ belongs to package pkg, whose owners are read (by the owners
-// stage) from its ci.yaml's reviewers at the base branch's tip; a package neither directory holds at the
-// base is new. A ci.yaml whose reviewers the change keeps as they were is package content; one whose
+// operators/<pkg>/ belongs to package pkg, a catalog file to the packages its blobs name (Attribute); a
+// package's owners are read (by the owners stage) from its ci.yaml's reviewers at the base branch's tip;
+// a package neither directory holds at the base is new. A ci.yaml whose reviewers the change keeps as they were is package content; one whose
 // reviewers change is an owners file, for a maintainer. It returns the configuration to decide with
 // (ownersFrom defaulted to DefaultMultiOwnersFrom).
 func (s *state) multiOwners(ctx context.Context) (*config.Config, owners.Change, error) {
@@ -57,13 +56,19 @@ func (s *state) multiOwners(ctx context.Context) (*config.Config, owners.Change,
 		if p == config.ConfigFile {
 			ch.ConfigChanged = true
 		}
-		if pkg, ok := packageOf(p, existing); ok {
-			add(pkg, p)
-			continue
-		}
-		ch.Paths = append(ch.Paths, p)
 	}
-	sort.Strings(ch.Paths)
+	// Files belong to the packages their blobs name, whatever directory holds them.
+	layout := &Layout{Catalogs: existing, Templates: true}
+	at, err := layout.Attribute(ctx, s.in.Repo, s.base, s.head, s.changes.paths)
+	if err != nil {
+		return nil, ch, err
+	}
+	for pkg, files := range at.Packages {
+		for _, f := range files {
+			add(pkg, f)
+		}
+	}
+	ch.Paths = at.Other
 	for _, pkg := range slices.Sorted(maps.Keys(ch.Packages)) {
 		dirs := []string{path.Join(template.OperatorsDir, pkg)}
 		for _, c := range a.catalogs {
@@ -91,21 +96,6 @@ func (s *state) multiOwners(ctx context.Context) (*config.Config, owners.Change,
 		ch.OwnersKept[file] = kept
 	}
 	return &cfg, ch, ctx.Err()
-}
-
-// packageOf is the package a repository path belongs to in a template-driven repository.
-func packageOf(p string, cats []config.Catalog) (string, bool) {
-	if rest, ok := strings.CutPrefix(p, template.OperatorsDir+"/"); ok {
-		pkg, _, nested := strings.Cut(rest, "/")
-		return pkg, nested
-	}
-	for _, c := range cats {
-		if rest, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
-			pkg, _, nested := strings.Cut(rest, "/")
-			return pkg, nested
-		}
-	}
-	return "", false
 }
 
 // ownersKept tells whether the owners file lists the same owners, and no entry it ignores, at the change's

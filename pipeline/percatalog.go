@@ -12,6 +12,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -128,7 +129,7 @@ func (s *state) graphCatalogs(ctx context.Context) report.Stage {
 		for _, d := range g {
 			names = append(names, d.cat.Name)
 		}
-		fmt.Fprintf(&b, "#### %s\n\n", catalogSpan(names, order))
+		fmt.Fprintf(&b, "#### %s\n\n", template.CatalogSpan(names, order))
 		if len(g[0].diffs) == 0 {
 			b.WriteString("No channel changed; released bundles changed (see the diagnostics).\n\n")
 			continue
@@ -162,37 +163,6 @@ func groupDiffs(ds []catalogDiff) [][]catalogDiff {
 		groups[i] = append(groups[i], d)
 	}
 	return groups
-}
-
-// catalogSpan names a set of catalogs compactly: runs of catalogs that are consecutive in order are
-// written first-last ("catalogs v4.12-v4.22", "catalogs v4.12-v4.14, v4.16").
-func catalogSpan(names, order []string) string {
-	pos := map[string]int{}
-	for i, n := range order {
-		pos[n] = i
-	}
-	sorted := slices.Clone(names)
-	slices.SortStableFunc(sorted, func(a, b string) int { return pos[a] - pos[b] })
-	var parts []string
-	for i := 0; i < len(sorted); {
-		j := i
-		for j+1 < len(sorted) && pos[sorted[j+1]] == pos[sorted[j]]+1 {
-			j++
-		}
-		switch {
-		case j == i:
-			parts = append(parts, sorted[i])
-		case j == i+1:
-			parts = append(parts, sorted[i], sorted[j])
-		default:
-			parts = append(parts, sorted[i]+"-"+sorted[j])
-		}
-		i = j + 1
-	}
-	if len(names) == 1 {
-		return "catalog " + parts[0]
-	}
-	return "catalogs " + strings.Join(parts, ", ")
 }
 
 // demote turns the channel headings of graph.GraphMarkdown into subheadings of a catalog group.
@@ -264,7 +234,7 @@ func (s *state) imagesCatalogs(ctx context.Context) report.Stage {
 	for i := range ds {
 		for _, u := range uses {
 			if u.ref.File == ds[i].File && u.ref.Line == ds[i].Line && u.ref.Bundle == ds[i].Bundle && strings.Contains(ds[i].Message, u.ref.Image) {
-				ds[i].Message += " (referenced by " + catalogSpan(u.catalogs, order) + ")"
+				ds[i].Message += " (referenced by " + template.CatalogSpan(u.catalogs, order) + ")"
 				break
 			}
 		}

@@ -214,10 +214,10 @@ func publishSummary(outcomes []catalogOutcome) report.Stage {
 	}
 	var parts []string
 	if len(pushed) > 0 {
-		parts = append(parts, "pushed "+catalogSpan(pushed, order))
+		parts = append(parts, "pushed "+template.CatalogSpan(pushed, order))
 	}
 	if len(failed) > 0 {
-		parts = append(parts, "not published: "+catalogSpan(failed, order))
+		parts = append(parts, "not published: "+template.CatalogSpan(failed, order))
 	}
 	if len(unchanged) > 0 {
 		parts = append(parts, fmt.Sprintf("%d unchanged", len(unchanged)))
@@ -245,6 +245,7 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 		}
 		since = p
 	}
+	layout := &Layout{Catalogs: cats, Templates: true}
 	var pkgs []string
 	if since != nil {
 		changed, err := repo.Changed(ctx, since, plan.Commit)
@@ -252,7 +253,7 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 			return st, nil, err
 		}
 		for _, p := range changed {
-			if pkg, ok := packageOf(p, cats); ok && !slices.Contains(pkgs, pkg) {
+			if pkg, ok := layout.packageDir(p); ok && !slices.Contains(pkgs, pkg) {
 				pkgs = append(pkgs, pkg)
 			}
 		}
@@ -292,7 +293,7 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 			continue
 		}
 		seedFS, err := repo.TreeFS(rev, "", func(p string) bool { // the touched packages' committed catalogs only
-			pkg, ok := packageOf(p, cats)
+			pkg, ok := layout.packageDir(p)
 			return ok && !strings.HasPrefix(p, template.OperatorsDir+"/") && slices.Contains(pkgs, pkg)
 		})
 		if err != nil {
@@ -306,7 +307,7 @@ func renderForPublish(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan
 	if err != nil {
 		return st, nil, err
 	}
-	results := template.RenderJobs(ctx, tree, jobs, &template.Images{Store: store, Pull: pull}, 0, nil)
+	results := template.RenderJobs(ctx, tree, jobs, &template.Images{Store: store, Pull: pull}, 0, false, nil)
 	ds = append(ds, template.Diagnostics(tree, results, true)...)
 	renderFailed := false // a mapping or template error: nothing is committed back
 	for _, d := range ds {

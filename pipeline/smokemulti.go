@@ -17,6 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/smoke"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -133,7 +134,7 @@ func (s *state) smokeCatalogs(ctx context.Context) report.Stage {
 	if len(excluded) > 0 {
 		ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: "smoke", Rule: "smoke-catalog-not-installed", File: config.ConfigFile,
 			Message: fmt.Sprintf("%s changed but %s not smoke-installed: smoke.clusterVersions (%s) of the base branch's %s leaves %s out",
-				catalogSpan(excluded, order), isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "), config.ConfigFile, itThem(len(excluded)))})
+				template.CatalogSpan(excluded, order), isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "), config.ConfigFile, itThem(len(excluded)))})
 	}
 	ds = append(ds, s.unknownClusterVersions(a.catalogs)...)
 	if err := errors.Join(usage...); err != nil {
@@ -144,7 +145,7 @@ func (s *state) smokeCatalogs(ctx context.Context) report.Stage {
 	if len(runs) == 0 {
 		sum := "no changed package to install in any catalog"
 		if len(excluded) > 0 {
-			sum = fmt.Sprintf("no catalog installed: the changed %s outside smoke.clusterVersions (%s)", catalogSpan(excluded, order)+" "+isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "))
+			sum = fmt.Sprintf("no catalog installed: the changed %s outside smoke.clusterVersions (%s)", template.CatalogSpan(excluded, order)+" "+isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "))
 		}
 		return report.Stage{Status: report.Skipped, Summary: sum, Diagnostics: ds}
 	}
@@ -158,7 +159,7 @@ func (s *state) smokeCatalogs(ctx context.Context) report.Stage {
 		return stageFromErr(err)
 	}
 	if in.Keep && len(runs) > 1 {
-		return stageFromErr(diag.UsageError(fmt.Errorf("--smoke-keep keeps each cluster, and only one kind cluster may exist at a time: %d clusters would be needed here (%s); run without it, or limit smoke.clusterVersions", len(runs), catalogSpan(runNames(runs), order))))
+		return stageFromErr(diag.UsageError(fmt.Errorf("--smoke-keep keeps each cluster, and only one kind cluster may exist at a time: %d clusters would be needed here (%s); run without it, or limit smoke.clusterVersions", len(runs), template.CatalogSpan(runNames(runs), order))))
 	}
 	// The whole sequence holds one slot: a front-end running several checks at once never has two of
 	// them creating clusters together beyond its limit.
@@ -236,7 +237,7 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 	start := time.Now()
 	for i, r := range runs {
 		names := r.names()
-		span := catalogSpan(names, order)
+		span := template.CatalogSpan(names, order)
 		kube := r.kubernetes()
 		why := ""
 		switch {
@@ -316,7 +317,7 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		fmt.Fprintf(&lines, "- %s (Kubernetes %s, node image %s%s): %s, %s in %s\n", span, kube, nodeImageLabel(r.nodeImage), shared, result, line, took)
 	}
 	if len(excluded) > 0 {
-		fmt.Fprintf(&lines, "- %s: not installed (outside smoke.clusterVersions)\n", catalogSpan(excluded, order))
+		fmt.Fprintf(&lines, "- %s: not installed (outside smoke.clusterVersions)\n", template.CatalogSpan(excluded, order))
 	}
 	catalogs := 0
 	for _, r := range runs {
@@ -328,10 +329,10 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		sum += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, fromBase)
 	}
 	if len(failed) > 0 {
-		sum += "; failed: " + catalogSpan(failed, order)
+		sum += "; failed: " + template.CatalogSpan(failed, order)
 	}
 	if len(excluded) > 0 {
-		sum += "; not installed (smoke.clusterVersions): " + catalogSpan(excluded, order)
+		sum += "; not installed (smoke.clusterVersions): " + template.CatalogSpan(excluded, order)
 	}
 	sum += fmt.Sprintf(" (%s)", time.Since(start).Round(time.Second))
 	st := report.Stage{Status: status, Summary: sum, Diagnostics: ds, Details: "#### Catalogs\n\n" + lines.String()}

@@ -137,6 +137,30 @@ func (s *state) detectChanges(ctx context.Context) (*changes, error) {
 			}
 		})
 	}
+	// A blob may name a package another directory holds (a deprecation of bar in foo's directory): whether
+	// that package exists at the base is read from its own directory.
+	elsewhere := map[string]bool{}
+	for pkg := range c.packages {
+		if !basePkgs[pkg] && !c.topDirs[pkg] {
+			elsewhere[pkg] = true
+		}
+	}
+	if len(elsewhere) > 0 {
+		otherFS, err := s.in.Repo.TreeFS(s.base, s.catalogDir(), func(p string) bool {
+			top, _, _ := strings.Cut(p, "/")
+			return elsewhere[top]
+		})
+		if err != nil {
+			return nil, err
+		}
+		other, err := loadSubset(ctx, otherFS)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range other.Packages {
+			basePkgs[p.Name] = true
+		}
+	}
 	// Changed catalog files holding no blob (a deleted file, a README) still need someone's approval.
 	claimed := map[string]bool{}
 	for _, files := range c.packages {

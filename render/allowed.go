@@ -1,47 +1,34 @@
 package render
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
-// allowList is Options.AllowedRegistries, normalized as the images check does ("docker.io" is Docker Hub).
+// allowList is Options.AllowedRegistries, read as the images check reads them (registry.AllowList: hosts
+// or host/namespace prefixes).
 type allowList struct {
-	hosts map[string]bool // nil: every registry
-	list  string
+	registry.AllowList
 }
 
-func compileAllowList(hosts []string) (allowList, error) {
-	if len(hosts) == 0 {
-		return allowList{}, nil
-	}
-	a := allowList{hosts: map[string]bool{}, list: strings.Join(hosts, ", ")}
-	var errs []error
-	for _, h := range hosts {
-		reg, err := name.NewRegistry(strings.ToLower(strings.TrimSpace(h)))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("allowed registry %q: %w", h, err))
-			continue
-		}
-		a.hosts[reg.RegistryStr()] = true
-	}
-	if err := errors.Join(errs...); err != nil {
+func compileAllowList(entries []string) (allowList, error) {
+	a, err := registry.CompileAllowList(entries)
+	if err != nil {
 		return allowList{}, diag.UsageError(err)
 	}
-	return a, nil
+	return allowList{a}, nil
 }
 
-// check refuses an image on a registry outside the list, before anything contacts it.
+// check refuses an image outside the list, before anything contacts its registry.
 func (a allowList) check(ref name.Reference) error {
-	reg := ref.Context().RegistryStr()
-	if a.hosts == nil || a.hosts[strings.ToLower(reg)] {
+	if a.Allows(ref.Context()) {
 		return nil
 	}
-	return ruleErr("registry-not-allowed", "the repository's configuration allows images only from "+a.list,
-		diag.InvalidError(fmt.Errorf("registry %s is not an allowed registry (allowed: %s); it was not contacted", reg, a.list)))
+	return ruleErr("registry-not-allowed", "the repository's configuration allows images only from "+a.List,
+		diag.InvalidError(fmt.Errorf("registry %s is not an allowed registry for %s (allowed: %s); it was not contacted",
+			ref.Context().RegistryStr(), ref.Context().Name(), a.List)))
 }

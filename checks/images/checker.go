@@ -96,9 +96,9 @@ func plan(refs []Ref, pol *compiledPolicy) ([]diag.Diagnostic, []*target) {
 			ds = append(ds, newDiag(u, RuleNotDigestPinned, fmt.Sprintf("image %s (%s) is referenced by tag; the policy requires a digest", u.Image, u.Field),
 				"pin it as REPOSITORY@sha256:DIGEST (for example with `crane digest`)"))
 		}
-		if !pol.registryAllowed(ref.Context().Registry) {
+		if !pol.allows(ref.Context()) {
 			ds = append(ds, newDiag(u, RuleRegistryNotAllowed, fmt.Sprintf("image %s (%s) is on registry %s, which is not allowed (allowed: %s)",
-				u.Image, u.Field, ref.Context().RegistryStr(), pol.allowedList), "mirror the image to an allowed registry"))
+				u.Image, u.Field, ref.Context().RegistryStr(), pol.allowed.List), "mirror the image to an allowed registry"))
 			continue
 		}
 		t := byName[ref.Name()]

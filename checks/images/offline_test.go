@@ -103,8 +103,8 @@ func TestAllowedRegistriesNormalize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := cp.registryAllowed(ref.Context().Registry); got != want {
-			t.Errorf("registryAllowed(%s) = %v, want %v", s, got, want)
+		if got := cp.allows(ref.Context()); got != want {
+			t.Errorf("allows(%s) = %v, want %v", s, got, want)
 		}
 	}
 }
@@ -113,7 +113,8 @@ func TestMalformedPolicyIsUsageError(t *testing.T) {
 	for _, p := range []Policy{
 		{RequiredPlatforms: []string{"linux"}},
 		{RequiredPlatforms: []string{"linux/arm/v7/x"}},
-		{AllowedRegistries: []string{"quay.io/ops"}},
+		{AllowedRegistries: []string{"bad host"}},
+		{AllowedRegistries: []string{"quay.io/UPPER CASE/"}},
 	} {
 		_, err := testChecker(p).Check(context.Background(), []Ref{use("quay.io/a/b:v1", 1, "a", "image")})
 		if diag.CategoryOf(err) != diag.Usage {

@@ -52,6 +52,10 @@ type Facts struct {
 	// neither the rules nor what the pull request changes.
 	BaseTip          string
 	BaseMoveHarmless bool
+	// BaseMoveOverlap are the packages that the base branch's move since Check.BaseTip changed and this
+	// pull request changes too: no check saw both changes together, so the branch must be brought up to
+	// date (and its new head checked) before it merges.
+	BaseMoveOverlap []string
 	// State is "open" or "closed"; Merged, Draft as GitHub says; Mergeable nil while GitHub computes it.
 	State     string
 	Merged    bool
@@ -103,7 +107,13 @@ func Decide(f Facts) []Condition {
 		add(IDCheckedBase, false, "the checks ran against `%s`, but the pull request now targets `%s`: they run again against `%s`",
 			c.BaseRef, f.BaseRef, f.BaseRef)
 	}
-	if c != nil && f.BaseTip != "" && c.BaseTip != f.BaseTip && !f.BaseMoveHarmless {
+	switch {
+	case c == nil || f.BaseTip == "" || c.BaseTip == f.BaseTip || f.BaseMoveHarmless:
+	case len(f.BaseMoveOverlap) > 0:
+		add(IDBaseCurrent, false, "the base branch moved to %s and changed %s, which this pull request also changes: "+
+			"update the branch (merge or rebase `%s`) so that one check sees both changes together",
+			short(f.BaseTip), strings.Join(f.BaseMoveOverlap, ", "), f.BaseRef)
+	default:
 		add(IDBaseCurrent, false, "`%s` moved to %s after the checks ran against %s: run the checks again", f.BaseRef, short(f.BaseTip), short(c.BaseTip))
 	}
 	if f.ConfigError != "" {

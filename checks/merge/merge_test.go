@@ -39,6 +39,7 @@ func TestDecide(t *testing.T) {
 		"head moved":          {func(f *Facts) { f.Head = "h2" }, IDChecks},
 		"retargeted":          {func(f *Facts) { f.BaseRef = "release" }, IDCheckedBase},
 		"base moved":          {func(f *Facts) { f.BaseTip = "t2" }, IDBaseCurrent},
+		"base moved, overlap": {func(f *Facts) { f.BaseTip, f.BaseMoveOverlap = "t2", []string{"etcd"} }, IDBaseCurrent},
 		"broken config":       {func(f *Facts) { f.ConfigError = "typo" }, IDConfig},
 		"no approval":         {func(f *Facts) { f.Approvals = approval.Result{} }, IDApprovals},
 		"ineligible approval": {func(f *Facts) { f.Approvals = approval.Result{Current: []string{"x"}, Ineligible: []string{"x"}} }, IDApprovals},
@@ -64,6 +65,11 @@ func TestDecide(t *testing.T) {
 	f.BaseTip, f.BaseMoveHarmless = "", false
 	if !Ready(Decide(f)) {
 		t.Error("an unknown tip blocked")
+	}
+	// A move that changed a package the pull request changes too asks for the branch to be updated.
+	f.BaseTip, f.BaseMoveOverlap = "t2", []string{"etcd", "foo"}
+	if md := Markdown(Decide(f)); !strings.Contains(md, "changed etcd, foo, which this pull request also changes: update the branch") {
+		t.Errorf("overlap text:\n%s", md)
 	}
 }
 

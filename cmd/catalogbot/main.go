@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -72,6 +73,10 @@ func exitCode(stderr io.Writer, err error) int {
 		return silent.code
 	}
 	fmt.Fprintf(stderr, "catalogbot: %v\n", err)
+	var invalid *config.InvalidError
+	if errors.As(err, &invalid) {
+		fmt.Fprint(stderr, invalid.Detail())
+	}
 	if diag.CategoryOf(err) == diag.Infra {
 		fmt.Fprintln(stderr, "catalogbot: this is an infrastructure failure, not a problem in your catalog; retry, or check the registry/GitHub/cluster it names")
 	}

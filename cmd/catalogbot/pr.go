@@ -35,7 +35,7 @@ type prOptions struct {
 func newPRCmd(runF runner[prOptions]) *cobra.Command {
 	o := &prOptions{}
 	cmd := &cobra.Command{
-		Use:   "pr --base REF --head REF [--author LOGIN]",
+		Use:   "pr --base REF --head REF --author LOGIN",
 		Short: "Run the pull-request pipeline on a range of a local catalog repository",
 		Long: `pr runs the stages owners -> render -> validate -> graph -> images -> smoke on the change between
 two revisions of a local git repository, reading .catalogbot.yaml and owners from the base revision, and
@@ -54,7 +54,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 	cmd.Flags().StringVar(&o.repoDir, "repo", ".", "the catalog repository (work tree or bare)")
 	cmd.Flags().StringVar(&o.in.Base, "base", "", "base revision (config and owners are read from it)")
 	cmd.Flags().StringVar(&o.in.Head, "head", "HEAD", "head revision (the change)")
-	cmd.Flags().StringVar(&o.in.Author, "author", "", "login of the change's author")
+	cmd.Flags().StringVar(&o.in.Author, "author", "", "login of the change's author (required: the owners stage decides what this login may change)")
 	cmd.Flags().StringSliceVar(&o.approvers, "approved-by", nil, "logins that approved the change (comma-separated or repeated)")
 	cmd.Flags().BoolVar(&o.skipImages, "skip-images", false, "skip the image existence checks (offline)")
 	cmd.Flags().StringVar(&o.summary, "summary", "", "also append the markdown report to this file (e.g. $GITHUB_STEP_SUMMARY)")
@@ -62,6 +62,7 @@ error, 3 infrastructure failure (registry, cluster) or internal error.`,
 	cmd.Flags().DurationVar(&o.registryTimeout, "registry-timeout", 2*time.Minute, "deadline of each registry request (0: none)")
 	cmd.Flags().DurationVar(&o.in.StageTimeout, "stage-timeout", 30*time.Minute, "deadline of each stage; one that runs out is an infrastructure failure (0: none)")
 	_ = cmd.MarkFlagRequired("base")
+	_ = cmd.MarkFlagRequired("author")
 	return cmd
 }
 

@@ -109,6 +109,9 @@ func runRender(ctx context.Context, o *renderOptions) error {
 	start := time.Now()
 	cfg, ds, err := readRefsConfig(o.cfgPath)
 	if err != nil {
+		if lerr := templateLayoutWithoutCatalogs(o.repo.repo); lerr != nil {
+			return lerr
+		}
 		return err
 	}
 	st := report.Stage{Name: render.Check}

@@ -86,6 +86,7 @@ func TestExitCodes(t *testing.T) {
 		{"too many arguments", []string{"validate", valid, valid}, 2},
 		{"version with an argument", []string{"version", "x"}, 2},
 		{"pr without --base", []string{"pr", "--repo", valid}, 2},
+		{"pr without --author", []string{"pr", "--repo", valid, "--base", "HEAD"}, 2},
 		{"bad flag value", []string{"check-images", "--concurrency", "many", valid}, 2},
 		{"exclusive flags", []string{"validate", "--staged", "--changed-since", "HEAD", valid}, 2},
 		{"valid catalog", []string{"validate", valid}, 0},

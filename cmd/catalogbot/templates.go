@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +16,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
@@ -32,7 +35,7 @@ func (f *repoFlags) addRender(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.repo, "repo", ".", "repository root; when its "+config.ConfigFile+" lists catalogs, render every template mapping of operators/*/ci.yaml")
 	cmd.Flags().StringVar(&f.pkg, "package", "", "with catalogs: render only this package's mappings")
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "with catalogs: pull nothing; bundles come from the cache only")
-	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "with catalogs: a trusted checkout (the base branch) whose committed catalogs seed the bundle cache; never a pull request's files")
+	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "with catalogs: a trusted checkout (the base branch) whose committed catalogs seed the bundle cache; never a pull request's files (default: the catalogs HEAD commits, read from git, never the work tree)")
 	cmd.Flags().StringVar(&f.cacheDir, "template-cache-dir", "", "with catalogs: where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
 }
 
@@ -66,6 +69,11 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 	start := time.Now()
 	tcats := template.CatalogsOf(cats)
 	jobs, warnings, err := template.Plan(f.repo, tcats, f.pkg)
+	if f.pkg != "" && errors.Is(err, fs.ErrNotExist) {
+		ci := path.Join(template.OperatorsDir, f.pkg, template.CIFile)
+		return diag.UsageError(fmt.Errorf("--package %s: %s does not exist in %s, so no template maps the package (the packages with templates are the directories of %s/)",
+			f.pkg, ci, f.repo, template.OperatorsDir))
+	}
 	if err != nil {
 		return diag.UsageError(err)
 	}
@@ -76,10 +84,15 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 		}
 	}
 	store := template.NewStore(cacheDir)
+	held := store.Len()
+	seeded := ""
 	if f.seedFrom != "" {
 		if err := template.SeedFromCommitted(ctx, store, f.seedFrom, tcats, jobs); err != nil {
 			return err
 		}
+		seeded = "the committed catalogs of " + f.seedFrom
+	} else if seeded, err = seedFromHEAD(ctx, store, f.repo, tcats, jobs); err != nil {
+		return err
 	}
 	src := &template.Images{Store: store, Offline: f.offline}
 	if !f.offline {
@@ -88,8 +101,8 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 			return err
 		}
 	}
-	results := template.RenderJobs(ctx, f.repo, jobs, src, opts.Concurrency, io.err)
-	ds := template.Diagnostics(f.repo, results, check)
+	results := template.RenderJobs(ctx, f.repo, jobs, src, opts.Concurrency, check, io.err)
+	ds := template.GroupDrift(template.Diagnostics(f.repo, results, check), tcats)
 	for _, w := range warnings {
 		ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: template.Check, Rule: "template-unknown-catalog", Message: w})
 	}
@@ -100,9 +113,20 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 	} else if err := template.WriteResults(f.repo, results); err != nil {
 		st.Status, st.Err = report.Error, err.Error()
 	}
-	st.Summary = fmt.Sprintf("%d template mappings into %d catalogs %s", len(jobs), len(cats), verb)
-	if st.Status == report.Pass && diag.HasErrors(st.Diagnostics) {
-		st.Status = report.Fail
+	into := map[string]bool{}
+	for _, j := range jobs {
+		into[j.Catalog.Name] = true
+	}
+	st.Summary = fmt.Sprintf("%s into %s %s", plural(len(jobs), "template mapping"), plural(len(into), "catalog"), verb)
+	if seeded != "" {
+		st.Summary += fmt.Sprintf(" (bundle cache seeded from %s: %d entries)", seeded, store.Len()-held)
+	}
+	if st.Status == report.Pass {
+		ierr := template.InfraErr(results)
+		st.Status = report.StatusOf(st.Diagnostics, ierr)
+		if ierr != nil {
+			st.Err = ierr.Error()
+		}
 	}
 	return out.emit(io.out, &report.Report{Title: "render " + f.repo, Stages: []report.Stage{st}})
 }
@@ -147,4 +171,82 @@ func catalogStage(r validate.CatalogResult) report.Stage {
 	}
 	st.Status, st.Diagnostics, st.Truncated, st.Summary = report.StatusOf(r.Diagnostics, nil), r.Diagnostics, r.Truncated, r.Name+": "+r.Summary()
 	return st
+}
+
+// seedFromHEAD seeds store from the catalogs committed at HEAD of the git repository holding repo (read
+// from git, never from the work tree, whose uncommitted changes are the change being checked), limited
+// to the packages of jobs. It says what it seeded from ("" outside a repository or before its first
+// commit).
+func seedFromHEAD(ctx context.Context, store *template.Store, repo string, tcats []template.Catalog, jobs []template.Job) (string, error) {
+	top, err := gitrepo.TopLevel(ctx, repo)
+	if err != nil {
+		return "", nil
+	}
+	g, err := gitrepo.Open(top)
+	if err != nil {
+		return "", nil
+	}
+	head, err := g.Resolve("HEAD")
+	if err != nil {
+		return "", nil // no commit yet
+	}
+	pkgs := map[string]bool{}
+	for _, j := range jobs {
+		pkgs[j.Package] = true
+	}
+	include := func(p string) bool {
+		for _, c := range tcats {
+			if rest, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
+				pkg, _, _ := strings.Cut(rest, "/")
+				return pkgs[pkg]
+			}
+		}
+		return false
+	}
+	fsys, err := g.TreeFS(head, repoRelativeTo(top, repo), include)
+	if err != nil {
+		return "", err
+	}
+	if err := template.SeedFromFS(ctx, store, fsys, tcats, jobs); err != nil {
+		return "", fmt.Errorf("seeding the bundle cache from HEAD (%s): %w", head.Hash.String()[:12], err)
+	}
+	return fmt.Sprintf("HEAD (%s)'s committed catalogs", head.Hash.String()[:12]), nil
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// templateLayoutWithoutCatalogs is a usage error saying what to add when root is laid out as a
+// template-driven repository (operators/<package>/ci.yaml files mapping templates to catalogs, catalog
+// directories under catalogs/) but its .catalogbot.yaml has no catalogs:, which would make it one
+// catalog; nil otherwise.
+func templateLayoutWithoutCatalogs(root string) error {
+	cis, _ := filepath.Glob(filepath.Join(root, template.OperatorsDir, "*", template.CIFile))
+	mapped := 0
+	for _, ci := range cis {
+		if data, err := os.ReadFile(ci); err == nil && strings.Contains(string(data), "catalog_mapping") {
+			mapped++
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "catalogs"))
+	if mapped == 0 || err != nil {
+		return nil
+	}
+	var versions []string
+	for _, e := range entries {
+		if e.IsDir() {
+			versions = append(versions, e.Name())
+		}
+	}
+	if len(versions) == 0 {
+		return nil
+	}
+	return diag.UsageError(fmt.Errorf("%s is laid out as a template-driven repository (%d %s files under %s/ map templates to catalogs; catalogs/ holds %s) "+
+		"but %s has no catalogs:, so it would be read as one catalog; add these lines to %s:\n\ncatalogs:\n  pattern: catalogs/{version}\n",
+		root, mapped, template.CIFile, template.OperatorsDir, plural(len(versions), "catalog directory"), config.ConfigFile, filepath.Join(root, config.ConfigFile)))
 }

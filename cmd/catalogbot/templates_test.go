@@ -112,3 +112,76 @@ func TestValidateEveryCatalogCLI(t *testing.T) {
 		t.Errorf("want 11 passing catalogs with a progress line each (exit %d):\n%s\n%s", code, progress, out)
 	}
 }
+
+// render --check --offline with no other flag, in a git repository, seeds the bundle cache from HEAD's
+// committed catalogs (never the work tree) and says so: an in-sync package passes, and a committed render
+// broken in the work tree fails on that file alone, its bundles still coming from HEAD.
+func TestRenderOfflineSeedsFromHEAD(t *testing.T) {
+	repo := communityRepo(t)
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	gitIn(t, repo, "add", "-A")
+	gitIn(t, repo, "commit", "-q", "-m", "base")
+	args := []string{"render", "--repo", repo, "--offline", "--check", "--template-cache-dir", t.TempDir(), "--package", "dotvirt-operator"}
+	out, _, code := runCLI(t, args...)
+	if code != 0 || !strings.Contains(out, "seeded from HEAD (") {
+		t.Fatalf("exit %d, want a pass that names HEAD as the seed:\n%s", code, out)
+	}
+	file := filepath.Join(repo, "catalogs", "v4.19", "dotvirt-operator", "catalog.yaml")
+	if err := os.WriteFile(file, []byte("schema: olm.package\nname: dotvirt-operator\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, progress, code := runCLI(t, args...)
+	if code != 1 || !strings.Contains(out, "catalogs/v4.19/dotvirt-operator/catalog.yaml") || strings.Contains(out, "template-not-cached") ||
+		strings.Contains(out, "catalogs/v4.20/dotvirt-operator") {
+		t.Errorf("exit %d, want drift on the broken file only, bundles from HEAD:\n%s", code, out)
+	}
+	if !strings.Contains(progress, "v4.19: 1 package, 1 DRIFTED") || strings.Count(progress, ", ok") != 4 {
+		t.Errorf("the progress lines should say which catalog drifted:\n%s", progress)
+	}
+}
+
+// The render summary counts what --package selects, the progress line the packages of each catalog, and
+// an unknown package is a usage error naming the missing ci.yaml.
+func TestRenderPackageCounts(t *testing.T) {
+	repo := communityRepo(t)
+	base := []string{"render", "--repo", repo, "--offline", "--seed-from", repo, "--template-cache-dir", t.TempDir(), "--check"}
+	out, progress, code := runCLI(t, append(base, "--package", "dotvirt-operator")...)
+	if code != 0 || !strings.Contains(out, "5 template mappings into 5 catalogs") || !strings.Contains(progress, ": 1 package, ok") {
+		t.Errorf("exit %d:\n%s\n%s", code, out, progress)
+	}
+	cmd := newRootCmd()
+	var o, e bytes.Buffer
+	cmd.SetOut(&o)
+	cmd.SetErr(&e)
+	cmd.SetArgs(append(base, "--package", "nosuch"))
+	err := cmd.ExecuteContext(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "operators/nosuch/ci.yaml does not exist") || strings.Contains(err.Error(), "openat") {
+		t.Errorf("--package nosuch: %v", err)
+	}
+}
+
+// A template-driven repository whose .catalogbot.yaml lacks catalogs: is told so, with the lines to add,
+// by validate (instead of hundreds of errors of the repository root read as one catalog) and by render
+// (instead of "open catalog.yaml").
+func TestTemplateLayoutWithoutCatalogsSaysSo(t *testing.T) {
+	repo := communityRepo(t)
+	if err := os.WriteFile(filepath.Join(repo, ".catalogbot.yaml"), []byte("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { _ = os.Chdir(wd) })
+	if err := os.Chdir(repo); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"validate"}, {"render", "--check"}} {
+		cmd := newRootCmd()
+		var o, e bytes.Buffer
+		cmd.SetOut(&o)
+		cmd.SetErr(&e)
+		cmd.SetArgs(args)
+		err := cmd.ExecuteContext(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "catalogs:\n  pattern: catalogs/{version}") || exitCode(&bytes.Buffer{}, err) != 2 {
+			t.Errorf("%v: %v\n%s", args, err, o.String())
+		}
+	}
+}

@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/report"
@@ -44,7 +47,10 @@ blobs wherever they live. The verdict is that of validating the whole catalog (w
 the change); the whole catalog is validated when that cannot be decided safely.
 
 When DIR holds a .catalogbot.yaml with catalogs: (a template-driven repository), every configured catalog
-is validated, with a progress line and a report stage per catalog.
+is validated, with a progress line and a report stage per catalog. With --changed-since or --staged (and
+without DIR, the repository's top is DIR), only the catalogs holding a changed file are validated, each
+for the packages the change touched in it; changed files outside the catalogs are not validate's (the
+drift gate, render --check, covers templates).
 
 Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 		Args: cobra.MaximumNArgs(1),
@@ -67,13 +73,26 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	if err := policyPresets(o.policy); err != nil {
 		return err
 	}
-	if root := cmp.Or(o.dir, "."); o.changedSince == "" && !o.staged {
-		if cfg, cats, err := multiCatalogConfig(root); err != nil || cats != nil {
-			if err != nil {
-				return err
-			}
+	changed := o.changedSince != "" || o.staged
+	root := cmp.Or(o.dir, ".")
+	if o.dir == "" && changed {
+		// a pre-commit hook runs at the repository's top, but a hook's verdict must not depend on that
+		if top, err := gitrepo.TopLevel(ctx, "."); err == nil {
+			root = top
+		}
+	}
+	if cfg, cats, err := multiCatalogConfig(root); err != nil || cats != nil {
+		switch {
+		case err != nil:
+			return err
+		case changed:
+			return runChangedCatalogs(ctx, o, root, cfg, cats)
+		default:
 			return runMultiValidate(ctx, o.io, root, cats, &o.out, cfg, o.policy)
 		}
+	}
+	if err := templateLayoutWithoutCatalogs(root); err != nil {
+		return err
 	}
 	dir, err := catalogDirArg(ctx, o.dir)
 	if err != nil {
@@ -152,4 +171,80 @@ func countFiles(n int) string {
 		return "1 file"
 	}
 	return fmt.Sprintf("%d files", n)
+}
+
+// runChangedCatalogs is validate --staged / --changed-since in a template-driven repository: each catalog
+// holding a changed file validates the packages the change touched in it (validate.Changed, by package
+// identity), as its own report stage; files outside the catalogs (templates, ci.yaml) are the drift
+// gate's (render --check), not validate's.
+func runChangedCatalogs(ctx context.Context, o *validateOptions, root string, cfg *config.Config, cats []config.Catalog) error {
+	wt, err := gitrepo.WorkTreeChanges(ctx, root, o.changedSince, o.staged)
+	if err != nil {
+		return err
+	}
+	lim := o.limits.limits(cfg)
+	byCatalog := map[string][]string{}
+	var notStaged []string
+	inCatalog := func(p string) (config.Catalog, string, bool) {
+		for _, c := range cats {
+			if rel, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
+				return c, rel, true
+			}
+		}
+		return config.Catalog{}, "", false
+	}
+	for _, p := range wt.NotStaged {
+		if _, _, ok := inCatalog(p); ok {
+			notStaged = append(notStaged, p)
+		}
+	}
+	if err := refuseNotStaged(root, notStaged); err != nil {
+		return err
+	}
+	outside := 0
+	for _, p := range wt.Files {
+		c, rel, ok := inCatalog(p)
+		if !ok {
+			outside++
+			continue
+		}
+		byCatalog[c.Name] = append(byCatalog[c.Name], rel)
+	}
+	r := &report.Report{Title: fmt.Sprintf("the changed catalogs of %s", root)}
+	for _, c := range cats {
+		files := byCatalog[c.Name]
+		if len(files) == 0 {
+			continue
+		}
+		start := time.Now()
+		dir := filepath.Join(root, filepath.FromSlash(c.Dir))
+		before := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, files)
+		res, fellBack, err := validate.Changed(ctx, dir, validate.Change{Files: files, Before: before, Limits: lim,
+			Cache: selectCache(wt.GitDir, dir), Sized: boundMemoryTo})
+		if err != nil {
+			return fmt.Errorf("validating catalog %s: %w", c.Name, err)
+		}
+		for i := range res.Diagnostics {
+			if d := &res.Diagnostics[i]; d.File != "" {
+				d.File = path.Join(path.Clean(c.Dir), d.File)
+			}
+		}
+		scope := fmt.Sprintf(" (%s", countFiles(len(files))+" changed")
+		if fellBack {
+			scope += "; whole catalog validated"
+		}
+		st := report.Stage{Name: validate.Check + " " + c.Name, Status: report.StatusOf(res.Diagnostics, nil), Duration: time.Since(start),
+			Diagnostics: res.Diagnostics, Truncated: res.Truncated, Summary: c.Name + ": " + res.Summary() + scope + ")"}
+		fmt.Fprintf(o.io.err, "validate %s: %s (%s)\n", c.Name, st.Status, st.Duration.Round(time.Millisecond))
+		r.Stages = append(r.Stages, st)
+	}
+	if len(r.Stages) == 0 {
+		r.Stages = append(r.Stages, report.Stage{Name: validate.Check, Status: report.Skipped,
+			Summary: fmt.Sprintf("no catalog file changed (%s outside the %d catalogs of %s)", countFiles(outside), len(cats), config.ConfigFile)})
+	}
+	if o.out.root == "" {
+		o.out.root = repoRelativeTo(wt.Top, root)
+	}
+	o.out.relocate(ctx, r, root)
+	return o.out.emit(o.io.out, r)
 }

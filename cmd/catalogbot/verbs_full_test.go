@@ -33,13 +33,13 @@ func TestFullVerbFlags(t *testing.T) {
 		if err := os.WriteFile(kc, []byte("kind: Cluster\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		o = parse(t, newPRCmd, "--base", "main", "--smoke-node-image", "n", "--smoke-kind-config", kc)
+		o = parse(t, newPRCmd, "--base", "main", "--author", "alice", "--smoke-node-image", "n", "--smoke-kind-config", kc)
 		in, err := o.smoke.load()
 		check(t, "kind config", [2]any{in.KindConfig, err}, [2]any{"kind: Cluster\n", nil})
-		o = parse(t, newPRCmd, "--base", "main", "--smoke-node-image", "n", "--smoke-kind-config", kc+".missing")
+		o = parse(t, newPRCmd, "--base", "main", "--author", "alice", "--smoke-node-image", "n", "--smoke-kind-config", kc+".missing")
 		_, err = o.smoke.load()
 		check(t, "missing kind config", diag.CategoryOf(err), diag.Usage)
-		o = parse(t, newPRCmd, "--base", "main")
+		o = parse(t, newPRCmd, "--base", "main", "--author", "alice")
 		check(t, "default head", o.in.Head, "HEAD")
 		check(t, "no smoke cluster", o.smoke.input() == nil, true)
 		check(t, "default timeouts", [2]time.Duration{o.registryTimeout, o.in.StageTimeout}, [2]time.Duration{2 * time.Minute, 30 * time.Minute})

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,8 +30,9 @@ type Result struct {
 }
 
 // RenderJobs renders jobs from root, concurrency at once (4 when 0), in job order. progress, when set,
-// gets one line per catalog once all its jobs are done.
-func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concurrency int, progress io.Writer) []Result {
+// gets one line per catalog once all its jobs are done: how many failed to render and, with check, how
+// many differ from the committed file (a catalog is "ok" only when none did).
+func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concurrency int, check bool, progress io.Writer) []Result {
 	if concurrency <= 0 {
 		concurrency = 4
 	}
@@ -47,7 +49,7 @@ func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concur
 	for k, v := range left {
 		total[k] = v
 	}
-	failed := map[string]int{}
+	failed, drifted := map[string]int{}, map[string]int{}
 	var mu sync.Mutex
 	done := 0
 	start := time.Now()
@@ -60,20 +62,35 @@ func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concur
 		g.Go(func() error {
 			data, err := jobs[i].Render(ctx, root, src)
 			results[i] = Result{Job: jobs[i], Data: data, Err: err}
+			drift := false
+			if err == nil && check && progress != nil {
+				committed, rerr := readCapped(root, jobs[i].Output(), catalog.DefaultMaxFileSize)
+				drift = rerr != nil || string(committed) != string(data)
+			}
 			mu.Lock()
 			c := jobs[i].Catalog.Name
 			left[c]--
 			if err != nil {
 				failed[c]++
 			}
+			if drift {
+				drifted[c]++
+			}
 			if left[c] == 0 {
 				done++
 				if progress != nil {
-					status := "ok"
+					var bad []string
 					if failed[c] > 0 {
-						status = fmt.Sprintf("%d FAILED", failed[c])
+						bad = append(bad, fmt.Sprintf("%d FAILED", failed[c]))
 					}
-					fmt.Fprintf(progress, "render [%d/%d] %s: %d packages, %s (%s)\n", done, len(order), c, total[c], status, time.Since(start).Round(time.Millisecond))
+					if drifted[c] > 0 {
+						bad = append(bad, fmt.Sprintf("%d DRIFTED", drifted[c]))
+					}
+					status := "ok"
+					if len(bad) > 0 {
+						status = strings.Join(bad, ", ")
+					}
+					fmt.Fprintf(progress, "render [%d/%d] %s: %s, %s (%s)\n", done, len(order), c, plural(total[c], "package"), status, time.Since(start).Round(time.Millisecond))
 				}
 			}
 			mu.Unlock()
@@ -105,6 +122,9 @@ func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
 				if errors.Is(r.Err, ErrNotCached) {
 					d.Rule, d.Hint = "template-not-cached", "render without --offline to pull it"
 				}
+			}
+			if diag.CategoryOf(r.Err) == diag.Infra {
+				d.Rule, d.Hint = diag.RuleRegistryUnavailable, "the registry could not answer: not a problem of the change; retry later"
 			}
 			ds = append(ds, d)
 			continue
@@ -154,4 +174,32 @@ func WriteResults(root string, results []Result) error {
 		}
 	}
 	return nil
+}
+
+// InfraErr is the infrastructure failure among results (a registry that could not answer), nil when no
+// render failed that way: the stage is then an error (exit 3), not the change's failure.
+func InfraErr(results []Result) error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, r := range results {
+		if r.Err == nil || diag.CategoryOf(r.Err) != diag.Infra {
+			continue
+		}
+		if msg := r.Err.Error(); !seen[msg] {
+			seen[msg] = true
+			errs = append(errs, r.Err)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return diag.InfraError(fmt.Errorf("%s could not reach a registry (not a problem of the change; retry later): %w",
+		plural(len(errs), "template render"), errors.Join(errs...)))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

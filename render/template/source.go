@@ -213,7 +213,7 @@ func (im *Images) Bundle(ctx context.Context, image string, csvMetadata bool) (*
 		}
 	}
 	if !online {
-		return nil, diag.InvalidError(fmt.Errorf("%w (offline): no committed catalog of the base branch holds it in the form this catalog needs", ErrNotCached))
+		return nil, diag.InvalidError(fmt.Errorf("%w (offline): no committed catalog the cache was seeded from (the base branch; locally HEAD or --seed-from) holds it in the form this catalog needs", ErrNotCached))
 	}
 	plain, got, err := im.Pull.Render(ctx, image)
 	if err != nil {

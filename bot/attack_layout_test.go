@@ -1,0 +1,108 @@
+package bot
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// Layout attacks (issue 23, items 2 and 3): the gates hold the same in a single-catalog repository and in
+// a template-driven one (catalogs: in .catalogbot.yaml, one catalog per version).
+
+// layoutCase is one repository layout: its configuration and where a package's catalog file lives.
+type layoutCase struct {
+	name   string
+	config string
+	dir    func(pkg string) string // the directory of pkg's catalog
+}
+
+func layouts(extra string) []layoutCase {
+	return []layoutCase{
+		{"single-catalog", repoConfig + extra, func(pkg string) string { return "catalog/" + pkg }},
+		{"template-driven", repoConfig + extra + "catalogs:\n  pattern: catalogs/{version}\n",
+			func(pkg string) string { return "catalogs/v4.19/" + pkg }},
+	}
+}
+
+// seedLayout commits the base revision of layout lc (configuration, foo-operator at 0.1.0 and 0.2.0,
+// bar-operator at 0.1.0) on main and points GitHub's main at it.
+func (h *harness) seedLayout(lc layoutCase) string {
+	h.t.Helper()
+	files := map[string]string{".catalogbot.yaml": lc.config}
+	for pkg, versions := range map[string][]string{"foo-operator": {"0.1.0", "0.2.0"}, "bar-operator": {"0.1.0"}} {
+		files[lc.dir(pkg)+"/catalog.json"] = fbc(pkg, func(v string) string { return h.bundleImage(pkg, v) }, versions...)
+	}
+	sha := h.label(h.git.Commit("main", "", "catalog-admin", "base", files), "MAIN")
+	h.gh.SetRef(repoFull, "heads/main", sha)
+	return sha
+}
+
+// deprecation is an olm.deprecations blob for pkg with one entry (reference schema, optional name).
+func deprecation(pkg, schema, name string) string {
+	ref := map[string]string{"schema": schema}
+	if name != "" {
+		ref["name"] = name
+	}
+	data, _ := json.MarshalIndent(map[string]any{"schema": "olm.deprecations", "package": pkg,
+		"entries": []any{map[string]any{"reference": ref, "message": "deprecated by " + pkg + "'s maintainers"}}}, "", "  ")
+	return string(data) + "\n"
+}
+
+// alice owns foo-operator only. She adds, in foo-operator's directory, a file holding an olm.deprecations
+// blob for bar-operator: the file belongs to the package its blob names, so the owners stage needs bar's
+// owner, and nothing merges.
+func TestAttackOwnersByDirectoryDeprecationOfAnotherPackage(t *testing.T) {
+	for _, lc := range layouts("") {
+		t.Run(lc.name, func(t *testing.T) {
+			h := newHarness(t)
+			main := h.seedLayout(lc)
+			head := h.git.Commit("alice/notes", main, "alice", "notes for foo", map[string]string{
+				lc.dir("foo-operator") + "/notes.json": deprecation("bar-operator", "olm.package", "")})
+			h.openPR(40, "alice", head, main)
+			h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(40, "alice", head, main, nil))
+			h.waitIdle()
+			h.requireNotMerged(40, "foo's owner deprecated bar from foo's directory")
+			cr := h.lastCheckRun()
+			if cr.Conclusion != "failure" || !strings.Contains(cr.Output.Summary+cr.Output.Text, "alice is not an owner of package bar-operator") {
+				t.Errorf("check run %s: %s\n%s", cr.Conclusion, cr.Output.Summary, cr.Output.Text)
+			}
+		})
+	}
+}
+
+// alice opens two pull requests, each adding one olm.deprecations blob for foo-operator (a package may have
+// only one): each validates alone. The first merges; before the second merges the bot sees that the base
+// moved and changed foo-operator, which the second also changes, and checks it again instead of merging
+// it on its old check, so main never holds two deprecation blobs for one package.
+func TestAttackTwoPRsDeprecationsMergeWithoutRecheck(t *testing.T) {
+	for _, lc := range layouts("  requiredLabels: [lgtm]\n") {
+		t.Run(lc.name, func(t *testing.T) {
+			h := newHarness(t)
+			main := h.seedLayout(lc)
+			first := map[string]string{lc.dir("foo-operator") + "/deprecations.json": deprecation("foo-operator", "olm.package", "")}
+			second := map[string]string{lc.dir("foo-operator") + "/old-bundle.json": deprecation("foo-operator", "olm.bundle", "foo-operator.v0.1.0")}
+			head1 := h.git.Commit("alice/deprecate", main, "alice", "deprecate foo", first)
+			head2 := h.git.Commit("alice/deprecate-old", main, "alice", "deprecate foo 0.1.0", second)
+			for n, head := range map[int]string{41: head1, 42: head2} {
+				h.openPR(n, "alice", head, main)
+				h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(n, "alice", head, main, nil))
+			}
+			h.waitIdle()
+			if runs := h.gh.CheckRuns(repoFull); len(runs) != 2 || runs[0].Conclusion != "success" || runs[1].Conclusion != "success" {
+				t.Fatalf("each pull request alone should pass: %+v", runs)
+			}
+			h.addLabel(41, "lgtm", head1, main)
+			h.waitIdle()
+			if merged, _ := h.gh.Merged(repoFull, 41); !merged {
+				t.Fatalf("the first pull request did not merge:\n%s", h.readiness(41))
+			}
+			h.moveMain("Change 41 (#41)", first) // what GitHub's merge did to main
+			h.addLabel(42, "lgtm", head2, main)
+			h.waitIdle()
+			h.requireNotMerged(42, "merged on a check that never saw foo-operator's other deprecation blob")
+			if body := h.readiness(42); !strings.Contains(body, "foo-operator") {
+				t.Errorf("the readiness comment does not name the package both changed:\n%s", body)
+			}
+		})
+	}
+}

@@ -1,0 +1,226 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/render/template"
+)
+
+// Layout is where a repository keeps its catalogs: a single-catalog repository is a layout of one
+// (catalog.dir); a template-driven one (catalogs: in .catalogbot.yaml) has one catalog per version and
+// keeps each package's templates and ci.yaml under operators/<package>/.
+type Layout struct {
+	// Catalogs are the catalogs, in version order.
+	Catalogs []config.Catalog
+	// Templates says packages keep their templates under operators/<package>/.
+	Templates bool
+}
+
+// LayoutAt resolves cfg's layout from git: for a catalogs pattern without versions, the catalogs are the
+// directories the pattern matches in any of commits (a change that removes or adds a catalog still has
+// it in its layout).
+func LayoutAt(cfg *config.Config, commits ...*object.Commit) (*Layout, error) {
+	if !cfg.MultiCatalog() {
+		dir := path.Clean(cfg.Catalog.Dir)
+		return &Layout{Catalogs: []config.Catalog{{Name: path.Base(dir), Dir: dir}}}, nil
+	}
+	c := *cfg
+	if versions, err := patternVersions(cfg.Catalogs, commits); err != nil {
+		return nil, err
+	} else if versions != nil {
+		if len(versions) == 0 {
+			return &Layout{Templates: true}, nil // no catalog yet
+		}
+		c.Catalogs.Versions = versions
+	}
+	cats, err := c.ResolveCatalogs("")
+	if err != nil {
+		return nil, diag.UsageError(fmt.Errorf("resolving the catalogs of %s: %w", config.ConfigFile, err))
+	}
+	return &Layout{Catalogs: cats, Templates: true}, nil
+}
+
+// patternVersions lists the directories a versions-less catalogs pattern matches at commits; nil when the
+// configuration lists its catalogs or versions (or the pattern is malformed: ResolveCatalogs says so).
+func patternVersions(cc config.CatalogsConfig, commits []*object.Commit) ([]string, error) {
+	parent, rest, _ := strings.Cut(cc.Pattern, config.VersionPlaceholder)
+	if cc.Pattern == "" || len(cc.Versions) > 0 || len(cc.List) > 0 || rest != "" || !strings.HasSuffix(parent, "/") {
+		return nil, nil
+	}
+	parent = path.Clean(parent)
+	seen := map[string]bool{}
+	out := []string{}
+	for _, c := range commits {
+		tree, err := c.Tree()
+		if err != nil {
+			return nil, fmt.Errorf("tree of %s: %w", short(c.Hash.String()), err)
+		}
+		sub, err := tree.Tree(parent)
+		if errors.Is(err, object.ErrDirectoryNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing catalogs in %s at %s: %w", parent, short(c.Hash.String()), err)
+		}
+		for _, e := range sub.Entries {
+			if e.Mode == filemode.Dir && !seen[e.Name] {
+				seen[e.Name] = true
+				out = append(out, e.Name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// catalogOf is the catalog holding repository path p, and p relative to the catalog's directory.
+func (l *Layout) catalogOf(p string) (config.Catalog, string, bool) {
+	for _, c := range l.Catalogs {
+		if rel, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
+			return c, rel, true
+		}
+	}
+	return config.Catalog{}, "", false
+}
+
+// templatePackage is the package whose operators/<package>/ directory holds p, in a template-driven layout.
+func (l *Layout) templatePackage(p string) (string, bool) {
+	if !l.Templates {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(p, template.OperatorsDir+"/")
+	if !ok {
+		return "", false
+	}
+	pkg, _, nested := strings.Cut(rest, "/")
+	return pkg, nested
+}
+
+// packageDir is the package whose directory holds p (operators/<pkg>/ or <catalog>/<pkg>/): where its
+// templates and rendered catalogs are kept, which is not whom the file's blobs name (Attribute decides
+// that).
+func (l *Layout) packageDir(p string) (string, bool) {
+	if pkg, ok := l.templatePackage(p); ok {
+		return pkg, true
+	}
+	if _, rel, ok := l.catalogOf(p); ok {
+		pkg, _, nested := strings.Cut(rel, "/")
+		return pkg, nested
+	}
+	return "", false
+}
+
+// Attribution is a change's paths by package.
+type Attribution struct {
+	// Packages maps each touched package to its changed files (repository paths, sorted).
+	Packages map[string][]string
+	// Other are the changed paths no package holds (sorted): the configuration, anything outside the
+	// catalogs and templates, and catalog files that name no package.
+	Other []string
+}
+
+// Attribute says which packages the paths changed between base and head belong to. A catalog file belongs
+// to every package its blobs name at the base or at the head (package identity, not the directory: an
+// olm.deprecations blob for bar in foo's directory is bar's); a catalog file naming no package (deleted
+// blobs are named at the base) belongs to the package of its directory when that package's blobs are also
+// touched, and otherwise to nobody (a maintainer's). A file under operators/<pkg>/ is pkg's.
+func (l *Layout) Attribute(ctx context.Context, repo *gitrepo.Repo, base, head *object.Commit, paths []string) (*Attribution, error) {
+	a := &Attribution{Packages: map[string][]string{}}
+	add := func(pkg, file string) {
+		if !slices.Contains(a.Packages[pkg], file) {
+			a.Packages[pkg] = append(a.Packages[pkg], file)
+		}
+	}
+	byCatalog := map[string]map[string]bool{} // catalog dir -> changed catalog-relative files
+	var inCatalogs []string
+	for _, p := range paths {
+		if pkg, ok := l.templatePackage(p); ok {
+			add(pkg, p)
+			continue
+		}
+		c, rel, ok := l.catalogOf(p)
+		if !ok {
+			a.Other = append(a.Other, p)
+			continue
+		}
+		dir := path.Clean(c.Dir)
+		if byCatalog[dir] == nil {
+			byCatalog[dir] = map[string]bool{}
+		}
+		byCatalog[dir][rel] = true
+		inCatalogs = append(inCatalogs, p)
+	}
+	named := map[string]bool{}
+	for _, dir := range slices.Sorted(maps.Keys(byCatalog)) {
+		files := byCatalog[dir]
+		include := func(p string) bool { return files[p] }
+		for _, commit := range []*object.Commit{base, head} {
+			fsys, err := repo.TreeFS(commit, dir, include)
+			if err != nil {
+				return nil, err
+			}
+			cat, err := loadSubset(ctx, fsys)
+			if err != nil {
+				return nil, fmt.Errorf("reading the changed files of %s at %s: %w", dir, short(commit.Hash.String()), err)
+			}
+			forEachBlob(cat, func(pkg string, pos catalog.Pos) {
+				if pkg != "" && files[pos.File] {
+					f := dir + "/" + pos.File
+					add(pkg, f)
+					named[f] = true
+				}
+			})
+		}
+	}
+	for _, p := range inCatalogs {
+		if named[p] {
+			continue
+		}
+		_, rel, _ := l.catalogOf(p)
+		if top, _, nested := strings.Cut(rel, "/"); nested && a.Packages[top] != nil {
+			add(top, p)
+			continue
+		}
+		a.Other = append(a.Other, p)
+	}
+	for pkg := range a.Packages {
+		sort.Strings(a.Packages[pkg])
+	}
+	sort.Strings(a.Other)
+	return a, ctx.Err()
+}
+
+// TouchedPackages attributes the change a..b of repo to packages under the layout cfg describes (resolved
+// at both revisions). The bot's merge-time re-check compares two changes with it.
+func TouchedPackages(ctx context.Context, repo *gitrepo.Repo, cfg *config.Config, a, b string) (*Attribution, error) {
+	ca, err := repo.Resolve(a)
+	if err != nil {
+		return nil, err
+	}
+	cb, err := repo.Resolve(b)
+	if err != nil {
+		return nil, err
+	}
+	l, err := LayoutAt(cfg, ca, cb)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := repo.Changed(ctx, ca, cb)
+	if err != nil {
+		return nil, err
+	}
+	return l.Attribute(ctx, repo, ca, cb, paths)
+}

@@ -1,0 +1,71 @@
+package pipeline_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/pipeline"
+)
+
+// TouchedPackages attributes files by the packages their blobs name, in both layouts: a deprecation of
+// bar in foo's directory is bar's; a file naming no package in a directory whose package is otherwise
+// untouched is nobody's (a maintainer's); operators/<pkg>/ is pkg's only in a template-driven layout.
+func TestTouchedPackagesByBlobIdentity(t *testing.T) {
+	pkg := func(name string) string {
+		return `{"schema": "olm.package", "name": "` + name + `", "defaultChannel": "stable"}` + "\n"
+	}
+	deprecation := `{"schema": "olm.deprecations", "package": "bar", "entries": [{"reference": {"schema": "olm.package"}, "message": "gone"}]}` + "\n"
+	for _, tc := range []struct {
+		name, config, dir string
+		want              map[string][]string
+		other             []string
+	}{
+		{"single-catalog", "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\n", "catalog",
+			map[string][]string{"bar": {"catalog/foo/notes.json"}},
+			[]string{"README.md", "catalog/foo/README.md", "operators/baz/ci.yaml"}},
+		{"template-driven", "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\ncatalogs:\n  pattern: catalogs/{version}\n", "catalogs/v4.19",
+			map[string][]string{"bar": {"catalogs/v4.19/foo/notes.json"}, "baz": {"operators/baz/ci.yaml"}},
+			[]string{"README.md", "catalogs/v4.19/foo/README.md"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			base := map[string]string{".catalogbot.yaml": tc.config, tc.dir + "/foo/catalog.json": pkg("foo"), tc.dir + "/bar/catalog.json": pkg("bar")}
+			head := map[string]string{tc.dir + "/foo/notes.json": deprecation, tc.dir + "/foo/README.md": "# foo\n",
+				"operators/baz/ci.yaml": "reviewers: [x]\n", "README.md": "# repo\n"}
+			for k, v := range base {
+				head[k] = v
+			}
+			dir := filepath.Join(t.TempDir(), "repo")
+			g := initRepo(t, dir)
+			g.commit(ctx, t, tree{files: base}, "base", "catalog-admin")
+			g.branch(t, "pr", g.commit(ctx, t, tree{files: base}, "base again", "catalog-admin"))
+			g.commit(ctx, t, tree{files: head}, "change", "alice")
+			repo, err := gitrepo.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, ds, err := config.ParseConfig(config.ConfigFile, []byte(tc.config))
+			if err != nil {
+				t.Fatalf("%v: %v", err, ds)
+			}
+			at, err := pipeline.TouchedPackages(ctx, repo, cfg, "main", "pr")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(at.Packages) != len(tc.want) {
+				t.Errorf("packages %v, want %v", at.Packages, tc.want)
+			}
+			for p, files := range tc.want {
+				if !slices.Equal(at.Packages[p], files) {
+					t.Errorf("package %s: files %v, want %v", p, at.Packages[p], files)
+				}
+			}
+			if !slices.Equal(at.Other, tc.other) {
+				t.Errorf("other %v, want %v", at.Other, tc.other)
+			}
+		})
+	}
+}

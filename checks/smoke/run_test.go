@@ -154,7 +154,7 @@ func TestRunCrashLoopFailsWithDiagnostics(t *testing.T) {
 		}
 	}
 	// the cluster was not created by Run: its namespaces and CatalogSource are cleaned up
-	if _, err := f.c.core.CoreV1().Namespaces().Get(context.Background(), "smoke-broken", metav1.GetOptions{}); err == nil {
+	if _, err := f.kube.CoreV1().Namespaces().Get(context.Background(), "smoke-broken", metav1.GetOptions{}); err == nil {
 		t.Error("namespace smoke-broken was not deleted")
 	}
 }
@@ -198,7 +198,7 @@ func TestRunUpgrade(t *testing.T) {
 		t.Error("reused cluster reported as created")
 	}
 	// Keep: nothing is cleaned up
-	if _, err := f.c.core.CoreV1().Namespaces().Get(context.Background(), "smoke-good", metav1.GetOptions{}); err != nil {
+	if _, err := f.kube.CoreV1().Namespaces().Get(context.Background(), "smoke-good", metav1.GetOptions{}); err != nil {
 		t.Errorf("kept namespace is gone: %v", err)
 	}
 }

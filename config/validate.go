@@ -12,10 +12,10 @@ import (
 )
 
 var (
-	packageRE  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
-	hostRE     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$`)
-	platformRE = regexp.MustCompile(`^[a-z0-9_]+/[a-z0-9_]+(/[a-z0-9_]+)?$`)
-	versionRE  = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+	packageRE  = lazyRegexp(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+	hostRE     = lazyRegexp(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?$`)
+	platformRE = lazyRegexp(`^[a-z0-9_]+/[a-z0-9_]+(/[a-z0-9_]+)?$`)
+	versionRE  = lazyRegexp(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
 )
 
 // validate checks the values the decoder stored; it only looks at values present in the file (defaults
@@ -29,20 +29,20 @@ func (d *decoder) validate(c *Config) {
 	d.principals("maintainers", c.Maintainers)
 	for _, pkg := range sortedKeys(c.Owners) {
 		p := join("owners", pkg)
-		if !packageRE.MatchString(pkg) {
+		if !packageRE().MatchString(pkg) {
 			d.errorAt(p+"#key", "config-bad-value", "package names are letters, digits, '.', '_' and '-'", "owners: %q is not a package name", pkg)
 		}
 		d.principals(p, c.Owners[pkg])
 	}
 	d.ownersFrom(c.OwnersFrom)
-	d.each("images.allowedRegistries", c.Images.AllowedRegistries, hostRE, "a registry host such as quay.io or registry.example.com:5000")
-	d.each("images.requiredPlatforms", c.Images.RequiredPlatforms, platformRE, "os/arch[/variant], such as linux/amd64")
+	d.each("images.allowedRegistries", c.Images.AllowedRegistries, hostRE(), "a registry host such as quay.io or registry.example.com:5000")
+	d.each("images.requiredPlatforms", c.Images.RequiredPlatforms, platformRE(), "os/arch[/variant], such as linux/amd64")
 	if _, set := d.pos["smoke.timeout"]; set {
 		if t, err := time.ParseDuration(c.Smoke.Timeout); err != nil || t <= 0 {
 			d.errorAt("smoke.timeout", "config-bad-value", "a Go duration such as 10m or 1h30m", "smoke.timeout: %q is not a positive duration", c.Smoke.Timeout)
 		}
 	}
-	if c.Smoke.OLMVersion != "" && !versionRE.MatchString(c.Smoke.OLMVersion) {
+	if c.Smoke.OLMVersion != "" && !versionRE().MatchString(c.Smoke.OLMVersion) {
 		d.errorAt("smoke.olmVersion", "config-bad-value", "a release version such as v0.28.0", "smoke.olmVersion: %q is not a version", c.Smoke.OLMVersion)
 	}
 	d.smokeClusterVersions(c)
@@ -59,7 +59,7 @@ func (d *decoder) validate(c *Config) {
 	d.limits(c.Limits)
 	d.image("publish.image", c.Publish.Image)
 	d.image("publish.base", c.Publish.Base)
-	d.each("publish.platforms", c.Publish.Platforms, platformRE, "os/arch[/variant], such as linux/amd64")
+	d.each("publish.platforms", c.Publish.Platforms, platformRE(), "os/arch[/variant], such as linux/amd64")
 	d.validateCatalogs(c)
 }
 
@@ -86,7 +86,7 @@ func (d *decoder) smokeClusterVersions(c *Config) {
 		}
 		k := strings.TrimPrefix(v, "v")
 		switch {
-		case !catalogNameRE.MatchString(v):
+		case !catalogNameRE().MatchString(v):
 			d.errorAt(ip, "config-bad-value", "a catalog name or cluster version such as v4.12", "%s: %q is not a catalog name", p, v)
 		case seen[k]:
 			d.warnAt(ip, "config-duplicate-entry", "", "%s: %q is listed twice", p, v)

@@ -47,7 +47,6 @@ fi
 
 step "go vet"
 go vet -tags tools ./...
-go vet ./cmd/...   # the lean build (what go install ./... and the pre-commit hook install)
 
 wait "$opm_pid" || { cat "$logs/opm.log"; echo "building opm failed" >&2; exit 1; }
 wait "$reg_pid" || { cat "$logs/registry.log"; echo "building the registry failed" >&2; exit 1; }
@@ -84,10 +83,6 @@ fi
 
 step "go test -tags tools ./..."
 go test -tags tools -count=1 -timeout 40m ./...
-# The lean build (what go install ./... and the pre-commit hook install) has verbs of its own (lean.go):
-# its command tests run without tags too.
-step "go test ./cmd/... (the lean build)"
-go test -count=1 -timeout 10m ./cmd/...
 
 # Issue 5's load test: 500 signed deliveries over 100 pull requests, on SQLite and on PostgreSQL; it fails
 # on a lost or duplicated job (the numbers are printed, not asserted: this machine is shared and noisy).
@@ -95,7 +90,7 @@ step "webhook burst: bash bench/webhooks.sh"
 if have_postgres; then bash bench/webhooks.sh; else BACKENDS=sqlite bash bench/webhooks.sh; fi
 
 step "main job: catalogbot demo"
-go run -tags full ./cmd/catalogbot demo
+go run ./cmd/catalogbot demo
 
 if [ "${CATALOGBOT_KIND_LANE:-on}" = "off" ]; then
   step "KIND OFFLINE LANE SKIPPED: CATALOGBOT_KIND_LANE=off"

@@ -55,9 +55,10 @@ inc="$bin validate $work/catalog --changed-since HEAD"
 sleep 3
 cold_t=$(best_wall_once $inc)
 if command -v hyperfine >/dev/null; then
-	hyperfine --warmup 1 --runs "$runs" -N --ignore-failure --export-json /tmp/catalogbot-bench.json \
+	results="$(mktemp)" # per run: a fixed path is shared with whoever else runs the benchmark at the same time
+	hyperfine --warmup 1 --runs "$runs" -N --ignore-failure --export-json "$results" \
 		"$opm validate $catalog" "$bin validate $catalog" "$inc"
-	read -r opm_t cb_t inc_t opm_cpu cb_cpu inc_cpu < <(python3 -c 'import json;r=json.load(open("/tmp/catalogbot-bench.json"))["results"];print(*[x["min"] for x in r],*[x["user"]+x["system"] for x in r])')
+	read -r opm_t cb_t inc_t opm_cpu cb_cpu inc_cpu < <(python3 -c 'import json;r=json.load(open("'"$results"'"))["results"];print(*[x["min"] for x in r],*[x["user"]+x["system"] for x in r])')
 else
 	echo "(hyperfine not installed: best of $runs runs, no CPU times)"
 	opm_t=$(best_wall "$opm" validate "$catalog")

@@ -48,6 +48,7 @@ image_args=(--base "$base" "${bins[@]}" --label "org.opencontainers.image.revisi
   --label "org.opencontainers.image.version=$version" --label "org.opencontainers.image.source=https://github.com/catalogbot/catalogbot"
   --layout "$dist/catalogbot_${version#v}_image.tar" --ref "ghcr.io/catalogbot/catalogbot:$version")
 if [ -n "${IMAGE:-}" ]; then image_args+=(--push "$IMAGE"); fi
-digest="$(GOFLAGS=-mod=readonly go run -tags tools -trimpath -buildvcs=false ./hack/releaseimage "${image_args[@]}")"
+# releaseimage is in the tools module at hack/ (its own go.mod: the product's lists only what it links)
+digest="$(cd hack && GOFLAGS=-mod=readonly go run -trimpath -buildvcs=false ./releaseimage "${image_args[@]}")"
 (cd "$dist" && sha256sum "catalogbot_${version#v}_image.tar" >>SHA256SUMS)
 echo "release $version of $commit in $dist; image $digest"

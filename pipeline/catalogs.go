@@ -288,7 +288,6 @@ func groupDrift(ds []diag.Diagnostic, cats []config.Catalog) []diag.Diagnostic {
 		catalogs []string
 	}
 	groups := map[string]*group{}
-	var keys []string
 	keyOf := make([]string, len(ds))
 	for i, d := range ds {
 		head, body, ok := strings.Cut(d.Message, "\n")
@@ -302,7 +301,6 @@ func groupDrift(ds []diag.Diagnostic, cats []config.Catalog) []diag.Diagnostic {
 		if !seen {
 			g = &group{first: i}
 			groups[k] = g
-			keys = append(keys, k)
 		}
 		g.catalogs = append(g.catalogs, name)
 	}

@@ -22,6 +22,8 @@ const testDigest = "catalogbot.local/smoke/catalog@sha256:0123456789abcdef012345
 func init() { pollEvery = 5 * time.Millisecond }
 
 // runFake runs Run's body against the fake cluster with its OLM simulation.
+//
+//lint:ignore ST1008 the progress text comes last, as the helper's callers read it last
 func runFake(t *testing.T, f *fakeCluster, b *fakeBackend, opts Options) (Result, error, string) {
 	t.Helper()
 	var progress bytes.Buffer

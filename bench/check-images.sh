@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 bin="$(mktemp -d)/catalogbot"
 go build -o "$bin" ./cmd/catalogbot
 crane="$(bash hack/build-crane.sh)"
-go run -tags tools ./bench/imagesbench -n "${1:-500}" -catalogbot "$bin" -crane "$crane"
+"$(bash bench/tool.sh imagesbench)" -n "${1:-500}" -catalogbot "$bin" -crane "$crane"

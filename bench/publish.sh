@@ -3,4 +3,4 @@
 #   bash bench/publish.sh [CATALOG_DIR]   (default ../shared/data/catalogs/community-operators-prod-v4.20)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go run -tags tools ./bench/publishbench -catalog "${1:-../shared/data/catalogs/community-operators-prod-v4.20}"
+"$(bash bench/tool.sh publishbench)" -catalog "${1:-../shared/data/catalogs/community-operators-prod-v4.20}"

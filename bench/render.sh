@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 bin="$(mktemp -d)/catalogbot"
 go build -o "$bin" ./cmd/catalogbot
 opm="${CATALOGBOT_OPM:-$(bash hack/build-opm.sh)}"
-go run -tags tools ./bench/renderbench -catalog "${1:-../shared/data/catalogs/composed-279}" -n "${2:-0}" -catalogbot "$bin" -opm "$opm"
+"$(bash bench/tool.sh renderbench)" -catalog "${1:-../shared/data/catalogs/composed-279}" -n "${2:-0}" -catalogbot "$bin" -opm "$opm"

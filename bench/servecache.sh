@@ -15,7 +15,7 @@ opm="${OPM:-${CATALOGBOT_OPM:-$(bash hack/build-opm.sh)}}"
 work="$(mktemp -d)"
 pid=""
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
-go build -tags tools -o "$work/probe" ./hack/kind-offline/cmd/grpchealthprobe
+(cd hack && go build -tags tools -o "$work/probe" ./kind-offline/cmd/grpchealthprobe)  # the tools module at hack/
 port=$((20000 + RANDOM % 20000))
 
 serve_until_ready() { # extra opm serve args...; prints seconds from start to SERVING

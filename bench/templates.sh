@@ -9,4 +9,4 @@ cd "$(dirname "$0")/.."
 bin="$(mktemp -d)/catalogbot"
 go build -o "$bin" ./cmd/catalogbot
 opm="${CATALOGBOT_OPM:-$(bash hack/build-opm.sh)}"
-go run -tags tools ./bench/templatebench -repo "${1:-${CATALOGBOT_SHARED_DATA:-../shared/data}/fbc-templates}" -catalogbot "$bin" -opm "$opm"
+"$(bash bench/tool.sh templatebench)" -repo "${1:-${CATALOGBOT_SHARED_DATA:-../shared/data}/fbc-templates}" -catalogbot "$bin" -opm "$opm"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmark: `catalogbot validate` against `opm validate` v1.73.0, side by side in one run, on the same
 # catalog (default: ../shared/data/catalogs/composed-279, 82 MB, 5,374 bundles). Prints wall times, peak
-# RSS, peak RssAnon (private memory) and the ratios. Uses hyperfine when installed (Debian package hyperfine), else best-of-N timing.
+# private memory (RssAnon, sampled by bench/rssanon.sh: what each process allocated, not the executable's
+# file-backed pages that peak RSS also counts) and the ratios. Uses hyperfine when installed (Debian
+# package hyperfine), else best-of-N timing.
 #   bash bench/validate.sh [CATALOG_DIR] [RUNS]
 # CATALOGBOT_BENCH_BIN=PATH measures that catalogbot binary instead of one built from this tree;
 # CATALOGBOT_BENCH_BASE=PATH (with hyperfine) also times that build's whole validation in the same run.
@@ -15,33 +17,17 @@ if [ -n "${CATALOGBOT_BENCH_BIN:-}" ]; then
 	bin="$CATALOGBOT_BENCH_BIN" # another build (say, an older commit's)
 else
 	bin="$(mktemp -d)/catalogbot"
-	go build -tags full -o "$bin" ./cmd/catalogbot # the full build: the one binary every verb runs from
+	go build -o "$bin" ./cmd/catalogbot # the one binary every verb runs from
 fi
 inc_pkg="$(ls "$catalog" | head -1)"
 
-peak_rss() { # prints peak RSS in KB of the command
-	/usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1
-}
-peak_anon() { # prints peak RssAnon in KB of the command (private memory: heap and stacks, not mapped files),
-	# sampled from /proc/PID/status every millisecond; best (lowest) of 3 runs, as sampling can only miss a peak
-	python3 - "$@" <<'PY'
-import subprocess, sys, time
-best = None
-for _ in range(3):
-    p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    peak = 0
-    while p.poll() is None:
-        try:
-            with open(f"/proc/{p.pid}/status") as f:
-                for line in f:
-                    if line.startswith("RssAnon:"):
-                        peak = max(peak, int(line.split()[1]))
-        except OSError:
-            pass
-        time.sleep(0.001)
-    best = peak if best is None else min(best, peak)
-print(best)
-PY
+peak_anon() { # prints the peak RssAnon in KB of the command (the largest of 3 runs: it is sampled)
+	local best=0 a
+	for _ in 1 2 3; do
+		a=$(bash bench/rssanon.sh "$@" | cut -d' ' -f1)
+		[ "$a" -gt "$best" ] && best=$a
+	done
+	echo "$best"
 }
 best_wall_once() { # prints the wall time in seconds of one run
 	local s e
@@ -81,28 +67,25 @@ staged="$bin validate --staged $work/catalog"
 sleep 3
 cold_t=$(best_wall_once $inc)
 if command -v hyperfine >/dev/null; then
-	hyperfine --warmup 1 --runs "$runs" -N --ignore-failure --export-json /tmp/catalogbot-bench.json \
+	results="$(mktemp)" # per run: a fixed path is shared with whoever else runs the benchmark at the same time
+	hyperfine --warmup 1 --runs "$runs" -N --ignore-failure --export-json "$results" \
 		"$opm validate $catalog" "$bin validate $catalog" "$inc" "$staged" ${base:+"$base validate $catalog"}
-	read -r opm_t cb_t inc_t staged_t opm_cpu cb_cpu inc_cpu staged_cpu < <(python3 -c 'import json;r=json.load(open("/tmp/catalogbot-bench.json"))["results"][:4];print(*[x["min"] for x in r],*[x["user"]+x["system"] for x in r])')
-	[ -z "$base" ] || python3 -c 'import json;x=json.load(open("/tmp/catalogbot-bench.json"))["results"][4];print("base build (%s) validate: %.3f s (mean CPU, user+sys, %.3f s)" % (x["command"].split()[0], x["min"], x["user"]+x["system"]))'
+	read -r opm_t cb_t inc_t staged_t opm_cpu cb_cpu inc_cpu staged_cpu < <(python3 -c 'import json;r=json.load(open("'"$results"'"))["results"][:4];print(*[x["min"] for x in r],*[x["user"]+x["system"] for x in r])')
+	[ -z "$base" ] || python3 -c 'import json;x=json.load(open("'"$results"'"))["results"][4];print("base build (%s) validate: %.3f s (mean CPU, user+sys, %.3f s)" % (x["command"].split()[0], x["min"], x["user"]+x["system"]))'
 else
 	echo "(hyperfine not installed: best of $runs runs, no CPU times)"
 	# interleaved, so that a change in the machine's load falls on every command alike
 	read -r opm_t cb_t inc_t staged_t < <(best_walls "$opm validate $catalog" "$bin validate $catalog" "$inc" "$staged")
 	opm_cpu=0 cb_cpu=0 inc_cpu=0 staged_cpu=0
 fi
-opm_rss=$(peak_rss "$opm" validate "$catalog")
-cb_rss=$(peak_rss "$bin" validate "$catalog")
-opm_anon=$(peak_anon "$opm" validate "$catalog")
-cb_anon=$(peak_anon "$bin" validate "$catalog")
+opm_rss=$(peak_anon "$opm" validate "$catalog")
+cb_rss=$(peak_anon "$bin" validate "$catalog")
 rm -rf "$work"
-awk -v o="$opm_t" -v c="$cb_t" -v orss="$opm_rss" -v crss="$cb_rss" -v oanon="$opm_anon" -v canon="$cb_anon" -v inc="$inc_t" -v staged="$staged_t" -v scpu="$staged_cpu" -v cold="$cold_t" \
+awk -v o="$opm_t" -v c="$cb_t" -v orss="$opm_rss" -v crss="$cb_rss" -v inc="$inc_t" -v staged="$staged_t" -v scpu="$staged_cpu" -v cold="$cold_t" \
 	-v ocpu="$opm_cpu" -v ccpu="$cb_cpu" -v icpu="$inc_cpu" 'BEGIN {
-	printf "opm validate:        %.3f s  %6.1f MB peak RSS  (mean CPU, user+sys, %.3f s)\n", o, orss/1024, ocpu
-	printf "catalogbot validate: %.3f s  %6.1f MB peak RSS  (mean CPU, user+sys, %.3f s)\n", c, crss/1024, ccpu
-	printf "peak RssAnon (private memory, sampled every ms): opm %.1f MB, catalogbot %.1f MB\n", oanon/1024, canon/1024
-	printf "speed-up: %.1fx   memory: %.1f%% of opm (%.1fx less); private memory: %.1f%% of opm (%.1fx less)\n", \
-		o/c, 100*crss/orss, orss/crss, 100*canon/oanon, oanon/canon
+	printf "opm validate:        %.3f s  %6.1f MB peak RssAnon  (mean CPU, user+sys, %.3f s)\n", o, orss/1024, ocpu
+	printf "catalogbot validate: %.3f s  %6.1f MB peak RssAnon  (mean CPU, user+sys, %.3f s)\n", c, crss/1024, ccpu
+	printf "speed-up: %.1fx   private memory: %.1f%% of opm (%.1fx less)\n", o/c, 100*crss/orss, orss/crss
 	printf "incremental (one package changed, --changed-since HEAD, includes git; opm has no incremental mode):\n"
 	printf "  warm select cache: %.0f ms (mean CPU %.0f ms): %.0fx faster than opm validate of the whole catalog, %.0fx than full catalogbot validate (CPU: %.0fx, %.0fx)\n", \
 		inc*1000, icpu*1000, o/inc, c/inc, (icpu > 0 ? ocpu/icpu : 0), (icpu > 0 ? ccpu/icpu : 0)

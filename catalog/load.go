@@ -217,9 +217,11 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 			l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink,
 				flight: flight, js: js}
 			if buf = l.load(fsys, maxSize, buf); cap(buf) <= maxKeptBuffer {
+				//lint:ignore SA6002 a 24-byte slice header per file, against the buffer of up to maxKeptBuffer it keeps
 				bufs.Put(buf)
 			}
 			if l.js != nil {
+				//lint:ignore SA6002 as above
 				jsBufs.Put(l.js)
 				l.js = nil
 			}

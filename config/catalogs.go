@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,12 +61,12 @@ func (c *Config) MultiCatalog() bool {
 	return c.Catalogs.Pattern != "" || len(c.Catalogs.List) > 0
 }
 
-var openshiftVersionRE = regexp.MustCompile(`^v?4\.(\d{1,2})$`)
+var openshiftVersionRE = lazyRegexp(`^v?4\.(\d{1,2})$`)
 
 // KubernetesOf is the Kubernetes minor version OpenShift 4.Y runs: 1.(Y+13). ok is false for a version
 // that is not 4.Y.
 func KubernetesOf(openshift string) (string, bool) {
-	m := openshiftVersionRE.FindStringSubmatch(openshift)
+	m := openshiftVersionRE().FindStringSubmatch(openshift)
 	if m == nil {
 		return "", false
 	}
@@ -150,7 +149,9 @@ func versionNumbers(v string) ([]int, bool) {
 	return out, true
 }
 
-var catalogNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+var catalogNameRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
+var kubernetesMinorRE = lazyRegexp(`^1\.\d{1,2}$`)
 
 // validateCatalogs checks the catalogs section: one form only, names and paths safe, placeholders where
 // they must be, known migrate levels, cluster versions of the form 4.Y.
@@ -170,7 +171,7 @@ func (d *decoder) validateCatalogs(c *Config) {
 			d.errorAt("catalogs.image", "config-bad-value", "such as quay.io/example/index:{version}", "catalogs.image: %q has no {version}: every catalog would publish to the same tag", cc.Image)
 		}
 		for i, v := range cc.Versions {
-			if !catalogNameRE.MatchString(v) {
+			if !catalogNameRE().MatchString(v) {
 				d.errorAt(fmt.Sprintf("catalogs.versions[%d]", i), "config-bad-value", "letters, digits, '.', '_' and '-'", "catalogs.versions: %q is not a version name", v)
 			}
 		}
@@ -190,7 +191,7 @@ func (d *decoder) validateCatalogs(c *Config) {
 	names, dirs := map[string]bool{}, map[string]bool{}
 	for i, e := range cc.List {
 		p := fmt.Sprintf("catalogs.list[%d]", i)
-		if !catalogNameRE.MatchString(e.Name) {
+		if !catalogNameRE().MatchString(e.Name) {
 			d.errorAt(p+".name", "config-bad-value", "letters, digits, '.', '_' and '-'", "%s.name: %q is not a catalog name", p, e.Name)
 		} else if names[e.Name] {
 			d.errorAt(p+".name", "config-bad-value", "", "%s.name: catalog %q is listed twice", p, e.Name)
@@ -209,7 +210,7 @@ func (d *decoder) validateCatalogs(c *Config) {
 				d.errorAt(p+".openshift", "config-bad-value", "such as 4.16", "%s.openshift: %q is not an OpenShift 4.Y version", p, e.OpenShift)
 			}
 		}
-		if e.Kubernetes != "" && !regexp.MustCompile(`^1\.\d{1,2}$`).MatchString(e.Kubernetes) {
+		if e.Kubernetes != "" && !kubernetesMinorRE().MatchString(e.Kubernetes) {
 			d.errorAt(p+".kubernetes", "config-bad-value", "such as 1.29", "%s.kubernetes: %q is not a Kubernetes 1.Y version", p, e.Kubernetes)
 		}
 		d.oneOf(p+".migrateLevel", e.MigrateLevel, levels...)

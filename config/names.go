@@ -1,7 +1,6 @@
 package config
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -9,9 +8,9 @@ import (
 // accounts may contain consecutive or trailing hyphens, so those are accepted. GitHub App bots log in as
 // "name[bot]".
 var (
-	loginRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
+	loginRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$`)
 	// Team slugs are lowercased names with other characters turned into hyphens; accept any case.
-	teamRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
+	teamRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$`)
 )
 
 // Principal is one entry of a maintainers or owners list: a login, or a team as org/team.
@@ -30,14 +29,14 @@ func ParsePrincipal(s string) (Principal, string, bool) {
 	}
 	if org, team, isTeam := strings.Cut(s, "/"); isTeam {
 		switch {
-		case !loginRE.MatchString(org) || strings.HasSuffix(org, "[bot]"):
+		case !loginRE().MatchString(org) || strings.HasSuffix(org, "[bot]"):
 			return Principal{}, "the organization in org/team is not a valid GitHub login", false
-		case !teamRE.MatchString(team):
+		case !teamRE().MatchString(team):
 			return Principal{}, "the team in org/team is not a valid team slug", false
 		}
 		return Principal{Raw: s, Org: strings.ToLower(org), Team: strings.ToLower(team)}, "", true
 	}
-	if !loginRE.MatchString(s) {
+	if !loginRE().MatchString(s) {
 		return Principal{}, "a GitHub login has 1-39 letters, digits or hyphens and does not start with a hyphen", false
 	}
 	return Principal{Raw: s, Login: strings.ToLower(s)}, "", true

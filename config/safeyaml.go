@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -29,7 +28,7 @@ type yamlProblem struct {
 	msg  string
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineRE = lazyRegexp(`^yaml: line (\d+): (.*)$`)
 
 // parseYAML parses data as exactly one YAML document and returns its root node (nil for an empty file).
 func parseYAML(data []byte) (*yaml.Node, *yamlProblem) {
@@ -64,7 +63,7 @@ func parseYAML(data []byte) (*yaml.Node, *yamlProblem) {
 
 func syntaxProblem(err error) *yamlProblem {
 	msg, line := strings.TrimPrefix(err.Error(), "yaml: "), 0
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := yamlLineRE().FindStringSubmatch(err.Error()); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}

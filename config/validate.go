@@ -12,11 +12,11 @@ import (
 )
 
 var (
-	packageRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+	packageRE = lazyRegexp(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 	// allowedRE is a registry host, or a host and a namespace (repository path components) prefix.
-	allowedRE  = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*/?$`)
-	platformRE = regexp.MustCompile(`^[a-z0-9_]+/[a-z0-9_]+(/[a-z0-9_]+)?$`)
-	versionRE  = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+	allowedRE  = lazyRegexp(`^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*/?$`)
+	platformRE = lazyRegexp(`^[a-z0-9_]+/[a-z0-9_]+(/[a-z0-9_]+)?$`)
+	versionRE  = lazyRegexp(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
 )
 
 // validate checks the values the decoder stored; it only looks at values present in the file (defaults
@@ -30,21 +30,21 @@ func (d *decoder) validate(c *Config) {
 	d.principals("maintainers", c.Maintainers)
 	for _, pkg := range sortedKeys(c.Owners) {
 		p := join("owners", pkg)
-		if !packageRE.MatchString(pkg) {
+		if !packageRE().MatchString(pkg) {
 			d.errorAt(p+"#key", "config-bad-value", "package names are letters, digits, '.', '_' and '-'", "owners: %q is not a package name", pkg)
 		}
 		d.principals(p, c.Owners[pkg])
 	}
 	d.ownersFrom(c.OwnersFrom)
-	d.each("images.allowedRegistries", c.Images.AllowedRegistries, allowedRE,
+	d.each("images.allowedRegistries", c.Images.AllowedRegistries, allowedRE(),
 		"a registry host such as quay.io or registry.example.com:5000, or a host/namespace prefix such as quay.io/community-operator-pipeline-prod/")
-	d.each("images.requiredPlatforms", c.Images.RequiredPlatforms, platformRE, "os/arch[/variant], such as linux/amd64")
+	d.each("images.requiredPlatforms", c.Images.RequiredPlatforms, platformRE(), "os/arch[/variant], such as linux/amd64")
 	if _, set := d.pos["smoke.timeout"]; set {
 		if t, err := time.ParseDuration(c.Smoke.Timeout); err != nil || t <= 0 {
 			d.errorAt("smoke.timeout", "config-bad-value", "a Go duration such as 10m or 1h30m", "smoke.timeout: %q is not a positive duration", c.Smoke.Timeout)
 		}
 	}
-	if c.Smoke.OLMVersion != "" && !versionRE.MatchString(c.Smoke.OLMVersion) {
+	if c.Smoke.OLMVersion != "" && !versionRE().MatchString(c.Smoke.OLMVersion) {
 		d.errorAt("smoke.olmVersion", "config-bad-value", "a release version such as v0.28.0", "smoke.olmVersion: %q is not a version", c.Smoke.OLMVersion)
 	}
 	d.smokeClusterVersions(c)
@@ -61,7 +61,7 @@ func (d *decoder) validate(c *Config) {
 	d.limits(c.Limits)
 	d.image("publish.image", c.Publish.Image)
 	d.image("publish.base", c.Publish.Base)
-	d.each("publish.platforms", c.Publish.Platforms, platformRE, "os/arch[/variant], such as linux/amd64")
+	d.each("publish.platforms", c.Publish.Platforms, platformRE(), "os/arch[/variant], such as linux/amd64")
 	d.validateCatalogs(c)
 	d.validatePolicy(c.Policy)
 }
@@ -89,7 +89,7 @@ func (d *decoder) smokeClusterVersions(c *Config) {
 		}
 		k := strings.TrimPrefix(v, "v")
 		switch {
-		case !catalogNameRE.MatchString(v):
+		case !catalogNameRE().MatchString(v):
 			d.errorAt(ip, "config-bad-value", "a catalog name or cluster version such as v4.12", "%s: %q is not a catalog name", p, v)
 		case seen[k]:
 			d.warnAt(ip, "config-duplicate-entry", "", "%s: %q is listed twice", p, v)

@@ -38,7 +38,7 @@ bins=()
 for os in linux darwin; do
   for arch in amd64 arm64; do
     out="$dist/catalogbot_${version#v}_${os}_${arch}"
-    CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" GOFLAGS=-mod=readonly go build -tags full -trimpath -buildvcs=false \
+    CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" GOFLAGS=-mod=readonly go build -trimpath -buildvcs=false \
       -ldflags "-s -w -buildid= -X main.ldflagsVersion=$version" -o "$out" ./cmd/catalogbot
     if [ "$os" = linux ]; then bins+=(--bin "linux/$arch=$out"); fi
   done
@@ -48,6 +48,7 @@ image_args=(--base "$base" "${bins[@]}" --label "org.opencontainers.image.revisi
   --label "org.opencontainers.image.version=$version" --label "org.opencontainers.image.source=https://github.com/catalogbot/catalogbot"
   --layout "$dist/catalogbot_${version#v}_image.tar" --ref "ghcr.io/catalogbot/catalogbot:$version")
 if [ -n "${IMAGE:-}" ]; then image_args+=(--push "$IMAGE"); fi
-digest="$(GOFLAGS=-mod=readonly go run -tags tools -trimpath -buildvcs=false ./hack/releaseimage "${image_args[@]}")"
+# releaseimage is in the tools module at hack/ (its own go.mod: the product's lists only what it links)
+digest="$(cd hack && GOFLAGS=-mod=readonly go run -trimpath -buildvcs=false ./releaseimage "${image_args[@]}")"
 (cd "$dist" && sha256sum "catalogbot_${version#v}_image.tar" >>SHA256SUMS)
 echo "release $version of $commit in $dist; image $digest"

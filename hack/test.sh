@@ -9,6 +9,7 @@ step() { echo "==> [$(( $(date +%s) - start ))s] $*"; }
 
 step "downloading modules"
 go mod download
+(cd hack && go mod download) && (cd bench && go mod download)
 
 step "building reference tools (cached): opm, distribution registry"
 logs=$(mktemp -d)
@@ -22,10 +23,12 @@ bash hack/build-registry.sh >"$logs/registry.path" 2>"$logs/registry.log" & reg_
 lane_deadline=$(( start + ${CATALOGBOT_KIND_LANE_WAIT_MIN:-62} * 60 ))
 # No lane run may go past this point of CI's 90 minutes: each run gets what is left of it (timeout).
 lane_hard_end=$(( start + ${CATALOGBOT_CI_BUDGET_MIN:-84} * 60 ))
+# The lane builds its commands from the repository root (go build ./hack/kind-offline/cmd/...), which are in
+# the hack module: it runs in the workspace hack/go.work, which holds both modules.
 kind_status=$(bash hack/kind-offline/lane.sh status 2>/dev/null || true)
 if echo "$kind_status" | grep -q MISSING && [ "${CATALOGBOT_KIND_LANE:-on}" != "off" ]; then
   step "kind offline lane: cache incomplete, building it in the background (log: $logs/kind-cache.log)"
-  nice -n 19 bash hack/kind-offline/lane.sh build-cache >"$logs/kind-cache.log" 2>&1 & kind_pid=$!
+  GOWORK="$PWD/hack/go.work" nice -n 19 bash hack/kind-offline/lane.sh build-cache >"$logs/kind-cache.log" 2>&1 & kind_pid=$!
 else
   kind_pid=""
 fi
@@ -45,9 +48,15 @@ else
   debs_pid=""
 fi
 
+# The product's module, then the tools modules (hack/go.mod: the kind lane's tools and the release image
+# builder; bench/go.mod: the benchmarks), whose dependencies stay out of the product's go.mod. The kind
+# lane's commands keep a `tools` build tag (their files are part of the lane cache's key).
 step "go vet"
-go vet -tags tools ./...
-go vet ./cmd/...   # the lean build (what go install ./... and the pre-commit hook install)
+go vet ./...
+(cd hack && go vet -tags tools ./...)
+(cd bench && go vet ./...)
+step "lint: staticcheck (hack/lint.sh)"
+bash hack/lint.sh
 
 wait "$opm_pid" || { cat "$logs/opm.log"; echo "building opm failed" >&2; exit 1; }
 wait "$reg_pid" || { cat "$logs/registry.log"; echo "building the registry failed" >&2; exit 1; }
@@ -82,12 +91,11 @@ else
   step "POSTGRESQL COULD NOT BE INSTALLED: THE POSTGRESQL QUEUE TESTS ARE SKIPPED (see $logs/debs.log)"
 fi
 
-step "go test -tags tools ./..."
-go test -tags tools -count=1 -timeout 40m ./...
-# The lean build (what go install ./... and the pre-commit hook install) has verbs of its own (lean.go):
-# its command tests run without tags too.
-step "go test ./cmd/... (the lean build)"
-go test -count=1 -timeout 10m ./cmd/...
+step "go test ./..."
+go test -count=1 -timeout 40m ./...
+step "go test ./... of the tools modules (hack, bench)"
+(cd hack && go test -tags tools -count=1 -timeout 20m ./...)
+(cd bench && go test -count=1 ./...)
 # actionlint on examples/workflows and action.yml: a module of its own (hack/workflowlint), so the tool
 # stays out of the product's go.mod.
 step "actionlint: go test in hack/workflowlint"
@@ -99,7 +107,7 @@ step "webhook burst: bash bench/webhooks.sh"
 if have_postgres; then bash bench/webhooks.sh; else BACKENDS=sqlite bash bench/webhooks.sh; fi
 
 step "main job: catalogbot demo"
-go run -tags full ./cmd/catalogbot demo
+go run ./cmd/catalogbot demo
 
 if [ "${CATALOGBOT_KIND_LANE:-on}" = "off" ]; then
   step "KIND OFFLINE LANE SKIPPED: CATALOGBOT_KIND_LANE=off"
@@ -129,7 +137,7 @@ else
       return 2
     fi
     local rc=0
-    timeout --signal=INT --kill-after=60 "$left" bash hack/kind-offline/lane.sh || rc=$?
+    GOWORK="$PWD/hack/go.work" timeout --signal=INT --kill-after=60 "$left" bash hack/kind-offline/lane.sh || rc=$?
     case "$rc" in
       0) return 0 ;;
       124|137) step "KIND OFFLINE LANE STOPPED: THE CI TIME BUDGET RAN OUT BEFORE IT FINISHED"; return 3 ;;

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"regexp"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -18,7 +17,19 @@ import (
 // tag is moved only when that revision is the commit being published or one of its ancestors. An older
 // push processed late, a retried job, or a second publisher racing this one cannot move the tag back.
 
-var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
+// fullSHA tells whether s is a full lowercase hexadecimal commit SHA-1 (a function, not a regexp
+// compiled at init: every catalogbot run would pay for it).
+func fullSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // NotForwardError is CheckForward's refusal: Summary is one short line for a commit status.
 type NotForwardError struct {
@@ -47,7 +58,7 @@ func CheckForward(repo *gitrepo.Repo, tag string, current string, c *object.Comm
 		return notForward(diag.UsageError, "the tag holds an image that records no source commit",
 			fmt.Errorf("%s holds an image that records no source commit (label %s): refusing to replace it with %s, "+
 				"since it may be newer; point the tag at an image catalogbot published, or delete it, to publish again", tag, build.RevisionLabel, short(want)))
-	case !fullSHA.MatchString(current):
+	case !fullSHA(current):
 		return notForward(diag.UsageError, "the tag's image records no commit SHA",
 			fmt.Errorf("%s holds an image whose %s is %q, not a commit SHA: refusing to replace it with %s", tag,
 				build.RevisionLabel, truncateQuoted(current), short(want)))

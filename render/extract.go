@@ -185,6 +185,7 @@ func (f *flattener) read(h *tar.Header, r io.Reader, p, layer string) (*entry, e
 	e := &entry{typ: h.Typeflag, layer: layer}
 	switch h.Typeflag {
 	case tar.TypeDir:
+	//lint:ignore SA1019 archives written before Go 1.11's writers (and some other tools) still mark files '\x00'
 	case tar.TypeReg, tar.TypeRegA:
 		e.typ = tar.TypeReg
 		if h.Size > f.lim.maxFile {

@@ -1,5 +1,3 @@
-//go:build tools
-
 // Command imagesbench compares `catalogbot check-images` with a sequential `crane digest` loop (one
 // process per image, as a shell script would do it) on the same N images in the same local registry, in
 // one run, and prints the ratio. Run it through bench/check-images.sh.

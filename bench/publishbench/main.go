@@ -1,5 +1,3 @@
-//go:build tools
-
 // Command publishbench measures what a republish uploads: it publishes a catalog to a local registry,
 // changes one package, publishes again, and compares the bytes uploaded the second time with the size of
 // the new catalog layer. Run it through bench/publish.sh.

@@ -1,5 +1,3 @@
-//go:build tools
-
 // Command renderbench compares `catalogbot render` with the OLM docs' sequential loop (`opm render` of
 // each reference, one process per image) on the packages of a catalog served as per-package index images
 // from a local registry, in one run, and prints the ratio. Run it through bench/render.sh.

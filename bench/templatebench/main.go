@@ -1,5 +1,3 @@
-//go:build tools
-
 // Command templatebench compares, in one run, catalogbot with upstream's recipe on the shared data's
 // community-operators packages (22 packages, 11 catalogs): re-rendering every template mapping with a
 // warm cache against `opm alpha render-template` per mapping, and validating every catalog against

@@ -179,11 +179,11 @@ func TestCreateFoundAgainByExternalID(t *testing.T) {
 		ctx := t.Context()
 		gh := &fakeGitHub{fail: func(op string, n int) (error, bool) {
 			if op == "create" && n == 1 {
-				return serverError, true // created, but the answer is a 502
+				return errServer, true // created, but the answer is a 502
 			}
 			return nil, false
 		}}
-		if _, _, err := o.Start(ctx, gh, ref(1, 1), "Running", "attempt 1"); !errors.Is(err, serverError) {
+		if _, _, err := o.Start(ctx, gh, ref(1, 1), "Running", "attempt 1"); !errors.Is(err, errServer) {
 			t.Fatalf("start with a lost answer: %v", err)
 		}
 		restarted := newOwner() // the job's next attempt, after a restart
@@ -204,11 +204,11 @@ func TestCreateFoundAgainByExternalID(t *testing.T) {
 		// Never sent (a 502 before GitHub created anything): looked up, not found, created once.
 		gh2 := &fakeGitHub{fail: func(op string, n int) (error, bool) {
 			if op == "create" && n == 1 {
-				return rateLimited, false
+				return errRateLimited, false
 			}
 			return nil, false
 		}}
-		if _, _, err := o.Start(ctx, gh2, ref(2, 1), "Running", "x"); !errors.Is(err, rateLimited) {
+		if _, _, err := o.Start(ctx, gh2, ref(2, 1), "Running", "x"); !errors.Is(err, errRateLimited) {
 			t.Fatalf("start rate limited: %v", err)
 		}
 		if _, created, err := o.Start(ctx, gh2, ref(2, 2), "Running", "y"); err != nil || !created {
@@ -351,7 +351,7 @@ func waitUntil(t *testing.T, cond func() bool) {
 func TestFailedUpdatesLeaveTheRunInProgress(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, o *Owner, _ func() *Owner) {
 		ctx := t.Context()
-		fails := map[int]error{2: serverError, 3: rateLimited} // start's update succeeds; two completions fail
+		fails := map[int]error{2: errServer, 3: errRateLimited} // start's update succeeds; two completions fail
 		gh := &fakeGitHub{fail: func(op string, n int) (error, bool) {
 			if op == "update" {
 				return fails[n], false
@@ -365,11 +365,11 @@ func TestFailedUpdatesLeaveTheRunInProgress(t *testing.T) {
 		if _, _, err := o.Start(ctx, gh, ref(1, 1), "Running", "r"); err != nil {
 			t.Fatal(err)
 		}
-		if err := o.Complete(ctx, gh, ref(1, 1), outcome(0)); !errors.Is(err, serverError) {
+		if err := o.Complete(ctx, gh, ref(1, 1), outcome(0)); !errors.Is(err, errServer) {
 			t.Fatalf("complete with a 502: %v", err)
 		}
 		wantState(t, o, 1, InProgress)
-		if _, _, err := o.Start(ctx, gh, ref(1, 2), "Running", "retry"); !errors.Is(err, rateLimited) {
+		if _, _, err := o.Start(ctx, gh, ref(1, 2), "Running", "retry"); !errors.Is(err, errRateLimited) {
 			t.Fatalf("start with a 429: %v", err)
 		}
 		if err := o.Complete(ctx, gh, ref(1, 2), outcome(0)); err != nil {

@@ -116,9 +116,9 @@ func (f *fakeGitHub) count(op string) int {
 	return f.calls[op]
 }
 
-// serverError is a GitHub 5xx or 429 as the client returns it.
-var serverError = errors.New("GitHub answered 502 Bad Gateway")
-var rateLimited = errors.New("GitHub answered 429 Too Many Requests")
+// errServer is a GitHub 5xx or 429 as the client returns it.
+var errServer = errors.New("GitHub answered 502 Bad Gateway")
+var errRateLimited = errors.New("GitHub answered 429 Too Many Requests")
 
 // backends are the store's database engines.
 var backends = []struct {

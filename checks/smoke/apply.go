@@ -14,12 +14,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
 )
 
 var metaGet = metav1.GetOptions{}
@@ -33,15 +31,16 @@ type applier interface {
 }
 
 type serverApplier struct {
-	core kubernetes.Interface
-	dyn  dynamic.Interface
+	dyn dynamic.Interface
+	// discover returns the API resources the server serves for a group version (discoveryClient).
+	discover func(ctx context.Context, gv schema.GroupVersion) ([]metav1.APIResource, error)
 }
 
 func (a *serverApplier) Apply(ctx context.Context, objs []*unstructured.Unstructured) error {
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(a.core.Discovery()))
+	m := &resourceMapper{discover: a.discover}
 	for _, o := range objs {
 		gvk := o.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		res, err := m.resourceFor(ctx, gvk)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", gvk.Kind, o.GetName(), err)
 		}
@@ -49,13 +48,14 @@ func (a *serverApplier) Apply(ctx context.Context, objs []*unstructured.Unstruct
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", gvk.Kind, o.GetName(), err)
 		}
-		var ri dynamic.ResourceInterface = a.dyn.Resource(m.Resource)
-		if m.Scope.Name() == "namespace" {
+		gvr := gvk.GroupVersion().WithResource(res.Name)
+		var ri dynamic.ResourceInterface = a.dyn.Resource(gvr)
+		if res.Namespaced {
 			ns := o.GetNamespace()
 			if ns == "" {
 				ns = "default"
 			}
-			ri = a.dyn.Resource(m.Resource).Namespace(ns)
+			ri = a.dyn.Resource(gvr).Namespace(ns)
 		}
 		force := true
 		if _, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: fieldManager, Force: &force}); err != nil {

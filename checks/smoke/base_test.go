@@ -227,7 +227,7 @@ func TestRunKeepClusterCleansItsObjects(t *testing.T) {
 	if calls := b.Calls(); slices.Contains(calls, "delete catalogbot-smoke") {
 		t.Errorf("the cluster was deleted: %q", calls)
 	}
-	if _, err := f.c.core.CoreV1().Namespaces().Get(context.Background(), "smoke-good", metav1.GetOptions{}); err == nil {
+	if _, err := f.kube.CoreV1().Namespaces().Get(context.Background(), "smoke-good", metav1.GetOptions{}); err == nil {
 		t.Error("namespace smoke-good was not deleted")
 	}
 	if _, err := f.c.dyn.Resource(gvrCatalogSource).Namespace("olm-global").Get(context.Background(), CatalogSourceName, metav1.GetOptions{}); err == nil {

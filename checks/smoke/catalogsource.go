@@ -49,7 +49,7 @@ func createCatalogSource(ctx context.Context, c *clients, ns, image string) erro
 // READY connection does not count.
 func waitCatalogServing(ctx context.Context, c *clients, ns, image string) error {
 	return poll(ctx, pollEvery, func(ctx context.Context) (bool, string, error) {
-		pods, err := c.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "olm.catalogSource=" + CatalogSourceName})
+		pods, err := c.core.listPods(ctx, ns, metav1.ListOptions{LabelSelector: "olm.catalogSource=" + CatalogSourceName})
 		if err != nil {
 			return false, "listing catalog pods: " + err.Error(), nil
 		}

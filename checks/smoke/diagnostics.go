@@ -113,7 +113,7 @@ func collectDiagnostics(ctx context.Context, c *clients, pkg, ns, catalogNS stri
 
 func eventsDiagnostic(ctx context.Context, c *clients, pkg, ns string) diag.Diagnostic {
 	d := diag.Diagnostic{Severity: diag.Note, Check: "smoke", Rule: "events", Package: pkg}
-	evs, err := c.core.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+	evs, err := c.core.listEvents(ctx, ns)
 	if err != nil {
 		d.Message = fmt.Sprintf("events of namespace %s: %v", ns, err)
 		return d
@@ -159,7 +159,7 @@ func podDiagnostics(ctx context.Context, c *clients, pkg, ns string, catalog boo
 	add := func(rule, msg string) {
 		out = append(out, diag.Diagnostic{Severity: diag.Note, Check: "smoke", Rule: rule, Package: pkg, Message: msg})
 	}
-	pods, err := c.core.CoreV1().Pods(ns).List(ctx, opts)
+	pods, err := c.core.listPods(ctx, ns, opts)
 	if err != nil {
 		add(rule, fmt.Sprintf("pods of namespace %s: %v", ns, err))
 		return out
@@ -236,8 +236,7 @@ func containerLog(ctx context.Context, c *clients, ns, pod, container string, pr
 func readLog(ctx context.Context, c *clients, ns, pod, container string, previous bool) (string, error) {
 	lines := int64(logLines)
 	limit := int64(maxLog * 2)
-	req := c.core.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &lines, Previous: previous, LimitBytes: &limit})
-	rc, err := req.Stream(ctx)
+	rc, err := c.core.podLog(ctx, ns, pod, &corev1.PodLogOptions{Container: container, TailLines: &lines, Previous: previous, LimitBytes: &limit})
 	if err != nil {
 		return "", err
 	}

@@ -84,6 +84,7 @@ type fakeOperator struct {
 // CSV (Succeeded, or Installing with a crash-looping pod).
 type fakeCluster struct {
 	c         *clients
+	kube      *kubefake.Clientset // behind c.core (typedCore)
 	operators map[string]fakeOperator
 	// olm: whether OLM's CRDs and deployments exist from the start
 	olm bool
@@ -109,9 +110,9 @@ var listKinds = map[schema.GroupVersionResource]string{
 func newFakeCluster(t *testing.T, olm bool, ops map[string]fakeOperator) *fakeCluster {
 	t.Helper()
 	f := &fakeCluster{operators: ops, olm: olm}
-	core := kubefake.NewClientset()
+	f.kube = kubefake.NewClientset()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
-	f.c = &clients{core: core, dyn: dyn, apply: f}
+	f.c = &clients{core: typedCore{f.kube}, dyn: dyn, apply: f}
 	if olm {
 		f.installOLM(context.Background())
 	}
@@ -161,7 +162,7 @@ func (f *fakeCluster) createDeployment(ctx context.Context, ns, name string) err
 		Status: appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
 			Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}},
 	}
-	_, err := f.c.core.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+	_, err := f.kube.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
@@ -203,7 +204,7 @@ func (f *fakeCluster) step(ctx context.Context) {
 // OLM's registry reconciler does.
 func (f *fakeCluster) ensureCatalogPod(ctx context.Context, cs *unstructured.Unstructured) {
 	image, _, _ := unstructured.NestedString(cs.Object, "spec", "image")
-	pods := f.c.core.CoreV1().Pods(cs.GetNamespace())
+	pods := f.kube.CoreV1().Pods(cs.GetNamespace())
 	list, _ := pods.List(ctx, metav1.ListOptions{LabelSelector: "olm.catalogSource=" + cs.GetName()})
 	if list != nil {
 		for _, p := range list.Items {
@@ -238,7 +239,7 @@ func (f *fakeCluster) unpackPod(ctx context.Context, catalogNS, pkg string, op f
 		phase = corev1.PodFailed
 		st.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", Message: "Error: error finding metadata directory: metadata dir not found"}
 	}
-	f.c.core.CoreV1().Pods(catalogNS).Create(ctx, &corev1.Pod{
+	f.kube.CoreV1().Pods(catalogNS).Create(ctx, &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "unpack-" + pkg, Namespace: catalogNS, Labels: map[string]string{bundleUnpackLabel: "cm-" + pkg}},
 		Spec: corev1.PodSpec{
 			InitContainers: []corev1.Container{{Name: "util", Image: "olm"}, {Name: "pull", Image: op.bundleImage}},
@@ -347,8 +348,8 @@ func (f *fakeCluster) crashPod(ctx context.Context, ns, pkg string) {
 	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: pkg + ".backoff", Namespace: ns},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: pod.Name}, Type: "Warning", Reason: "BackOff",
 		Message: "Back-off restarting failed container operator", Count: 7, LastTimestamp: metav1.Now()}
-	f.c.core.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
-	f.c.core.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	f.kube.CoreV1().Events(ns).Create(ctx, ev, metav1.CreateOptions{})
+	f.kube.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 }
 
 func (f *fakeCluster) connect(kubeconfig []byte) (*clients, error) {

@@ -307,7 +307,7 @@ func installPlanMessage(ip *v1alpha1.InstallPlan) string {
 
 // crashLooping describes the first container in ns that restarted at least limit times, or "".
 func crashLooping(ctx context.Context, c *clients, ns string, limit int32) string {
-	pods, err := c.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	pods, err := c.core.listPods(ctx, ns, metav1.ListOptions{})
 	if err != nil {
 		return ""
 	}
@@ -334,14 +334,14 @@ func crashLooping(ctx context.Context, c *clients, ns string, limit int32) strin
 func ensureNamespace(ctx context.Context, c *clients, ns string) error {
 	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{managedLabel: "true"}}}
 	for {
-		_, err := c.core.CoreV1().Namespaces().Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
+		err := c.core.createNamespace(ctx, obj)
 		if err == nil {
 			return nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", ns, err)
 		}
-		old, gerr := c.core.CoreV1().Namespaces().Get(ctx, ns, metaGet)
+		old, gerr := c.core.getNamespace(ctx, ns)
 		if gerr != nil {
 			continue
 		}
@@ -349,7 +349,7 @@ func ensureNamespace(ctx context.Context, c *clients, ns string) error {
 			return diag.UsageError(fmt.Errorf("namespace %s exists and was not created by catalogbot smoke", ns))
 		}
 		if old.DeletionTimestamp == nil {
-			if err := c.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			if err := c.core.deleteNamespace(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting namespace %s left by an earlier run: %w", ns, err)
 			}
 		}

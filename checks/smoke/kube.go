@@ -9,13 +9,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// clients are the two client-go clients Run uses: typed for core objects, dynamic for OLM's.
+// clients are the clients Run uses: core for Kubernetes' own objects, dynamic for OLM's.
 type clients struct {
-	core kubernetes.Interface
+	core coreAPI
 	dyn  dynamic.Interface
 	// apply applies manifests (OLM install); nil on fakes that never install OLM.
 	apply applier
@@ -37,15 +36,15 @@ func newClients(kubeconfig []byte) (*clients, error) {
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.Timeout = 30 * time.Second
-	core, err := kubernetes.NewForConfig(cfg)
+	raw, err := newRawClient(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
+		return nil, fmt.Errorf("kubernetes REST client: %w", err)
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("dynamic client: %w", err)
 	}
-	return &clients{core: core, dyn: dyn, apply: &serverApplier{core: core, dyn: dyn}}, nil
+	return &clients{core: &dynCore{dyn: dyn, raw: raw}, dyn: dyn, apply: &serverApplier{dyn: dyn, discover: discoveryClient(raw)}}, nil
 }
 
 func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
@@ -54,6 +53,10 @@ func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	return &unstructured.Unstructured{Object: m}, nil
+}
+
+func fromUnstructuredMap(m map[string]any, out any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(m, out)
 }
 
 func fromUnstructured[T any](u *unstructured.Unstructured) (*T, error) {

@@ -101,7 +101,7 @@ type olmLocation struct {
 func waitOLM(ctx context.Context, c *clients) (olmLocation, error) {
 	var loc olmLocation
 	err := poll(ctx, pollEvery, func(ctx context.Context) (bool, string, error) {
-		list, err := c.core.AppsV1().Deployments(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		list, err := c.core.listDeployments(ctx, metav1.NamespaceAll)
 		if err != nil {
 			return false, "listing deployments: " + err.Error(), nil
 		}

@@ -233,7 +233,7 @@ func cleanup(ctx context.Context, c *clients, catalogNS string, pkgs []string, p
 	defer cancel()
 	for _, pkg := range pkgs {
 		for _, ns := range []string{NamespaceFor(pkg), NamespaceFor(pkg) + "-target"} {
-			if err := c.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			if err := c.core.deleteNamespace(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
 				p.printf("cleanup: deleting namespace %s: %v", ns, err)
 			}
 		}

@@ -22,6 +22,8 @@ const testDigest = "catalogbot.local/smoke/catalog@sha256:0123456789abcdef012345
 func init() { pollEvery = 5 * time.Millisecond }
 
 // runFake runs Run's body against the fake cluster with its OLM simulation.
+//
+//lint:ignore ST1008 the progress text comes last, as the helper's callers read it last
 func runFake(t *testing.T, f *fakeCluster, b *fakeBackend, opts Options) (Result, error, string) {
 	t.Helper()
 	var progress bytes.Buffer
@@ -154,7 +156,7 @@ func TestRunCrashLoopFailsWithDiagnostics(t *testing.T) {
 		}
 	}
 	// the cluster was not created by Run: its namespaces and CatalogSource are cleaned up
-	if _, err := f.c.core.CoreV1().Namespaces().Get(context.Background(), "smoke-broken", metav1.GetOptions{}); err == nil {
+	if _, err := f.kube.CoreV1().Namespaces().Get(context.Background(), "smoke-broken", metav1.GetOptions{}); err == nil {
 		t.Error("namespace smoke-broken was not deleted")
 	}
 }
@@ -198,7 +200,7 @@ func TestRunUpgrade(t *testing.T) {
 		t.Error("reused cluster reported as created")
 	}
 	// Keep: nothing is cleaned up
-	if _, err := f.c.core.CoreV1().Namespaces().Get(context.Background(), "smoke-good", metav1.GetOptions{}); err != nil {
+	if _, err := f.kube.CoreV1().Namespaces().Get(context.Background(), "smoke-good", metav1.GetOptions{}); err != nil {
 		t.Errorf("kept namespace is gone: %v", err)
 	}
 }

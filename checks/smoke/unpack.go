@@ -24,7 +24,7 @@ func unpackPods(ctx context.Context, c *clients, catalogNS, pkg string, images m
 	if len(images) == 0 {
 		return nil, nil, nil
 	}
-	list, err := c.core.CoreV1().Pods(catalogNS).List(ctx, metav1.ListOptions{LabelSelector: bundleUnpackLabel})
+	list, err := c.core.listPods(ctx, catalogNS, metav1.ListOptions{LabelSelector: bundleUnpackLabel})
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing bundle-unpack pods in %s: %w", catalogNS, err)
 	}

@@ -1,5 +1,3 @@
-//go:build full || tools
-
 package main
 
 import (

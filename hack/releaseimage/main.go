@@ -1,10 +1,8 @@
-//go:build tools
-
 // Command releaseimage packages the release's static catalogbot binaries as the bot's multi-platform
 // container image with the project's own daemonless image code (build.ProgramImage), and writes it as an
 // OCI layout archive and/or pushes it (by digest, then the tag). hack/release.sh runs it.
 //
-//	go run -tags tools ./hack/releaseimage --base REF --bin linux/amd64=PATH --bin linux/arm64=PATH \
+//	cd hack && go run ./releaseimage --base REF --bin linux/amd64=PATH --bin linux/arm64=PATH \
 //	    [--label k=v]... [--layout FILE.tar] [--push REF]
 package main
 

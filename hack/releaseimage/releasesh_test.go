@@ -1,5 +1,3 @@
-//go:build tools
-
 package main
 
 import (
@@ -50,6 +48,7 @@ func releaseRepo(t *testing.T) (repo, bin string) {
 		"hack/release.sh":             string(script),
 		"go.mod":                      "module example.com/catalogbot\n",
 		"cmd/catalogbot/main.go":      "package main // THE COMMITTED PROGRAM\n\nfunc main() {}\n",
+		"hack/go.mod":                 "module example.com/catalogbot/hack\n",
 		"hack/releaseimage/main.go":   "package main // THE COMMITTED IMAGE BUILDER\n\nfunc main() {}\n",
 		"cmd/catalogbot/untracked.go": "package main // UNTRACKED\n",
 	}
@@ -123,8 +122,13 @@ func TestReleaseBuildsTheCommitOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := string(b)
-		if strings.Contains(s, "UNTRACKED") || strings.Contains(s, "COMMITTED DURING THE RUN") ||
-			!strings.Contains(s, "THE COMMITTED PROGRAM") || !strings.Contains(s, "THE COMMITTED IMAGE BUILDER") {
+		// the binaries are built from the commit's program; the image by the commit's image builder, which
+		// runs in the tools module (hack/go.mod)
+		want := "THE COMMITTED PROGRAM"
+		if strings.HasSuffix(f, "_image.tar") {
+			want = "THE COMMITTED IMAGE BUILDER"
+		}
+		if strings.Contains(s, "UNTRACKED") || strings.Contains(s, "COMMITTED DURING THE RUN") || !strings.Contains(s, want) {
 			t.Errorf("%s was not built from commit %s alone:\n%s", f, commit, s)
 		}
 		if strings.Contains(s, "pwd="+repo+"\n") {

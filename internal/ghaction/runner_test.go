@@ -289,7 +289,7 @@ func releaseServer(t *testing.T, tamper bool) string {
 		}
 		defer os.RemoveAll(dir)
 		bin := filepath.Join(dir, "catalogbot")
-		cmd := exec.Command("go", "build", "-tags", "full", "-o", bin, "./cmd/catalogbot")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/catalogbot")
 		cmd.Dir = "../.."
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -45,16 +45,16 @@ func TestEveryRouteThroughGoGitHub(t *testing.T) {
 		t.Errorf("pull requests with %s: %d", head, len(prs))
 	}
 
-	cr, _, err := gh.Checks.CreateCheckRun(c, "octo", "catalog", github.CreateCheckRunOptions{Name: "v", HeadSHA: head, DetailsURL: github.Ptr("https://ci.example/1"), ExternalID: github.Ptr("1")})
+	cr, _, err := gh.Checks.CreateCheckRun(c, "octo", "catalog", github.CreateCheckRunOptions{Name: "v", HeadSHA: head, DetailsURL: new("https://ci.example/1"), ExternalID: new("1")})
 	must(err)
-	_, _, err = gh.Checks.UpdateCheckRun(c, "octo", "catalog", cr.GetID(), github.UpdateCheckRunOptions{Name: "v", Status: github.Ptr("in_progress")})
+	_, _, err = gh.Checks.UpdateCheckRun(c, "octo", "catalog", cr.GetID(), github.UpdateCheckRunOptions{Name: "v", Status: new("in_progress")})
 	must(err)
 	got, _, err := gh.Checks.GetCheckRun(c, "octo", "catalog", cr.GetID())
 	must(err)
 	if got.GetStatus() != "in_progress" || got.GetDetailsURL() != "https://ci.example/1" {
 		t.Errorf("check run %+v", got)
 	}
-	_, _, err = gh.Checks.ListCheckRunsForRef(c, "octo", "catalog", head, &github.ListCheckRunsOptions{Filter: github.Ptr("all"), Status: github.Ptr("in_progress")})
+	_, _, err = gh.Checks.ListCheckRunsForRef(c, "octo", "catalog", head, &github.ListCheckRunsOptions{Filter: new("all"), Status: new("in_progress")})
 	must(err)
 
 	cm, _, err := gh.Issues.CreateComment(c, "octo", "catalog", n, github.IssueCommentRequest{Body: "hello"})
@@ -91,7 +91,7 @@ func TestEveryRouteThroughGoGitHub(t *testing.T) {
 		t.Errorf("labels %+v", labels)
 	}
 
-	_, _, err = gh.Repositories.CreateStatus(c, "octo", "catalog", head, github.RepoStatus{State: github.Ptr("failure"), TargetURL: github.Ptr("https://ci.example/1"), Description: github.Ptr("1 error")})
+	_, _, err = gh.Repositories.CreateStatus(c, "octo", "catalog", head, github.RepoStatus{State: new("failure"), TargetURL: new("https://ci.example/1"), Description: new("1 error")})
 	must(err)
 	sts, _, err := gh.Repositories.ListStatuses(c, "octo", "catalog", "pr-1", nil)
 	must(err)
@@ -114,7 +114,7 @@ func TestEveryRouteThroughGoGitHub(t *testing.T) {
 	s.AddTeamMember("octo", "ops", "alice", "member")
 	_, _, err = gh.Teams.GetTeamMembershipBySlug(c, "octo", "ops", "alice")
 	must(err)
-	tok, _, err := gh.Apps.CreateInstallationToken(c, 9, &github.InstallationTokenOptions{Repositories: []string{"catalog"}, Permissions: &github.InstallationPermissions{Checks: github.Ptr("write")}})
+	tok, _, err := gh.Apps.CreateInstallationToken(c, 9, &github.InstallationTokenOptions{Repositories: []string{"catalog"}, Permissions: &github.InstallationPermissions{Checks: new("write")}})
 	must(err)
 	if tok.GetPermissions().GetChecks() != "write" {
 		t.Errorf("token %+v", tok)

@@ -18,8 +18,8 @@ func TestCheckRunLifecycle(t *testing.T) {
 	head := s.PullRequest(repo, n).HeadSHA
 
 	cr, resp, err := gh.Checks.CreateCheckRun(ctx(t), "octo", "catalog", github.CreateCheckRunOptions{
-		Name: "catalogbot/validate", HeadSHA: head, Status: github.Ptr("in_progress"),
-		Output: &github.CheckRunOutput{Title: github.Ptr("Validating"), Summary: github.Ptr("running")},
+		Name: "catalogbot/validate", HeadSHA: head, Status: new("in_progress"),
+		Output: &github.CheckRunOutput{Title: new("Validating"), Summary: new("running")},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -32,20 +32,20 @@ func TestCheckRunLifecycle(t *testing.T) {
 	}
 
 	ann := []*github.CheckRunAnnotation{{
-		Path: github.Ptr("catalog/foo/catalog.yaml"), StartLine: github.Ptr(3), EndLine: github.Ptr(3),
-		AnnotationLevel: github.Ptr("failure"), Message: github.Ptr("channel has no head"),
+		Path: new("catalog/foo/catalog.yaml"), StartLine: new(3), EndLine: new(3),
+		AnnotationLevel: new("failure"), Message: new("channel has no head"),
 	}}
 	for range 2 { // annotations accumulate over updates
 		_, _, err = gh.Checks.UpdateCheckRun(ctx(t), "octo", "catalog", cr.GetID(), github.UpdateCheckRunOptions{
-			Name: "catalogbot/validate", Conclusion: github.Ptr("failure"),
-			Output: &github.CheckRunOutput{Title: github.Ptr("1 error"), Summary: github.Ptr("see annotations"), Annotations: ann},
+			Name: "catalogbot/validate", Conclusion: new("failure"),
+			Output: &github.CheckRunOutput{Title: new("1 error"), Summary: new("see annotations"), Annotations: ann},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 
-	list, _, err := gh.Checks.ListCheckRunsForRef(ctx(t), "octo", "catalog", head, &github.ListCheckRunsOptions{CheckName: github.Ptr("catalogbot/validate")})
+	list, _, err := gh.Checks.ListCheckRunsForRef(ctx(t), "octo", "catalog", head, &github.ListCheckRunsOptions{CheckName: new("catalogbot/validate")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestCheckRunCompletedWithoutConclusionIs422(t *testing.T) {
 	s := New(t)
 	s.AddRepo(repo)
 	_, resp, err := newClient(t, s).Checks.CreateCheckRun(ctx(t), "octo", "catalog", github.CreateCheckRunOptions{
-		Name: "x", HeadSHA: fakeSHA("x"), Status: github.Ptr("completed"),
+		Name: "x", HeadSHA: fakeSHA("x"), Status: new("completed"),
 	})
 	if err == nil || resp.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("got %v, want 422", err)
@@ -156,7 +156,7 @@ func TestMergeHonoursSHAGuard(t *testing.T) {
 
 func TestMergeNotMergeableIs405(t *testing.T) {
 	s := New(t)
-	n := s.AddPullRequest(repo, PullRequest{Mergeable: github.Ptr(false)})
+	n := s.AddPullRequest(repo, PullRequest{Mergeable: new(false)})
 	_, resp, err := newClient(t, s).PullRequests.Merge(ctx(t), "octo", "catalog", n, "", nil)
 	if err == nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Fatalf("got %v, want 405", err)
@@ -204,7 +204,7 @@ func TestStatusesPermissionsTeamsTokens(t *testing.T) {
 	s.AddRepo(repo)
 	sha := fakeSHA("commit")
 	for _, st := range []string{"pending", "success"} {
-		if _, _, err := gh.Repositories.CreateStatus(ctx(t), "octo", "catalog", sha, github.RepoStatus{State: github.Ptr(st), Context: github.Ptr("catalogbot")}); err != nil {
+		if _, _, err := gh.Repositories.CreateStatus(ctx(t), "octo", "catalog", sha, github.RepoStatus{State: new(st), Context: new("catalogbot")}); err != nil {
 			t.Fatal(err)
 		}
 	}

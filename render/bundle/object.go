@@ -24,6 +24,7 @@ func (o *object) UnmarshalJSON(b []byte) error {
 	}
 	o.Object = m
 	if _, _, kind := o.gvk(); kind == "" {
+		//lint:ignore ST1005 apimachinery's words, which opm prints: the diagnostics match opm's
 		return fmt.Errorf("Object 'Kind' is missing in '%s'", b)
 	}
 	return nil

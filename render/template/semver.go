@@ -101,12 +101,6 @@ func (sv *SemverTemplateData) list(a archetype) []bundleEntry {
 	return sv.Stable.Bundles
 }
 
-// semverBundle is one rendered template bundle with its version.
-type semverBundle struct {
-	b       *Bundle
-	version semver.Version
-}
-
 // semver renders an olm.semver template: the listed bundles, one package, and channels generated from
 // the bundles' versions.
 func (t *run) semver(ctx context.Context) (*catalog.Catalog, error) {

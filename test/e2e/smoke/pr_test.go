@@ -107,7 +107,7 @@ type prStage struct{ Name, Status, Summary, Details, Error string }
 func runPRSmoke(ctx context.Context, t *testing.T, args []string) (prStage, int) {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "catalogbot")
-	build := exec.CommandContext(ctx, "go", "build", "-tags", "full", "-o", bin, "./cmd/catalogbot")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/catalogbot")
 	build.Dir = filepath.Join("..", "..", "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/catalogbot: %v\n%s", err, out)

@@ -1,5 +1,3 @@
-//go:build full || tools
-
 package main
 
 import (
@@ -14,7 +12,7 @@ import (
 	"github.com/catalogbot/catalogbot/pipeline"
 )
 
-// The verbs of the full build (see lean.go).
+// The verbs that run the pipeline, smoke or the App.
 func TestFullVerbFlags(t *testing.T) {
 	t.Run("pr", func(t *testing.T) {
 		o := parse(t, newPRCmd, "--base", "main", "--head", "feature", "--author", "alice", "--approved-by", "bob,carol",

@@ -1,0 +1,114 @@
+package archtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Every run of catalogbot, `validate --staged` in a pre-commit hook as much as `serve`, runs the package
+// initialisers of everything the one binary links, whatever the verb. What a verb may not need must not be
+// built at init: a typed Kubernetes clientset registers every API type in client-go's scheme (13 ms of
+// the 79 ms the former full build took to print its version), discovery and the apply configurations
+// bring it back, and a package that compiles or allocates much at init costs every hook run.
+var (
+	// heavyInit are packages whose initialisers alone cost milliseconds; catalogbot must not link them.
+	heavyInit = []string{
+		"k8s.io/client-go/kubernetes",
+		"k8s.io/client-go/kubernetes/scheme",
+		"k8s.io/client-go/discovery",
+		"k8s.io/client-go/restmapper",
+		"k8s.io/client-go/applyconfigurations/",
+		"k8s.io/client-go/informers",
+		"sigs.k8s.io/controller-runtime",
+	}
+	// Budgets of what the initialisers allocate (GODEBUG=inittrace=1, `catalogbot version`), with room
+	// for a little growth: 2.31 MB in all when this test was written (the lean build of the time: 1.10 MB,
+	// the full one 3.35 MB, of which the clientset's scheme 0.66 MB); the largest single package,
+	// github.com/distribution/reference's regexps, 0.41 MB.
+	maxInitBytes        = 2_700_000
+	maxPackageInitBytes = 450_000
+)
+
+var initLine = regexp.MustCompile(`^init (\S+) @[0-9.]+ ms, [0-9.]+ ms clock, ([0-9]+) bytes, [0-9]+ allocs$`)
+
+func TestStartupInitialisersStayCheap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds catalogbot")
+	}
+	bin := filepath.Join(t.TempDir(), "catalogbot")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/catalogbot")
+	build.Dir = "../.."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	run := exec.Command(bin, "version")
+	run.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr strings.Builder
+	run.Stderr = &stderr
+	if err := run.Run(); err != nil {
+		t.Fatalf("catalogbot version: %v\n%s", err, stderr.String())
+	}
+	inits, err := parseInitTrace(stderr.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inits) < 100 {
+		t.Fatalf("only %d initialisers traced: is GODEBUG=inittrace=1 still the format this test reads?\n%s", len(inits), stderr.String())
+	}
+	total := 0
+	for pkg, bytes := range inits {
+		total += bytes
+		for _, h := range heavyInit {
+			if pkg == strings.TrimSuffix(h, "/") || strings.HasSuffix(h, "/") && strings.HasPrefix(pkg, h) {
+				t.Errorf("catalogbot initialises %s at start-up: build what needs it only when a verb runs (see checks/smoke/core.go)", pkg)
+			}
+		}
+		if bytes > maxPackageInitBytes {
+			t.Errorf("%s allocates %d bytes at init (budget %d): make what it builds lazy", pkg, bytes, maxPackageInitBytes)
+		}
+	}
+	if total > maxInitBytes {
+		t.Errorf("catalogbot's initialisers allocate %d bytes (budget %d); the largest:\n%s", total, maxInitBytes, largest(inits, 10))
+	}
+	t.Logf("%d initialisers allocate %d bytes; the largest:\n%s", len(inits), total, largest(inits, 5))
+}
+
+// parseInitTrace maps each package of a GODEBUG=inittrace=1 trace to the bytes its initialisers allocated.
+func parseInitTrace(trace string) (map[string]int, error) {
+	inits := map[string]int{}
+	for _, l := range strings.Split(trace, "\n") {
+		if !strings.HasPrefix(l, "init ") {
+			continue
+		}
+		m := initLine.FindStringSubmatch(l)
+		if m == nil {
+			return nil, fmt.Errorf("unexpected inittrace line %q", l)
+		}
+		n, err := strconv.Atoi(m[2])
+		if err != nil {
+			return nil, fmt.Errorf("inittrace line %q: %w", l, err)
+		}
+		inits[m[1]] += n
+	}
+	return inits, nil
+}
+
+func largest(inits map[string]int, n int) string {
+	pkgs := make([]string, 0, len(inits))
+	for p := range inits {
+		pkgs = append(pkgs, p)
+	}
+	sort.Slice(pkgs, func(i, j int) bool { return inits[pkgs[i]] > inits[pkgs[j]] })
+	var b strings.Builder
+	for _, p := range pkgs[:min(n, len(pkgs))] {
+		fmt.Fprintf(&b, "  %8d %s\n", inits[p], p)
+	}
+	return b.String()
+}

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
@@ -29,76 +27,62 @@ import (
 // multi reports whether the base configuration describes several catalogs.
 func (s *state) multi() bool { return s.cfg != nil && s.cfg.MultiCatalog() }
 
-// affected is what a change touches in a template-driven repository.
+// affected is what a change touches in the repository's layout (a single-catalog repository is a layout
+// of one catalog).
 type affected struct {
-	catalogs []config.Catalog // every configured catalog, in version order
+	catalogs []config.Catalog // every catalog of the layout, in version order
 	packages []string         // touched packages, sorted
-	jobs     []template.Job   // their template mappings into configured catalogs
+	jobs     []template.Job   // their template mappings into the layout's catalogs
 	planDs   []diag.Diagnostic
 	dirs     []config.Catalog // catalogs holding a touched package or path, in version order
 }
 
-// affectedCatalogs resolves the catalogs (from the head checkout: a catalog a change adds is validated
-// too) and the packages the change touched: a file under operators/<pkg>/ or under <catalog>/<pkg>/.
-func (s *state) affectedCatalogs() (*affected, error) {
-	if s.multiAffected != nil {
-		return s.multiAffected, nil
+// affectedCatalogs is what the change touches in the layout resolved once for the run (s.layout, from
+// the base and head commits: a catalog a change adds or removes is in it): the packages its files belong
+// to (Layout.Attribute, by blob identity), their template mappings, and the catalogs holding one of them.
+func (s *state) affectedCatalogs(ctx context.Context) (*affected, error) {
+	if s.affected != nil {
+		return s.affected, nil
 	}
-	cfg := *s.cfg
-	if versions, err := s.catalogVersions(); err != nil {
-		return nil, err
-	} else if versions != nil {
-		cfg.Catalogs.Versions = versions
-	}
-	cats, err := cfg.ResolveCatalogs(s.headDir)
+	l := s.layout
+	at, err := s.attribution(ctx)
 	if err != nil {
-		return nil, diag.UsageError(fmt.Errorf("resolving the catalogs of %s: %w", config.ConfigFile, err))
+		return nil, err
 	}
-	a := &affected{catalogs: cats}
-	pkgs := map[string]bool{}
+	a := &affected{catalogs: l.Catalogs, packages: slices.Sorted(maps.Keys(at.Packages))}
 	hit := map[string]bool{}
 	for _, p := range s.changes.paths {
-		if rest, ok := strings.CutPrefix(p, template.OperatorsDir+"/"); ok {
-			if pkg, _, nested := strings.Cut(rest, "/"); nested {
-				pkgs[pkg] = true
-			}
-			continue
+		if c, _, ok := l.catalogOf(p); ok {
+			hit[c.Name] = true
 		}
-		for _, c := range cats {
-			if rest, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
-				hit[c.Name] = true
-				if pkg, _, nested := strings.Cut(rest, "/"); nested {
-					pkgs[pkg] = true
+	}
+	if l.Templates {
+		tcats := template.CatalogsOf(l.Catalogs)
+		for _, p := range a.packages {
+			ci := path.Join(template.OperatorsDir, p, template.CIFile)
+			jobs, warnings, err := template.Plan(s.headDir, tcats, p)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				// no ci.yaml at the head: the package maps no template (a hand-written or removed package)
+			case err != nil:
+				a.planDs = append(a.planDs, diag.Diagnostic{Severity: diag.Error, Check: template.Check, Rule: "template-mapping",
+					File: ci, Package: p, Message: err.Error()})
+			default:
+				a.jobs = append(a.jobs, jobs...)
+				for _, w := range warnings {
+					a.planDs = append(a.planDs, diag.Diagnostic{Severity: diag.Warning, Check: template.Check, Rule: "template-unknown-catalog",
+						File: ci, Package: p, Message: w})
 				}
-			}
-		}
-	}
-	for p := range pkgs {
-		a.packages = append(a.packages, p)
-	}
-	sort.Strings(a.packages)
-	tcats := template.CatalogsOf(cats)
-	for _, p := range a.packages {
-		ci := path.Join(template.OperatorsDir, p, template.CIFile)
-		jobs, warnings, err := template.Plan(s.headDir, tcats, p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			// no ci.yaml at the head: the package maps no template (a hand-written or removed package)
-		case err != nil:
-			a.planDs = append(a.planDs, diag.Diagnostic{Severity: diag.Error, Check: template.Check, Rule: "template-mapping",
-				File: ci, Package: p, Message: err.Error()})
-		default:
-			a.jobs = append(a.jobs, jobs...)
-			for _, w := range warnings {
-				a.planDs = append(a.planDs, diag.Diagnostic{Severity: diag.Warning, Check: template.Check, Rule: "template-unknown-catalog",
-					File: ci, Package: p, Message: w})
 			}
 		}
 	}
 	for _, j := range a.jobs {
 		hit[j.Catalog.Name] = true
 	}
-	for _, c := range cats {
+	if len(l.Catalogs) == 1 {
+		hit[l.Catalogs[0].Name] = true // a repository of one catalog: every change is checked against it
+	}
+	for _, c := range l.Catalogs {
 		if hit[c.Name] {
 			a.dirs = append(a.dirs, c)
 			continue
@@ -110,61 +94,27 @@ func (s *state) affectedCatalogs() (*affected, error) {
 			}
 		}
 	}
-	s.multiAffected = a
+	s.affected = a
 	return a, nil
 }
 
-// catalogVersions lists, for a catalogs pattern without versions, the catalog directories of the base
-// revision and of the head: a change that removes a catalog's directory still has its mappings rendered
-// (and reported missing). nil when the configuration lists its versions.
-func (s *state) catalogVersions() ([]string, error) {
-	cc := s.cfg.Catalogs
-	parent, rest, _ := strings.Cut(cc.Pattern, config.VersionPlaceholder)
-	if cc.Pattern == "" || len(cc.Versions) > 0 || rest != "" || !strings.HasSuffix(parent, "/") {
-		return nil, nil // ResolveCatalogs reports a bad pattern
-	}
-	parent = path.Clean(parent)
-	seen := map[string]bool{}
-	var out []string
-	add := func(v string) {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
+// attribution is the change's files by package under the run's layout (Layout.Attribute), computed once.
+func (s *state) attribution(ctx context.Context) (*Attribution, error) {
+	if s.attributed == nil {
+		at, err := s.layout.Attribute(ctx, s.in.Repo, s.base, s.head, s.changes.paths)
+		if err != nil {
+			return nil, err
 		}
+		s.attributed = at
 	}
-	tree, err := s.base.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("tree of %s: %w", short(s.base.Hash.String()), err)
-	}
-	sub, err := tree.Tree(parent)
-	switch {
-	case errors.Is(err, object.ErrDirectoryNotFound):
-	case err != nil:
-		return nil, fmt.Errorf("listing catalogs in %s at %s: %w", parent, short(s.base.Hash.String()), err)
-	default:
-		for _, e := range sub.Entries {
-			if e.Mode == filemode.Dir {
-				add(e.Name)
-			}
-		}
-	}
-	entries, err := os.ReadDir(filepath.Join(s.headDir, filepath.FromSlash(parent)))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("listing catalogs in %s: %w", parent, err)
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			add(e.Name())
-		}
-	}
-	return out, nil
+	return s.attributed, nil
 }
 
 // renderTemplates is the drift gate: every mapping of a touched package is rendered at the head, with
 // the bundle cache seeded from the base revision's committed catalogs (never the change's own), and
 // every committed head catalog file that differs from its render fails with a diff.
 func (s *state) renderTemplates(ctx context.Context) report.Stage {
-	a, err := s.affectedCatalogs()
+	a, err := s.affectedCatalogs(ctx)
 	if err != nil {
 		return stageFromErr(err)
 	}
@@ -221,10 +171,11 @@ func (s *state) seedFromBase(ctx context.Context, store *template.Store, a *affe
 	return nil
 }
 
-// validateCatalogs validates every catalog holding a touched package or path, two at a time, in one
-// stage whose details give each catalog's summary.
-func (s *state) validateCatalogs(ctx context.Context) report.Stage {
-	a, err := s.affectedCatalogs()
+// validate validates every catalog holding a touched package or path, two at a time, in one stage whose
+// details give each catalog's summary (a layout of one catalog validates it on every change and needs no
+// details).
+func (s *state) validate(ctx context.Context) report.Stage {
+	a, err := s.affectedCatalogs(ctx)
 	if err != nil {
 		return stageFromErr(err)
 	}
@@ -246,7 +197,17 @@ func (s *state) validateCatalogs(ctx context.Context) report.Stage {
 	var details strings.Builder
 	failed := 0
 	st := report.Stage{}
-	for _, r := range validate.Catalogs(ctx, s.headDir, cats, 2, validate.Options{Limits: s.limits()}, nil) {
+	results := validate.Catalogs(ctx, s.headDir, cats, 2, validate.Options{Limits: s.limits()}, nil)
+	if len(a.catalogs) == 1 {
+		r := results[0]
+		if r.Err != nil {
+			return stageFromErr(r.Err)
+		}
+		st := stageFromDiags(r.Summary(), r.Diagnostics)
+		st.Truncated = r.Truncated // each dropped rule kept its first diagnostics: the status stands
+		return st
+	}
+	for _, r := range results {
 		if r.Err != nil {
 			errs = append(errs, fmt.Errorf("validating catalog %s: %w", r.Name, r.Err))
 			fmt.Fprintf(&details, "- `%s`: %v\n", r.Dir, r.Err)

@@ -31,7 +31,7 @@ func (s *state) multiOwners(ctx context.Context) (*config.Config, owners.Change,
 	}
 	ch := owners.Change{Packages: map[string]owners.PackageChange{}, OwnersKept: map[string]bool{},
 		ReferenceEntries: s.changes.refEntries}
-	a, err := s.affectedCatalogs()
+	a, err := s.affectedCatalogs(ctx)
 	if err != nil {
 		return nil, ch, err
 	}

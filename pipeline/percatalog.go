@@ -29,7 +29,7 @@ type catalogPair struct {
 // catalogPairs loads, for every catalog holding a touched package, the touched packages' blobs at the base
 // and at the head, read from git (catalog-relative positions).
 func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, error) {
-	a, err := s.affectedCatalogs()
+	a, err := s.affectedCatalogs(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -40,13 +40,26 @@ func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, err
 	for _, p := range a.packages {
 		want[p] = true
 	}
-	include := func(p string) bool {
-		top, _, _ := strings.Cut(p, "/")
-		return want[top]
+	// A catalog's touched packages' directories, and the directories of its changed files (whose blobs may
+	// name a package another directory holds).
+	changedTops := map[string]map[string]bool{}
+	for _, p := range s.changes.paths {
+		if c, rel, ok := s.layout.catalogOf(p); ok {
+			if changedTops[c.Name] == nil {
+				changedTops[c.Name] = map[string]bool{}
+			}
+			top, _, _ := strings.Cut(rel, "/")
+			changedTops[c.Name][top] = true
+		}
 	}
 	var out []catalogPair
 	for _, c := range a.dirs {
 		dir := path.Clean(c.Dir)
+		tops := changedTops[c.Name]
+		include := func(p string) bool {
+			top, _, _ := strings.Cut(p, "/")
+			return want[top] || tops[top]
+		}
 		pair := catalogPair{cat: c}
 		for _, side := range []struct {
 			rev **catalog.Catalog
@@ -81,15 +94,19 @@ type catalogDiff struct {
 	key   string
 }
 
-// graphCatalogs diffs the upgrade graph of the touched packages in every catalog holding one. Catalogs
-// whose diffs (channels, heads, entries, edges, and released-bundle findings) are identical are
-// described once, under the list of their names; released-bundle findings stay on each catalog's line.
-func (s *state) graphCatalogs(ctx context.Context) report.Stage {
+// graph diffs the upgrade graph of the touched packages in every catalog holding one. Catalogs whose
+// diffs (channels, heads, entries, edges, and released-bundle findings) are identical are described once,
+// under the list of their names; released-bundle findings stay on each catalog's line. A layout of one
+// catalog names no catalog.
+func (s *state) graph(ctx context.Context) report.Stage {
 	pairs, a, err := s.catalogPairs(ctx)
 	if err != nil {
 		return stageFromErr(err)
 	}
-	if len(a.packages) == 0 || len(pairs) == 0 {
+	if len(a.packages) == 0 {
+		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
+	}
+	if len(pairs) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog holds a touched package"}
 	}
 	pkgs := map[string]bool{}
@@ -108,7 +125,7 @@ func (s *state) graphCatalogs(ctx context.Context) report.Stage {
 		for i := range ds {
 			fmt.Fprintf(&key, "%s %s %s %s %s\n", ds[i].Severity, ds[i].Rule, ds[i].Package, ds[i].Bundle, ds[i].Message)
 			if ds[i].File != "" {
-				ds[i].File = path.Join(p.cat.Dir, ds[i].File)
+				ds[i].File = path.Join(path.Clean(p.cat.Dir), ds[i].File)
 			}
 		}
 		all = append(all, ds...)
@@ -117,6 +134,13 @@ func (s *state) graphCatalogs(ctx context.Context) report.Stage {
 		}
 		channels += len(diffs)
 		changed = append(changed, catalogDiff{cat: p.cat, head: p.head, diffs: diffs, ds: ds, key: key.String()})
+	}
+	if len(a.catalogs) == 1 {
+		st := stageFromDiags(fmt.Sprintf("%s in %s", plural(channels, "changed channel"), plural(len(a.packages), "package")), all)
+		if len(changed) == 1 {
+			st.Details = graph.GraphMarkdown(changed[0].head, changed[0].diffs)
+		}
+		return st
 	}
 	order := make([]string, 0, len(a.catalogs))
 	for _, c := range a.catalogs {
@@ -176,10 +200,13 @@ type imageUse struct {
 	catalogs []string
 }
 
-// imagesCatalogs checks the images of the new or changed bundles of every catalog holding a touched
-// package, each unique use (image, package, bundle, field) once: its diagnostic is on the first catalog's
-// line and names every catalog that references the image.
-func (s *state) imagesCatalogs(ctx context.Context) report.Stage {
+// images checks the images of the new or changed bundles of the touched packages in every catalog holding
+// one, each unique use (image, package, bundle, field) once: its diagnostic is on the first catalog's
+// line and names every catalog that references the image (a layout of one catalog names none).
+func (s *state) images(ctx context.Context) report.Stage {
+	if s.in.SkipImages {
+		return report.Stage{Status: report.Skipped, Summary: "image checks disabled for this run"}
+	}
 	pairs, a, err := s.catalogPairs(ctx)
 	if err != nil {
 		return stageFromErr(err)
@@ -187,6 +214,10 @@ func (s *state) imagesCatalogs(ctx context.Context) report.Stage {
 	order := make([]string, 0, len(a.catalogs))
 	for _, c := range a.catalogs {
 		order = append(order, c.Name)
+	}
+	pkgs := map[string]bool{}
+	for _, p := range a.packages {
+		pkgs[p] = true
 	}
 	var uses []*imageUse
 	byKey := map[string]*imageUse{}
@@ -198,7 +229,7 @@ func (s *state) imagesCatalogs(ctx context.Context) report.Stage {
 		}
 		sub := &catalog.Catalog{}
 		for _, b := range p.head.Bundles {
-			if prev, ok := old[b.Package+"/"+b.Name]; !ok || graph.BundleChange(prev, b) != "" {
+			if prev, ok := old[b.Package+"/"+b.Name]; pkgs[b.Package] && (!ok || graph.BundleChange(prev, b) != "") {
 				sub.Bundles = append(sub.Bundles, b)
 				bundles[b.Package+"/"+b.Name] = true
 			}
@@ -231,6 +262,13 @@ func (s *state) imagesCatalogs(ctx context.Context) report.Stage {
 	c := &images.Checker{RemoteOptions: s.in.RemoteOptions, Policy: images.Policy{
 		RequireDigest: s.cfg.Images.RequireDigest, AllowedRegistries: s.cfg.Images.AllowedRegistries, RequiredPlatforms: s.cfg.Images.RequiredPlatforms}}
 	ds, err := c.Check(ctx, refs)
+	if len(a.catalogs) == 1 {
+		st := stageFromDiags(fmt.Sprintf("%d image references of %d new or changed bundles", len(refs), len(bundles)), ds)
+		if err != nil {
+			st.Err, st.Status = err.Error(), report.StatusOf(ds, err)
+		}
+		return st
+	}
 	for i := range ds {
 		for _, u := range uses {
 			if u.ref.File == ds[i].File && u.ref.Line == ds[i].Line && u.ref.Bundle == ds[i].Bundle && strings.Contains(ds[i].Message, u.ref.Image) {

@@ -25,34 +25,30 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	}
 	var targets []target
 	ch := policy.Change{Paths: s.changes.paths}
-	if s.multi() {
-		pairs, a, err := s.catalogPairs(ctx)
-		if err != nil {
-			return stageFromErr(err)
+	pairs, a, err := s.catalogPairs(ctx)
+	if err != nil {
+		return stageFromErr(err)
+	}
+	pkgs := map[string]bool{}
+	for _, p := range a.packages {
+		pkgs[p] = true
+	}
+	for _, p := range pairs {
+		if len(pkgs) == 0 {
+			break // no package to check
 		}
-		pkgs := map[string]bool{}
-		for _, p := range a.packages {
-			pkgs[p] = true
+		name := p.cat.Name
+		if len(a.catalogs) == 1 {
+			name = "" // a layout of one catalog names no catalog
 		}
-		for _, p := range pairs {
-			targets = append(targets, target{p.cat.Name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, pkgs})
-		}
-		ch.Packages = a.packages
-		for _, j := range a.jobs {
-			ch.Mappings = append(ch.Mappings, policy.Mapping{Package: j.Package, Template: j.Template, Catalog: j.Catalog.Name, File: j.CI, Line: j.CILine})
-		}
-		for _, c := range a.catalogs {
-			ch.CatalogDirs = append(ch.CatalogDirs, c.Dir)
-		}
-	} else {
-		pkgs := map[string]bool{}
-		for p := range s.changes.packages {
-			pkgs[p] = true
-		}
-		if len(pkgs) > 0 {
-			targets = append(targets, target{"", s.catalogDir(), "", "", s.changes.head, pkgs})
-		}
-		ch.Packages, ch.CatalogDirs = slices.Collect(maps.Keys(pkgs)), []string{s.catalogDir()}
+		targets = append(targets, target{name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, pkgs})
+	}
+	ch.Packages = a.packages
+	for _, j := range a.jobs {
+		ch.Mappings = append(ch.Mappings, policy.Mapping{Package: j.Package, Template: j.Template, Catalog: j.Catalog.Name, File: j.CI, Line: j.CILine})
+	}
+	for _, c := range a.catalogs {
+		ch.CatalogDirs = append(ch.CatalogDirs, c.Dir)
 	}
 	ds := policy.CheckChange(ch, sev)
 	for _, p := range s.changes.paths {
@@ -109,7 +105,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	}
 	st.Status, st.Diagnostics = report.StatusOf(ds, nil), ds
 	st.Summary = fmt.Sprintf("%d policy rules on %s (%s) in %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"), plural(len(targets), "catalog"))
-	if len(targets) == 1 && targets[0].name == "" {
+	if len(a.catalogs) == 1 && len(targets) == 1 {
 		st.Summary = fmt.Sprintf("%d policy rules on %s (%s): %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"),
 			joinSorted(slices.Collect(maps.Keys(targets[0].pkgs))))
 	}

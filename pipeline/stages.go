@@ -13,10 +13,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/checks/graph"
-	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/checks/owners"
-	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render"
@@ -37,8 +34,10 @@ type state struct {
 	noConfig bool
 	changes  *changes
 
-	multiAffected *affected      // a template-driven repository's touched packages and catalogs (catalogs.go)
-	pairs         *[]catalogPair // their base and head catalogs (percatalog.go)
+	layout     *Layout        // the repository's catalogs, resolved once from the base configuration
+	attributed *Attribution   // the change's files by package (catalogs.go)
+	affected   *affected      // the touched packages and the catalogs holding them (catalogs.go)
+	pairs      *[]catalogPair // their base and head catalogs (percatalog.go)
 
 	openLines []*stageLines // the stage writers handed out to the running stage (observer.go)
 }
@@ -52,6 +51,13 @@ func (s *state) loadConfig(ctx context.Context) report.Stage {
 		}
 	}
 	s.rules, s.cfg, s.noConfig = rules, rules.Config, rules.NoConfig
+	layout, err := LayoutAt(s.cfg, s.base, s.head)
+	if err != nil {
+		st := stageFromErr(err)
+		st.Name = "config"
+		return st
+	}
+	s.layout = layout
 	ch, err := s.detectChanges(ctx)
 	if err != nil {
 		st := stageFromErr(err)
@@ -340,92 +346,6 @@ func (s *state) owners(ctx context.Context) report.Stage {
 	}
 	st := stageFromDiags(fmt.Sprintf("%s may not change %d of the %s touched", s.in.Author, len(dec.Denied), touchedCount(touched)), ds)
 	st.Status = report.Fail
-	return st
-}
-
-func (s *state) validate(ctx context.Context) report.Stage {
-	if s.multi() {
-		return s.validateCatalogs(ctx)
-	}
-	res, err := validate.Dir(ctx, path.Join(s.headDir, s.catalogDir()), validate.Options{Limits: s.limits()})
-	if err != nil {
-		return stageFromErr(err)
-	}
-	ds := s.repoPaths(res.Diagnostics)
-	st := stageFromDiags(res.Summary(), ds)
-	st.Truncated = res.Truncated // each dropped rule kept its first diagnostics: the status stands
-	return st
-}
-
-// repoPaths makes catalog-relative diagnostic paths repository-relative.
-func (s *state) repoPaths(ds []diag.Diagnostic) []diag.Diagnostic {
-	for i := range ds {
-		if ds[i].File != "" {
-			ds[i].File = path.Join(s.catalogDir(), ds[i].File)
-		}
-	}
-	return ds
-}
-
-func (s *state) graph(ctx context.Context) report.Stage {
-	if s.multi() {
-		return s.graphCatalogs(ctx)
-	}
-	pkgs := map[string]bool{}
-	for p := range s.changes.packages {
-		pkgs[p] = true
-	}
-	if len(pkgs) == 0 {
-		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
-	}
-	diffs, ds := graph.DiffGraphs(s.changes.base, s.changes.head, pkgs, s.cfg.Graph.AllowModifyReleased)
-	for i := range ds {
-		if ds[i].File != "" && !strings.HasPrefix(ds[i].File, s.catalogDir()+"/") {
-			ds[i].File = path.Join(s.catalogDir(), ds[i].File)
-		}
-	}
-	st := stageFromDiags(fmt.Sprintf("%s in %s", plural(len(diffs), "changed channel"), plural(len(pkgs), "package")), ds)
-	st.Details = graph.GraphMarkdown(s.changes.head, diffs)
-	return st
-}
-
-func (s *state) images(ctx context.Context) report.Stage {
-	if s.in.SkipImages {
-		return report.Stage{Status: report.Skipped, Summary: "image checks disabled for this run"}
-	}
-	if s.multi() {
-		return s.imagesCatalogs(ctx)
-	}
-	pkgs := map[string]bool{}
-	for p := range s.changes.packages {
-		pkgs[p] = true
-	}
-	old := map[string]*catalog.Bundle{}
-	for _, b := range s.changes.base.Bundles {
-		old[b.Package+"/"+b.Name] = b
-	}
-	sub := &catalog.Catalog{}
-	for _, b := range s.changes.head.Bundles {
-		if prev, ok := old[b.Package+"/"+b.Name]; pkgs[b.Package] && (!ok || graph.BundleChange(prev, b) != "") {
-			sub.Bundles = append(sub.Bundles, b)
-		}
-	}
-	refs := images.RefsFromCatalog(sub)
-	for i := range refs {
-		if refs[i].File != "" {
-			refs[i].File = path.Join(s.catalogDir(), refs[i].File)
-		}
-	}
-	if len(refs) == 0 {
-		return report.Stage{Status: report.Skipped, Summary: "no new or changed bundle references an image"}
-	}
-	c := &images.Checker{RemoteOptions: s.in.RemoteOptions, Policy: images.Policy{
-		RequireDigest: s.cfg.Images.RequireDigest, AllowedRegistries: s.cfg.Images.AllowedRegistries, RequiredPlatforms: s.cfg.Images.RequiredPlatforms}}
-	ds, err := c.Check(ctx, refs)
-	st := stageFromDiags(fmt.Sprintf("%d image references of %d new or changed bundles", len(refs), len(sub.Bundles)), ds)
-	if err != nil {
-		st.Err, st.Status = err.Error(), report.StatusOf(ds, err)
-	}
 	return st
 }
 

@@ -28,6 +28,9 @@ type Layout struct {
 	Catalogs []config.Catalog
 	// Templates says packages keep their templates under operators/<package>/.
 	Templates bool
+	// OwnersFrom is where a package's owners are listed when the configuration's ownersFrom is not set:
+	// DefaultMultiOwnersFrom in a template-driven layout, none otherwise.
+	OwnersFrom string
 }
 
 // LayoutAt resolves cfg's layout from git: for a catalogs pattern without versions, the catalogs are the
@@ -43,7 +46,7 @@ func LayoutAt(cfg *config.Config, commits ...*object.Commit) (*Layout, error) {
 		return nil, err
 	} else if versions != nil {
 		if len(versions) == 0 {
-			return &Layout{Templates: true}, nil // no catalog yet
+			return &Layout{Templates: true, OwnersFrom: DefaultMultiOwnersFrom}, nil // no catalog yet
 		}
 		c.Catalogs.Versions = versions
 	}
@@ -51,7 +54,7 @@ func LayoutAt(cfg *config.Config, commits ...*object.Commit) (*Layout, error) {
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("resolving the catalogs of %s: %w", config.ConfigFile, err))
 	}
-	return &Layout{Catalogs: cats, Templates: true}, nil
+	return &Layout{Catalogs: cats, Templates: true, OwnersFrom: DefaultMultiOwnersFrom}, nil
 }
 
 // patternVersions lists the directories a versions-less catalogs pattern matches at commits; nil when the

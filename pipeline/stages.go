@@ -268,22 +268,9 @@ func (s *state) owners(ctx context.Context) report.Stage {
 	if s.noConfig {
 		return report.Stage{Status: report.Skipped, Summary: "no " + config.ConfigFile + " on the base branch: ownership is not enforced"}
 	}
-	cfg := s.cfg
-	ch := owners.Change{Packages: map[string]owners.PackageChange{}, Paths: s.changes.other,
-		NewPackages: s.changes.newPackages, ReferenceEntries: s.changes.refEntries}
-	for pkg, files := range s.changes.packages {
-		ch.Packages[pkg] = owners.PackageChange{Files: files}
-	}
-	for _, p := range s.changes.paths {
-		if p == config.ConfigFile {
-			ch.ConfigChanged = true
-		}
-	}
-	if s.multi() {
-		var err error
-		if cfg, ch, err = s.multiOwners(ctx); err != nil {
-			return stageFromErr(err)
-		}
+	cfg, ch, err := s.ownersChange(ctx)
+	if err != nil {
+		return stageFromErr(err)
 	}
 	ownersFiles := map[string][]string{}
 	var ds []diag.Diagnostic
@@ -324,7 +311,7 @@ func (s *state) owners(ctx context.Context) report.Stage {
 		if files := ch.Packages[d.Package].Files; d.File == "" && len(files) > 0 {
 			d.File = files[0]
 		}
-		if s.multi() && d.Rule == "owners-not-owner" {
+		if d.Rule == "owners-not-owner" {
 			d.File = templateFirst(ch.Packages[d.Package].Files, d.File, cfg.OwnersFilePath(d.Package))
 		}
 		ds = append(ds, d)

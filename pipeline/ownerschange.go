@@ -18,68 +18,58 @@ import (
 // ownersFrom is not configured: the reviewers of the package's ci.yaml, as community-operators keeps them.
 const DefaultMultiOwnersFrom = template.OperatorsDir + "/" + config.PackagePlaceholder + "/" + template.CIFile
 
-// multiOwners classifies a template-driven repository's change for owners.Decide: a file under
-// operators/<pkg>/ belongs to package pkg, a catalog file to the packages its blobs name (Attribute); a
-// package's owners are read (by the owners stage) from its ci.yaml's reviewers at the base branch's tip;
-// a package neither directory holds at the base is new. A ci.yaml whose reviewers the change keeps as they were is package content; one whose
-// reviewers change is an owners file, for a maintainer. It returns the configuration to decide with
-// (ownersFrom defaulted to DefaultMultiOwnersFrom).
-func (s *state) multiOwners(ctx context.Context) (*config.Config, owners.Change, error) {
+// ownersChange classifies the change for owners.Decide under the run's layout. Files belong to the
+// packages their blobs name (Attribute), in the catalogs the base has: a directory a catalogs pattern
+// would take for a new catalog (a new published image) is the repository's, for a maintainer to add; a
+// file under operators/<pkg>/ of a template-driven layout is pkg's. A package is new when no catalog file
+// of the base names it as a package (olm.package) and no template directory of the base holds it. An
+// owners file whose owners the change keeps as they were (a ci.yaml whose catalog mapping changed, say)
+// is package content; one whose owners change is for a maintainer. The references file's changed entries
+// are their packages'; its top-level fields are the repository's. It returns the configuration to decide
+// with (ownersFrom defaulted to the layout's).
+func (s *state) ownersChange(ctx context.Context) (*config.Config, owners.Change, error) {
 	cfg := *s.cfg
 	if cfg.OwnersFrom == "" {
-		cfg.OwnersFrom = DefaultMultiOwnersFrom
+		cfg.OwnersFrom = s.layout.OwnersFrom
 	}
 	ch := owners.Change{Packages: map[string]owners.PackageChange{}, OwnersKept: map[string]bool{},
 		ReferenceEntries: s.changes.refEntries}
-	a, err := s.affectedCatalogs(ctx)
-	if err != nil {
-		return nil, ch, err
-	}
-	add := func(pkg, file string) {
-		pc := ch.Packages[pkg]
-		pc.Files = append(pc.Files, file)
-		ch.Packages[pkg] = pc
-	}
 	baseTree, err := s.base.Tree()
 	if err != nil {
 		return nil, ch, err
 	}
-	// Only catalogs the base has belong to packages: a directory a catalogs pattern would take for a new
-	// catalog (a new published image) is the repository's, for a maintainer to add.
-	var existing []config.Catalog
-	for _, c := range a.catalogs {
+	existing := &Layout{Templates: s.layout.Templates}
+	for _, c := range s.layout.Catalogs {
 		if _, err := baseTree.Tree(path.Clean(c.Dir)); err == nil {
-			existing = append(existing, c)
+			existing.Catalogs = append(existing.Catalogs, c)
 		}
 	}
+	global := s.refsFile() != "" && slices.Contains(s.changes.other, s.refsFile())
 	for _, p := range s.changes.paths {
 		if p == config.ConfigFile {
 			ch.ConfigChanged = true
 		}
 	}
-	// Files belong to the packages their blobs name, whatever directory holds them.
-	layout := &Layout{Catalogs: existing, Templates: true}
-	at, err := layout.Attribute(ctx, s.in.Repo, s.base, s.head, s.changes.paths)
+	at, err := existing.Attribute(ctx, s.in.Repo, s.base, s.head, s.changes.paths)
 	if err != nil {
 		return nil, ch, err
 	}
 	for pkg, files := range at.Packages {
-		for _, f := range files {
-			add(pkg, f)
+		ch.Packages[pkg] = owners.PackageChange{Files: files}
+	}
+	for _, p := range at.Other {
+		if p != s.refsFile() || global {
+			ch.Paths = append(ch.Paths, p)
 		}
 	}
-	ch.Paths = at.Other
+	defined, err := s.basePackages(ctx)
+	if err != nil {
+		return nil, ch, err
+	}
 	for _, pkg := range slices.Sorted(maps.Keys(ch.Packages)) {
-		dirs := []string{path.Join(template.OperatorsDir, pkg)}
-		for _, c := range a.catalogs {
-			dirs = append(dirs, path.Join(path.Clean(c.Dir), pkg))
-		}
-		existed := false
-		for _, d := range dirs {
-			if _, err := baseTree.Tree(d); err == nil {
-				existed = true
-				break
-			}
+		existed := defined[pkg]
+		if _, err := baseTree.Tree(path.Join(template.OperatorsDir, pkg)); err == nil && s.layout.Templates {
+			existed = true
 		}
 		if !existed {
 			ch.NewPackages = append(ch.NewPackages, pkg)
@@ -96,6 +86,22 @@ func (s *state) multiOwners(ctx context.Context) (*config.Config, owners.Change,
 		ch.OwnersKept[file] = kept
 	}
 	return &cfg, ch, ctx.Err()
+}
+
+// basePackages are the packages an olm.package blob of the base defines in the affected catalogs'
+// touched packages' and changed files' directories.
+func (s *state) basePackages(ctx context.Context) (map[string]bool, error) {
+	pairs, _, err := s.catalogPairs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, p := range pairs {
+		for _, pkg := range p.base.Packages {
+			out[pkg.Name] = true
+		}
+	}
+	return out, nil
 }
 
 // ownersKept tells whether the owners file lists the same owners, and no entry it ignores, at the change's

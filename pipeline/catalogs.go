@@ -20,12 +20,8 @@ import (
 	"github.com/catalogbot/catalogbot/report"
 )
 
-// A template-driven repository (catalogs: in the base configuration) replaces the render and validate
-// stages: render is the template drift gate over the packages the change touched, validate validates
-// every catalog holding one of them.
-
-// multi reports whether the base configuration describes several catalogs.
-func (s *state) multi() bool { return s.cfg != nil && s.cfg.MultiCatalog() }
+// What a change touches in the repository's layout, the template drift gate (the render stage's part for
+// template mappings) and the validate stage, which validates every catalog holding a touched package.
 
 // affected is what a change touches in the repository's layout (a single-catalog repository is a layout
 // of one catalog).
@@ -113,14 +109,7 @@ func (s *state) attribution(ctx context.Context) (*Attribution, error) {
 // renderTemplates is the drift gate: every mapping of a touched package is rendered at the head, with
 // the bundle cache seeded from the base revision's committed catalogs (never the change's own), and
 // every committed head catalog file that differs from its render fails with a diff.
-func (s *state) renderTemplates(ctx context.Context) report.Stage {
-	a, err := s.affectedCatalogs(ctx)
-	if err != nil {
-		return stageFromErr(err)
-	}
-	if len(a.jobs) == 0 && len(a.planDs) == 0 {
-		return report.Stage{Status: report.Skipped, Summary: "no template mapping of a touched package"}
-	}
+func (s *state) renderTemplates(ctx context.Context, a *affected) report.Stage {
 	store := template.NewStore("")
 	if err := s.seedFromBase(ctx, store, a); err != nil {
 		return stageFromErr(err)

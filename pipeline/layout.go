@@ -31,7 +31,16 @@ type Layout struct {
 	// OwnersFrom is where a package's owners are listed when the configuration's ownersFrom is not set:
 	// DefaultMultiOwnersFrom in a template-driven layout, none otherwise.
 	OwnersFrom string
+	// References is the references config (references.file) that renders a layout of one catalog; empty
+	// for none.
+	References string
+	// NothingToRender says why the render stage has nothing to render when no template mapping of a
+	// touched package and no references config applies.
+	NothingToRender string
 }
+
+// noTemplateMapping is a template-driven layout's NothingToRender.
+const noTemplateMapping = "no template mapping of a touched package"
 
 // LayoutAt resolves cfg's layout from git: for a catalogs pattern without versions, the catalogs are the
 // directories the pattern matches in any of commits (a change that removes or adds a catalog still has
@@ -39,14 +48,15 @@ type Layout struct {
 func LayoutAt(cfg *config.Config, commits ...*object.Commit) (*Layout, error) {
 	if !cfg.MultiCatalog() {
 		dir := path.Clean(cfg.Catalog.Dir)
-		return &Layout{Catalogs: []config.Catalog{{Name: path.Base(dir), Dir: dir}}}, nil
+		return &Layout{Catalogs: []config.Catalog{{Name: path.Base(dir), Dir: dir}}, References: cfg.References.File,
+			NothingToRender: "no references config (references.file in " + config.ConfigFile + ")"}, nil
 	}
 	c := *cfg
 	if versions, err := patternVersions(cfg.Catalogs, commits); err != nil {
 		return nil, err
 	} else if versions != nil {
 		if len(versions) == 0 {
-			return &Layout{Templates: true, OwnersFrom: DefaultMultiOwnersFrom}, nil // no catalog yet
+			return &Layout{Templates: true, OwnersFrom: DefaultMultiOwnersFrom, NothingToRender: noTemplateMapping}, nil // no catalog yet
 		}
 		c.Catalogs.Versions = versions
 	}
@@ -54,7 +64,7 @@ func LayoutAt(cfg *config.Config, commits ...*object.Commit) (*Layout, error) {
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("resolving the catalogs of %s: %w", config.ConfigFile, err))
 	}
-	return &Layout{Catalogs: cats, Templates: true, OwnersFrom: DefaultMultiOwnersFrom}, nil
+	return &Layout{Catalogs: cats, Templates: true, OwnersFrom: DefaultMultiOwnersFrom, NothingToRender: noTemplateMapping}, nil
 }
 
 // patternVersions lists the directories a versions-less catalogs pattern matches at commits; nil when the

@@ -44,7 +44,6 @@ func (s *state) ownersChange(ctx context.Context) (*config.Config, owners.Change
 			existing.Catalogs = append(existing.Catalogs, c)
 		}
 	}
-	global := s.refsFile() != "" && slices.Contains(s.changes.other, s.refsFile())
 	for _, p := range s.changes.paths {
 		if p == config.ConfigFile {
 			ch.ConfigChanged = true
@@ -58,7 +57,7 @@ func (s *state) ownersChange(ctx context.Context) (*config.Config, owners.Change
 		ch.Packages[pkg] = owners.PackageChange{Files: files}
 	}
 	for _, p := range at.Other {
-		if p != s.refsFile() || global {
+		if p != s.refsFile() || s.changes.refsGlobal {
 			ch.Paths = append(ch.Paths, p)
 		}
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/blang/semver/v4"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -20,6 +20,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/smoke"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -72,96 +73,111 @@ func (in *SmokeInput) acquire(ctx context.Context, progress func(string)) (relea
 // it before returning (also on failure and cancellation) unless Keep.
 type SmokeRunner func(ctx context.Context, opts smoke.Options) (smoke.Result, error)
 
-// smoke builds the head's catalog image for this machine's platform, loads it into a kind cluster by
-// digest, and installs every changed package that is in the head catalog. A package the base catalog
-// already offers on the same channel is installed from the base's catalog image first, then the
-// CatalogSource is pointed at the head's and the package must upgrade to the head's channel head: what
-// clusters subscribed to the catalog will do after the merge.
+// smoke builds the head's catalog image of every catalog whose committed content of a package changed,
+// for this machine's platform, loads it into a kind cluster by digest, and installs every changed package
+// that is in the head catalog (smokeruns.go). A package the base catalog already offers on the same
+// channel is installed from the base's catalog image first, then the CatalogSource is pointed at the
+// head's and the package must upgrade to the head's channel head: what clusters subscribed to the catalog
+// will do after the merge. An existing cluster (--smoke-kubeconfig, --smoke-kind-cluster) takes one
+// install of a catalog without a cluster version.
 func (s *state) smoke(ctx context.Context) report.Stage {
 	if !s.cfg.Smoke.Enabled {
 		return report.Stage{Status: report.Skipped, Summary: "smoke install is disabled (smoke.enabled in " + config.ConfigFile + ")"}
 	}
-	if s.in.Smoke == nil {
+	in := s.in.Smoke
+	if in == nil {
 		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image, --smoke-kind-cluster or --smoke-kubeconfig, or the smoke section of the bot's configuration, bot.yaml)", config.ConfigFile)))
 	}
-	if s.multi() {
-		return s.smokeCatalogs(ctx)
+	existing := in.KubeconfigPath != "" || in.ClusterName != ""
+	refuseExisting := stageFromErr(diag.UsageError(fmt.Errorf("in a repository with catalogs: in %s the smoke stage creates one kind cluster per cluster version: give kind node images by Kubernetes version (--smoke-node-images 1.33=IMAGE,...) instead of an existing cluster (--smoke-kubeconfig, --smoke-kind-cluster)", config.ConfigFile)))
+	pairs, a, err := s.catalogPairs(ctx)
+	if err != nil {
+		return stageFromErr(err)
 	}
-	plan := smoke.PlanChange(s.changes.base, s.changes.head, slices.Sorted(maps.Keys(s.changes.packages)), nil)
-	pkgs := plan.Packages
-	if len(pkgs) == 0 {
-		return report.Stage{Status: report.Skipped, Summary: "no changed package to install"}
+	order := make([]string, 0, len(a.catalogs))
+	for _, c := range a.catalogs {
+		order = append(order, c.Name)
+		if existing && c.Kubernetes != "" {
+			return refuseExisting
+		}
+	}
+	changed, err := s.changedPackagesByCatalog(ctx)
+	if err != nil {
+		return stageFromErr(err)
+	}
+	var runs []*catalogRun
+	var excluded []string
+	var usage []error
+	for _, p := range pairs {
+		pkgs := changed[p.cat.Name]
+		if len(pkgs) == 0 {
+			continue
+		}
+		plan := smoke.PlanChange(p.base, p.head, pkgs, nil)
+		if len(plan.Packages) == 0 {
+			continue // only removed packages: nothing to install
+		}
+		if !s.cfg.Smoke.SmokesCatalog(p.cat) && s.catalogAtBase(p.cat) {
+			excluded = append(excluded, p.cat.Name)
+			continue
+		}
+		img := ""
+		if !existing {
+			if img, err = smokeNodeImage(in, p.cat, p.head, plan.Packages); err != nil {
+				usage = append(usage, err)
+				continue
+			}
+		}
+		runs = append(runs, &catalogRun{cats: []config.Catalog{p.cat}, plan: plan, nodeImage: img})
+	}
+	if existing && len(runs) > 1 {
+		return refuseExisting
+	}
+	var ds []diag.Diagnostic
+	if len(excluded) > 0 {
+		ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: "smoke", Rule: "smoke-catalog-not-installed", File: config.ConfigFile,
+			Message: fmt.Sprintf("%s changed but %s not smoke-installed: smoke.clusterVersions (%s) of the base branch's %s leaves %s out",
+				template.CatalogSpan(excluded, order), isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "), config.ConfigFile, itThem(len(excluded)))})
+	}
+	ds = append(ds, s.unknownClusterVersions(a.catalogs)...)
+	if err := errors.Join(usage...); err != nil {
+		if len(order) == 1 {
+			return stageFromErr(err) // a layout of one catalog: its one install
+		}
+		st := stageFromErr(diag.UsageError(fmt.Errorf("nothing was installed: %w", err)))
+		st.Diagnostics = ds
+		return st
+	}
+	if len(runs) == 0 {
+		sum := "no changed package to install in any catalog"
+		switch {
+		case len(excluded) > 0:
+			sum = fmt.Sprintf("no catalog installed: the changed %s outside smoke.clusterVersions (%s)", template.CatalogSpan(excluded, order)+" "+isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "))
+		case len(order) == 1:
+			sum = "no changed package to install"
+		}
+		return report.Stage{Status: report.Skipped, Summary: sum, Diagnostics: ds}
 	}
 	tmp, err := os.MkdirTemp("", "catalogbot-smoke-")
 	if err != nil {
 		return stageFromErr(err)
 	}
 	defer os.RemoveAll(tmp)
-	headRef, headArchive, err := s.smokeCatalog(ctx, filepath.Join(s.headDir, filepath.FromSlash(s.catalogDir())), "head", tmp)
+	runs, err = s.buildRunImages(ctx, runs, tmp)
 	if err != nil {
 		return stageFromErr(err)
 	}
-	in := s.in.Smoke
-	opts := smoke.Options{
-		KubeconfigPath: in.KubeconfigPath, NodeImage: in.NodeImage, OLMManifestsDir: in.OLMManifestsDir,
-		Keep: in.Keep, ImageArchives: in.ImageArchives, KindConfig: in.KindConfig,
-		CatalogImage: headRef, CatalogArchive: headArchive,
-		Packages: pkgs, Expect: plan.Expect, BundleImages: plan.BundleImages,
-		Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: s.stageWriter("smoke"),
+	if in.Keep && len(runs) > 1 {
+		return stageFromErr(diag.UsageError(fmt.Errorf("--smoke-keep keeps each cluster, and only one kind cluster may exist at a time: %d clusters would be needed here (%s); run without it, or limit smoke.clusterVersions", len(runs), template.CatalogSpan(runNames(runs), order))))
 	}
-	if len(plan.FromBase) > 0 {
-		baseDir, cleanup, err := s.in.Repo.Checkout(ctx, s.base)
-		if err != nil {
-			return stageFromErr(err)
-		}
-		defer cleanup()
-		if opts.BaseCatalogImage, opts.BaseCatalogArchive, err = s.smokeCatalog(ctx, filepath.Join(baseDir, filepath.FromSlash(s.catalogDir())), "base", tmp); err != nil {
-			return stageFromErr(err)
-		}
-		opts.FromBase = plan.FromBase
-	}
-	if in.KubeconfigPath != "" || in.ClusterName != "" {
-		opts.ClusterName = in.ClusterName
-	} else {
-		if in.NodeImage == "" && len(in.NodeImages) > 0 {
-			img, err := nodeImageFor(in.NodeImages, minKubeVersion(s.changes.head, pkgs))
-			if err != nil {
-				return stageFromErr(err)
-			}
-			opts.NodeImage = img
-		}
-		opts.CreateCluster = true
-		opts.ClusterName = "catalogbot-" + short(s.head.Hash.String())
-	}
-	if opts.ClusterName == "" {
-		// a kubeconfig cluster cannot be given archives: its nodes pull the catalog themselves
-		opts.CatalogArchive, opts.BaseCatalogArchive = "", ""
-	}
-	release, err := in.acquire(ctx, func(line string) { fmt.Fprintln(opts.Progress, line) })
+	// The whole sequence holds one slot: a front-end running several checks at once never has two of
+	// them creating clusters together beyond its limit.
+	release, err := in.acquire(ctx, func(line string) { fmt.Fprintln(s.stageWriter("smoke"), line) })
 	if err != nil {
 		return stageFromErr(err)
 	}
 	defer release()
-	start := time.Now()
-	runner := in.Run
-	if runner == nil {
-		runner = smoke.Run
-	}
-	res, err := runner(ctx, opts)
-	ds, ok, upgraded := tally(res)
-	summary := fmt.Sprintf("%d of %d changed packages reached CSV Succeeded", ok, len(pkgs))
-	if len(plan.FromBase) > 0 {
-		summary += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, len(plan.FromBase))
-	}
-	st := stageFromDiags(fmt.Sprintf("%s (%s)", summary, time.Since(start).Round(time.Second)), ds)
-	if err != nil {
-		e := stageFromErr(err)
-		st.Status = e.Status
-		if e.Status != report.Fail {
-			st.Err = e.Err
-		}
-	}
-	return st
+	return s.runCatalogs(ctx, runs, excluded, order, ds)
 }
 
 // smokeCatalog builds the catalog directory dir (of a checkout) for this machine's platform and writes

@@ -74,123 +74,24 @@ func (s *state) refsFile() string { return s.cfg.References.File }
 
 // changes is what the change touched.
 type changes struct {
-	paths        []string            // every changed path (repository-relative)
-	catalogFiles map[string]bool     // changed files inside the catalog dir (catalog-relative)
-	topDirs      map[string]bool     // their top-level directories (one per package, conventionally)
-	packages     map[string][]string // touched package -> its changed files (repository-relative)
-	newPackages  []string
-	refEntries   []string // touched reference names
-	other        []string // paths outside the catalog that need a maintainer
-	base, head   *catalog.Catalog
+	paths      []string // every changed path (repository-relative)
+	refEntries []string // touched reference names
+	refsGlobal bool     // the references config's top-level fields changed
 }
 
+// detectChanges lists the changed paths and the references config's changed entries; which packages the
+// paths belong to is the layout's to say (Layout.Attribute).
 func (s *state) detectChanges(ctx context.Context) (*changes, error) {
 	paths, err := s.in.Repo.Changed(ctx, s.base, s.head)
 	if err != nil {
 		return nil, err
 	}
-	c := &changes{paths: paths, catalogFiles: map[string]bool{}, topDirs: map[string]bool{}, packages: map[string][]string{}}
-	prefix := s.catalogDir() + "/"
-	for _, p := range paths {
-		switch {
-		case strings.HasPrefix(p, prefix):
-			rel := strings.TrimPrefix(p, prefix)
-			c.catalogFiles[rel] = true
-			top, _, _ := strings.Cut(rel, "/")
-			c.topDirs[top] = true
-		case s.refsFile() != "" && p == s.refsFile():
-			names, global, err := s.referenceChanges()
-			if err != nil {
-				return nil, err
-			}
-			c.refEntries = names
-			if global {
-				c.other = append(c.other, p)
-			}
-		default:
-			c.other = append(c.other, p)
-		}
-	}
-	include := func(p string) bool {
-		top, _, _ := strings.Cut(p, "/")
-		return c.topDirs[top]
-	}
-	baseFS, err := s.in.Repo.TreeFS(s.base, s.catalogDir(), include)
-	if err != nil {
-		return nil, err
-	}
-	if c.base, err = loadSubset(ctx, baseFS); err != nil {
-		return nil, err
-	}
-	headFS, err := s.in.Repo.TreeFS(s.head, s.catalogDir(), include)
-	if err != nil {
-		return nil, err
-	}
-	if c.head, err = loadSubset(ctx, headFS); err != nil {
-		return nil, err
-	}
-	basePkgs := map[string]bool{}
-	for _, p := range c.base.Packages {
-		basePkgs[p.Name] = true
-	}
-	for _, cat := range []*catalog.Catalog{c.base, c.head} {
-		forEachBlob(cat, func(pkg string, pos catalog.Pos) {
-			if pkg != "" && c.catalogFiles[pos.File] {
-				f := prefix + pos.File
-				if !slices.Contains(c.packages[pkg], f) {
-					c.packages[pkg] = append(c.packages[pkg], f)
-				}
-			}
-		})
-	}
-	// A blob may name a package another directory holds (a deprecation of bar in foo's directory): whether
-	// that package exists at the base is read from its own directory.
-	elsewhere := map[string]bool{}
-	for pkg := range c.packages {
-		if !basePkgs[pkg] && !c.topDirs[pkg] {
-			elsewhere[pkg] = true
-		}
-	}
-	if len(elsewhere) > 0 {
-		otherFS, err := s.in.Repo.TreeFS(s.base, s.catalogDir(), func(p string) bool {
-			top, _, _ := strings.Cut(p, "/")
-			return elsewhere[top]
-		})
-		if err != nil {
+	c := &changes{paths: paths}
+	if s.refsFile() != "" && slices.Contains(paths, s.refsFile()) {
+		if c.refEntries, c.refsGlobal, err = s.referenceChanges(); err != nil {
 			return nil, err
 		}
-		other, err := loadSubset(ctx, otherFS)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range other.Packages {
-			basePkgs[p.Name] = true
-		}
 	}
-	// Changed catalog files holding no blob (a deleted file, a README) still need someone's approval.
-	claimed := map[string]bool{}
-	for _, files := range c.packages {
-		for _, f := range files {
-			claimed[f] = true
-		}
-	}
-	for f := range c.catalogFiles {
-		if !claimed[prefix+f] {
-			top, _, nested := strings.Cut(f, "/")
-			if nested && c.packages[top] != nil {
-				c.packages[top] = append(c.packages[top], prefix+f)
-				continue
-			}
-			c.other = append(c.other, prefix+f)
-		}
-	}
-	for pkg := range c.packages {
-		if !basePkgs[pkg] {
-			c.newPackages = append(c.newPackages, pkg)
-		}
-	}
-	sort.Strings(c.newPackages)
-	sort.Strings(c.other)
 	return c, nil
 }
 
@@ -336,12 +237,19 @@ func (s *state) owners(ctx context.Context) report.Stage {
 	return st
 }
 
+// render is the drift gate of what the layout renders its catalogs from: the template mappings of the
+// touched packages, and the references config (references.file) of a layout of one catalog; the layout
+// says why when there is neither.
 func (s *state) render(ctx context.Context) report.Stage {
-	if s.multi() {
-		return s.renderTemplates(ctx)
+	a, err := s.affectedCatalogs(ctx)
+	if err != nil {
+		return stageFromErr(err)
 	}
-	if s.refsFile() == "" {
-		return report.Stage{Status: report.Skipped, Summary: "no references config (references.file in " + config.ConfigFile + ")"}
+	if len(a.jobs) > 0 || len(a.planDs) > 0 {
+		return s.renderTemplates(ctx, a)
+	}
+	if s.layout.References == "" {
+		return report.Stage{Status: report.Skipped, Summary: s.layout.NothingToRender}
 	}
 	data, ok, err := s.in.Repo.ReadFile(s.head, s.refsFile())
 	if err != nil {

@@ -92,85 +92,6 @@ func (r *catalogRun) key() string {
 		strings.Join(r.plan.FromBase, ","), fmt.Sprint(r.plan.Expect)}, "\x00")
 }
 
-// smokeCatalogs is the smoke stage of a template-driven repository (see above).
-func (s *state) smokeCatalogs(ctx context.Context) report.Stage {
-	in := s.in.Smoke
-	if in.KubeconfigPath != "" || in.ClusterName != "" {
-		return stageFromErr(diag.UsageError(fmt.Errorf("in a repository with catalogs: in %s the smoke stage creates one kind cluster per cluster version: give kind node images by Kubernetes version (--smoke-node-images 1.33=IMAGE,...) instead of an existing cluster (--smoke-kubeconfig, --smoke-kind-cluster)", config.ConfigFile)))
-	}
-	pairs, a, err := s.catalogPairs(ctx)
-	if err != nil {
-		return stageFromErr(err)
-	}
-	order := make([]string, 0, len(a.catalogs))
-	for _, c := range a.catalogs {
-		order = append(order, c.Name)
-	}
-	changed := changedPackagesByCatalog(s.changes.paths, a.dirs)
-	var runs []*catalogRun
-	var excluded []string
-	var usage []error
-	for _, p := range pairs {
-		pkgs := changed[p.cat.Name]
-		if len(pkgs) == 0 {
-			continue
-		}
-		plan := smoke.PlanChange(p.base, p.head, pkgs, nil)
-		if len(plan.Packages) == 0 {
-			continue // only removed packages: nothing to install
-		}
-		if !s.cfg.Smoke.SmokesCatalog(p.cat) && s.catalogAtBase(p.cat) {
-			excluded = append(excluded, p.cat.Name)
-			continue
-		}
-		img, err := smokeNodeImage(in, p.cat, p.head, plan.Packages)
-		if err != nil {
-			usage = append(usage, err)
-			continue
-		}
-		runs = append(runs, &catalogRun{cats: []config.Catalog{p.cat}, plan: plan, nodeImage: img})
-	}
-	var ds []diag.Diagnostic
-	if len(excluded) > 0 {
-		ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: "smoke", Rule: "smoke-catalog-not-installed", File: config.ConfigFile,
-			Message: fmt.Sprintf("%s changed but %s not smoke-installed: smoke.clusterVersions (%s) of the base branch's %s leaves %s out",
-				template.CatalogSpan(excluded, order), isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "), config.ConfigFile, itThem(len(excluded)))})
-	}
-	ds = append(ds, s.unknownClusterVersions(a.catalogs)...)
-	if err := errors.Join(usage...); err != nil {
-		st := stageFromErr(diag.UsageError(fmt.Errorf("nothing was installed: %w", err)))
-		st.Diagnostics = ds
-		return st
-	}
-	if len(runs) == 0 {
-		sum := "no changed package to install in any catalog"
-		if len(excluded) > 0 {
-			sum = fmt.Sprintf("no catalog installed: the changed %s outside smoke.clusterVersions (%s)", template.CatalogSpan(excluded, order)+" "+isAre(len(excluded)), strings.Join(s.cfg.Smoke.ClusterVersions, ", "))
-		}
-		return report.Stage{Status: report.Skipped, Summary: sum, Diagnostics: ds}
-	}
-	tmp, err := os.MkdirTemp("", "catalogbot-smoke-")
-	if err != nil {
-		return stageFromErr(err)
-	}
-	defer os.RemoveAll(tmp)
-	runs, err = s.buildRunImages(ctx, runs, tmp)
-	if err != nil {
-		return stageFromErr(err)
-	}
-	if in.Keep && len(runs) > 1 {
-		return stageFromErr(diag.UsageError(fmt.Errorf("--smoke-keep keeps each cluster, and only one kind cluster may exist at a time: %d clusters would be needed here (%s); run without it, or limit smoke.clusterVersions", len(runs), template.CatalogSpan(runNames(runs), order))))
-	}
-	// The whole sequence holds one slot: a front-end running several checks at once never has two of
-	// them creating clusters together beyond its limit.
-	release, err := in.acquire(ctx, func(line string) { fmt.Fprintln(s.stageWriter("smoke"), line) })
-	if err != nil {
-		return stageFromErr(err)
-	}
-	defer release()
-	return s.runCatalogs(ctx, runs, excluded, order, ds)
-}
-
 // buildRunImages builds each run's head (and, when it installs from the base, base) catalog image, then
 // merges runs that are the same install (catalogRun.key).
 func (s *state) buildRunImages(ctx context.Context, runs []*catalogRun, tmp string) ([]*catalogRun, error) {
@@ -235,6 +156,8 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		progress = io.Discard
 	}
 	start := time.Now()
+	one := len(order) == 1 // a layout of one catalog names no catalog
+	var plain []string     // the errors as a layout of one catalog says them
 	for i, r := range runs {
 		names := r.names()
 		span := template.CatalogSpan(names, order)
@@ -270,7 +193,17 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 			Packages: r.plan.Packages, Expect: r.plan.Expect, BundleImages: r.plan.BundleImages,
 			Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: progress,
 		}
-		fmt.Fprintf(progress, "smoke: %s (Kubernetes %s) on a kind cluster with node image %s (%d of %d)\n", span, kube, nodeImageLabel(r.nodeImage), i+1, len(runs))
+		if in.KubeconfigPath != "" || in.ClusterName != "" {
+			// an existing cluster (the smoke stage allows one install on it), not deleted
+			opts.KubeconfigPath, opts.ClusterName, opts.CreateCluster = in.KubeconfigPath, in.ClusterName, false
+			if opts.ClusterName == "" {
+				// a kubeconfig cluster cannot be given archives: its nodes pull the catalog themselves
+				opts.CatalogArchive, opts.BaseCatalogArchive = "", ""
+			}
+		}
+		if !one {
+			fmt.Fprintf(progress, "smoke: %s (Kubernetes %s) on a kind cluster with node image %s (%d of %d)\n", span, kube, nodeImageLabel(r.nodeImage), i+1, len(runs))
+		}
 		t0 := time.Now()
 		res, err := runner(rctx, opts)
 		if rctx.Err() != nil && ctx.Err() == nil {
@@ -286,7 +219,9 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		took := time.Since(t0).Round(time.Second)
 		rds, ok, up := tally(res)
 		for j := range rds {
-			rds[j].Message = span + ": " + rds[j].Message
+			if !one {
+				rds[j].Message = span + ": " + rds[j].Message
+			}
 		}
 		ds = append(ds, rds...)
 		installs += len(r.plan.Packages)
@@ -298,6 +233,7 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 			runStatus = report.StatusOf(nil, err)
 			if runStatus != report.Fail {
 				errs = append(errs, fmt.Sprintf("%s (Kubernetes %s): %v", span, kube, err))
+				plain = append(plain, err.Error())
 			}
 		}
 		status = report.Worse(status, runStatus)
@@ -318,6 +254,17 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 	}
 	if len(excluded) > 0 {
 		fmt.Fprintf(&lines, "- %s: not installed (outside smoke.clusterVersions)\n", template.CatalogSpan(excluded, order))
+	}
+	if one && len(plain) == len(errs) {
+		sum := fmt.Sprintf("%d of %d changed packages reached CSV Succeeded", succeeded, installs)
+		if fromBase > 0 {
+			sum += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, fromBase)
+		}
+		st := report.Stage{Status: status, Summary: fmt.Sprintf("%s (%s)", sum, time.Since(start).Round(time.Second)), Diagnostics: ds}
+		if len(plain) > 0 && status != report.Fail {
+			st.Err = strings.Join(plain, "; ")
+		}
+		return st
 	}
 	catalogs := 0
 	for _, r := range runs {
@@ -354,23 +301,25 @@ func (s *state) catalogAtBase(c config.Catalog) bool {
 }
 
 // changedPackagesByCatalog lists, per catalog, the packages whose committed files under the catalog's
-// directory the change touched (the drift gate holds them equal to their templates' render), sorted.
-func changedPackagesByCatalog(paths []string, cats []config.Catalog) map[string][]string {
+// directory the change touched, by blob identity (Attribute; the drift gate holds a template-driven
+// catalog equal to its templates' render), sorted.
+func (s *state) changedPackagesByCatalog(ctx context.Context) (map[string][]string, error) {
+	at, err := s.attribution(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string][]string{}
-	for _, c := range cats {
-		prefix := path.Clean(c.Dir) + "/"
-		for _, p := range paths {
-			rest, ok := strings.CutPrefix(p, prefix)
-			if !ok {
-				continue
-			}
-			if pkg, _, nested := strings.Cut(rest, "/"); nested && !slices.Contains(out[c.Name], pkg) {
+	for pkg, files := range at.Packages {
+		for _, f := range files {
+			if c, _, ok := s.layout.catalogOf(f); ok && !slices.Contains(out[c.Name], pkg) {
 				out[c.Name] = append(out[c.Name], pkg)
 			}
 		}
-		slices.Sort(out[c.Name])
 	}
-	return out
+	for _, pkgs := range out {
+		slices.Sort(pkgs)
+	}
+	return out, nil
 }
 
 // unknownClusterVersions warns about smoke.clusterVersions entries that name no configured catalog (a

@@ -141,3 +141,16 @@ func TestPolicyStageOLMv1Summary(t *testing.T) {
 		t.Fatalf("olmv1 preset: %s %s %v", st.Status, st.Summary, st.Diagnostics)
 	}
 }
+
+// The attack: a package's blobs put in another package's directory. The policy stage checks them as the
+// package they name (blob identity), not as the directory's: odf-node-recovery-operator's v4.16 file
+// (olm.bundle.object) copied under nfs-provisioner-operator's directory of the migrated v4.17 is refused.
+func TestPolicyStageChecksBlobsInAnotherPackagesDirectory(t *testing.T) {
+	var requests atomic.Int64
+	base := multiBase(t).with(map[string]string{".catalogbot.yaml": policyConfig})
+	planted := "catalogs/v4.17/nfs-provisioner-operator/odf.yaml"
+	st := stageOf(t, runMulti(t, base, base.with(map[string]string{planted: base.files[odfV416]}), remote.WithTransport(refusingTransport{&requests})), "policy")
+	if st.Status != report.Fail || !slices.Contains(filesOf(st, "policy-csv-metadata-required"), planted) {
+		t.Fatalf("odf's blobs in nfs's directory: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
+}

@@ -348,3 +348,21 @@ func TestMultiCatalogSmokeElevenCatalogs(t *testing.T) {
 	}
 	t.Logf("smoke stage at eleven catalogs, one failing: Markdown %d bytes, text %d bytes\n%s\n%s", md.Len(), text.Len(), md.String(), text.String())
 }
+
+// The attack: a package's bundles put in another package's directory of a catalog. The smoke stage
+// installs the package the blobs name (blob identity), not the directory's: odf-node-recovery-operator's
+// v4.18 catalog planted under nfs-provisioner-operator's directory of v4.19 is installed in v4.19.
+func TestSmokeInstallsThePackageABlobNames(t *testing.T) {
+	base, _ := smokeTrees(t, false, "")
+	base = base.with(map[string]string{"catalogs/v4.19/" + nfsPkg + "/catalog.yaml": multiBase(t).files["catalogs/v4.19/"+nfsPkg+"/catalog.yaml"]})
+	head := base.with(map[string]string{"catalogs/v4.19/" + nfsPkg + "/odf.yaml": base.files["catalogs/v4.18/"+odfPkg+"/catalog.yaml"]})
+	f := newFakeSmoke(t)
+	st := stageOf(t, runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages}, nil, 0), "smoke")
+	if len(f.calls) != 1 || !slices.Equal(f.calls[0].Packages, []string{odfPkg}) || catalogOf(f.calls[0].ClusterName) != "v4.19" {
+		var got [][]string
+		for _, o := range f.calls {
+			got = append(got, append([]string{catalogOf(o.ClusterName)}, o.Packages...))
+		}
+		t.Fatalf("odf's bundles in nfs's directory of v4.19: installs %q; smoke %s %s %q", got, st.Status, st.Summary, st.Err)
+	}
+}

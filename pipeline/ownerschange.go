@@ -49,7 +49,12 @@ func (s *state) ownersChange(ctx context.Context) (*config.Config, owners.Change
 			ch.ConfigChanged = true
 		}
 	}
-	at, err := existing.Attribute(ctx, s.in.Repo, s.base, s.head, s.changes.paths)
+	var at *Attribution
+	if len(existing.Catalogs) == len(s.layout.Catalogs) {
+		at, err = s.attribution(ctx) // the run's own: the base has every catalog
+	} else {
+		at, err = existing.Attribute(ctx, s.in.Repo, s.base, s.head, s.changes.paths)
+	}
 	if err != nil {
 		return nil, ch, err
 	}

@@ -115,3 +115,45 @@ func TestTransport(t *testing.T) {
 		t.Errorf("quick server: %q, %v", data, err)
 	}
 }
+
+// A server that accepts and never answers costs the headers' deadline, not the request's; an answer
+// whose headers come in time may take the request's whole deadline for its body. A timeout is not
+// Temporary, so retrying clients do not ask the host again.
+func TestTransportWithHeadersDeadline(t *testing.T) {
+	const headers, request = 150 * time.Millisecond, 3 * time.Second
+	client := &http.Client{Transport: TransportWith(nil, Deadlines{Request: request, Headers: headers})}
+	host := tarpit(t)
+	start := time.Now()
+	_, err := client.Get("http://" + host + "/v2/")
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Host != host || !te.Headers || te.After != headers {
+		t.Fatalf("tarpit: %v, want a TimeoutError for the headers naming %s", err, host)
+	}
+	if el := time.Since(start); el > request/2 {
+		t.Errorf("tarpit answered the client after %s, want about %s", el, headers)
+	}
+	if te.Temporary() || !te.Timeout() {
+		t.Errorf("TimeoutError: Temporary %v, Timeout %v; want false, true", te.Temporary(), te.Timeout())
+	}
+	if want := host + " did not start answering within 150ms"; te.Error() != want {
+		t.Errorf("message %q, want %q", te.Error(), want)
+	}
+
+	// Headers at once, then a body slower than the headers' deadline but within the request's.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		time.Sleep(3 * headers)
+		io.WriteString(w, "late")
+	}))
+	defer slow.Close()
+	resp, err := client.Get(slow.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(data) != "late" {
+		t.Errorf("slow body within the request's deadline: %q, %v", data, err)
+	}
+}

@@ -20,16 +20,31 @@ var RetryStatusCodes = []int{
 	http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout,
 }
 
-// Transport is the transport of every registry request: plain HTTP only to loopback, each request (its
-// body included) bounded by timeout when timeout > 0.
-func Transport(timeout time.Duration) http.RoundTripper {
-	return LoopbackOnlyHTTP{Next: netdeadline.Transport(remote.DefaultTransport, timeout)}
+// ResponseHeaderTimeout bounds the wait for a registry's answer to start (its headers): a registry that
+// accepts connections and never answers costs a request this long, not the request's whole deadline
+// (which a large blob's body may need).
+const ResponseHeaderTimeout = 30 * time.Second
+
+// Transport is the transport of every registry request: plain HTTP only to loopback, each request's
+// headers bounded by ResponseHeaderTimeout and the whole request (its body included) by timeout when
+// timeout > 0.
+func Transport(timeout time.Duration) http.RoundTripper { return JobTransport(timeout, nil) }
+
+// JobTransport is Transport with the job's Breaker br (none when nil) in front: after a request to a host
+// timed out, the job's later requests to that host fail at once.
+func JobTransport(timeout time.Duration, br *Breaker) http.RoundTripper {
+	t := netdeadline.TransportWith(remote.DefaultTransport, netdeadline.Deadlines{Request: timeout, Headers: ResponseHeaderTimeout})
+	if br != nil {
+		t = br.Wrap(t)
+	}
+	return LoopbackOnlyHTTP{Next: t}
 }
 
-// Options are the remote options every registry client starts from: Transport(0), credentials from
-// keychain (nil: authn.DefaultKeychain, the docker config), retries with backoff (zero: DefaultBackoff) on
-// RetryStatusCodes, catalogbot's user agent. Options appended after these replace them (a caller's
-// remote.WithTransport(Transport(d)) adds a deadline).
+// Options are the remote options every registry client starts from: JobTransport(0) with a Breaker of
+// their own, credentials from keychain (nil: authn.DefaultKeychain, the docker config), retries with
+// backoff (zero: DefaultBackoff) on RetryStatusCodes and Retryable network errors (never a timeout),
+// catalogbot's user agent. Options appended after these replace them (a caller's
+// remote.WithTransport(JobTransport(d, br)) adds a deadline and shares a breaker across clients).
 func Options(keychain authn.Keychain, backoff remote.Backoff) []remote.Option {
 	if keychain == nil {
 		keychain = authn.DefaultKeychain
@@ -38,10 +53,11 @@ func Options(keychain authn.Keychain, backoff remote.Backoff) []remote.Option {
 		backoff = DefaultBackoff
 	}
 	return []remote.Option{
-		remote.WithTransport(Transport(0)),
+		remote.WithTransport(JobTransport(0, &Breaker{})),
 		remote.WithAuthFromKeychain(keychain),
 		remote.WithRetryBackoff(backoff),
 		remote.WithRetryStatusCodes(RetryStatusCodes...),
+		remote.WithRetryPredicate(Retryable),
 		remote.WithUserAgent("catalogbot"),
 	}
 }

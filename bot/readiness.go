@@ -42,25 +42,25 @@ func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, 
 	}
 	if sets.ConfigError != "" {
 		out = append(out, condition{false, fmt.Sprintf("the base branch's %s is invalid (%s): fix it there; nothing merges until then",
-			config.ConfigFile, sets.ConfigError), false})
+			config.ConfigFile, report.Text(sets.ConfigError)), false})
 	}
 	if n := sets.RequiredApprovals; n > 0 {
 		out = append(out, condition{len(res.Counted) >= n, approvalText(res, n), false})
 	}
 	for _, l := range sets.RequiredLabels {
 		if pr.HasLabel(l) {
-			out = append(out, condition{true, fmt.Sprintf("label `%s` is set", l), false})
+			out = append(out, condition{true, fmt.Sprintf("label %s is set", report.CodeSpan(l)), false})
 		} else {
-			out = append(out, condition{false, fmt.Sprintf("label `%s` is required", l), false})
+			out = append(out, condition{false, fmt.Sprintf("label %s is required", report.CodeSpan(l)), false})
 		}
 	}
 	hold := b.cfg.Checks.HoldLabel
 	switch {
 	case pr.HasLabel(hold) && len(holders) > 0:
-		out = append(out, condition{false, fmt.Sprintf("on hold (label `%s`, placed by %s): `/unhold` by them, a maintainer or an owner releases it",
-			hold, strings.Join(holders, ", ")), false})
+		out = append(out, condition{false, fmt.Sprintf("on hold (label %s, placed by %s): `/unhold` by them, a maintainer or an owner releases it",
+			report.CodeSpan(hold), report.Text(strings.Join(holders, ", "))), false})
 	case pr.HasLabel(hold):
-		out = append(out, condition{false, fmt.Sprintf("on hold (label `%s`): `/unhold` by a maintainer or an owner releases it", hold), false})
+		out = append(out, condition{false, fmt.Sprintf("on hold (label %s): `/unhold` by a maintainer or an owner releases it", report.CodeSpan(hold)), false})
 	default:
 		out = append(out, condition{true, "not on hold", false})
 	}

@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"gitrepo":                          {"catalog", "diag"},
 	"build":                            {"diag", "filetree", "registry"},
 	"checks/approval":                  nil,
-	"checks/graph":                     {"catalog", "diag"},
+	"checks/graph":                     {"catalog", "diag", "report"},
 	"checks/images":                    {"catalog", "diag", "registry"},
 	"checks/owners":                    {"config", "diag"},
 	"checks/smoke":                     {"catalog", "diag"},

@@ -134,13 +134,33 @@ func TestAttackTarpitRegistry(t *testing.T) {
 // bot.yaml's default timeouts. A tarpit costs a check at most 60 s in all (the answer's headers are
 // awaited registry.ResponseHeaderTimeout, a timeout is not retried, and once a request to the host timed
 // out the job's later requests to it, whatever the stage, fail at once): its check run is an
-// infrastructure failure naming the host. The honest check finishes within its time alone plus 10 s.
-// (Before: each request waited its 2-minute deadline and was retried; a tarpit held a worker past 150 s.)
+// infrastructure failure naming the host. The honest check finishes within its time alone plus 10 s:
+// delivered among the tarpits, with the default timeouts; delivered after all eight (waiting for a worker),
+// with timeouts.registryResponseHeader at 5s. (Before: each request waited its 2-minute deadline and was
+// retried; a tarpit held a worker past 150 s.)
 func TestAttackRegistryTarpitBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out the default response-header timeout")
 	}
-	h := newHarness(t, func(h *harness) { h.cfg.Queue.Workers = 8 })
+	for _, tc := range []struct {
+		name        string
+		headers     time.Duration // timeouts.registryResponseHeader; 0: the default
+		honestAfter int           // the honest pull request is delivered after this many tarpit ones
+	}{
+		{"default timeouts, honest among the tarpits", 0, 4},
+		{"5s response headers, honest after all tarpits", 5 * time.Second, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tarpitBounded(t, tc.headers, tc.honestAfter) })
+	}
+}
+
+func tarpitBounded(t *testing.T, headers time.Duration, honestAfter int) {
+	h := newHarness(t, func(h *harness) {
+		h.cfg.Queue.Workers = 8
+		if headers > 0 {
+			h.cfg.Timeouts.RegistryResponseHeader = headers
+		}
+	})
 	pit := tarpit(t)
 	main := h.seedMain(repoConfig + "references:\n  file: catalog.yaml\n")
 
@@ -193,7 +213,7 @@ func TestAttackRegistryTarpitBounded(t *testing.T) {
 		h.openPR(n, "catalog-admin", head, main)
 		h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(n, "catalog-admin", head, main, nil))
 		pits = append(pits, head)
-		if n == 4 {
+		if n == honestAfter {
 			h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(9, "bob", honest, main, nil))
 		}
 	}

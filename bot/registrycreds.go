@@ -134,7 +134,7 @@ func (b *Bot) keychainFor(installation int64, repo string) authn.Keychain {
 // transport replaces it), then the job's repository's credentials (last, so they win over any keychain a
 // default would add).
 func (jc *jobCtx) remoteOptions() []remote.Option {
-	opts := []remote.Option{remote.WithTransport(registry.JobTransport(jc.b.cfg.Timeouts.RegistryRequest, &jc.breaker))}
+	opts := []remote.Option{remote.WithTransport(registry.JobTransport(jc.b.cfg.Timeouts.RegistryRequest, jc.b.cfg.Timeouts.RegistryResponseHeader, &jc.breaker))}
 	opts = append(opts, jc.b.remote...)
 	return append(opts, remote.WithAuthFromKeychain(jc.b.keychainFor(jc.task.Installation, jc.task.Repo)))
 }

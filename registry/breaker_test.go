@@ -57,7 +57,7 @@ func TestBreakerTarpitCostsOneDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	var br Breaker
-	opts := append(Options(nil, remote.Backoff{}), remote.WithTransport(JobTransport(deadline, &br)))
+	opts := append(Options(nil, remote.Backoff{}), remote.WithTransport(JobTransport(deadline, 0, &br)))
 	start := time.Now()
 	_, err = remote.Get(ref, opts...)
 	var te *netdeadline.TimeoutError
@@ -74,7 +74,7 @@ func TestBreakerTarpitCostsOneDeadline(t *testing.T) {
 
 	before := conns.Load()
 	start = time.Now()
-	other := append(Options(nil, remote.Backoff{}), remote.WithTransport(JobTransport(time.Hour, &br)))
+	other := append(Options(nil, remote.Backoff{}), remote.WithTransport(JobTransport(time.Hour, 0, &br)))
 	_, err = remote.Get(ref.Context().Tag("v2"), other...)
 	var down *HostDownError
 	var ne net.Error
@@ -92,7 +92,7 @@ func TestBreakerTarpitCostsOneDeadline(t *testing.T) {
 	var fresh Breaker
 	ctx, cancel := context.WithTimeout(context.Background(), deadline/3)
 	defer cancel()
-	_, err = remote.Get(ref, append(Options(nil, remote.Backoff{}), remote.WithTransport(JobTransport(time.Hour, &fresh)), remote.WithContext(ctx))...)
+	_, err = remote.Get(ref, append(Options(nil, remote.Backoff{}), remote.WithTransport(JobTransport(time.Hour, 0, &fresh)), remote.WithContext(ctx))...)
 	if errors.As(err, &down) || fresh.Down(host) != nil {
 		t.Errorf("a fresh breaker: %v, tripped %v; want the request tried (and the caller's cancellation not to trip it)", err, fresh.Down(host))
 	}

@@ -77,7 +77,7 @@ func runPR(ctx context.Context, o *prOptions) error {
 	in.SkipImages = o.skipImages
 	in.Approvers = o.approvers
 	// one breaker for the run: a registry host that timed out is not asked again by a later stage
-	in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.JobTransport(o.registryTimeout, &registry.Breaker{})))
+	in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.JobTransport(o.registryTimeout, 0, &registry.Breaker{})))
 	if in.Smoke, err = o.smoke.load(); err != nil {
 		return err
 	}

@@ -7,14 +7,20 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/internal/pgtest"
 )
 
 // A commenter's /retest comments are admitted retestLimit times per window; the first over the limit is
 // the one answered; a retried job decides its comment the same way; the window slides; other commenters
 // and pull requests have limits of their own.
 func TestAdmitRetestWindow(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { admitRetestWindow(t, filepath.Join(t.TempDir(), "q.db")) })
+	t.Run("postgres", func(t *testing.T) { admitRetestWindow(t, pgtest.Start(t)) })
+}
+
+func admitRetestWindow(t *testing.T, db string) {
 	ctx := context.Background()
-	q, err := queue.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+	q, err := queue.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,8 +36,9 @@ func (e *TimeoutError) Temporary() bool { return false }
 type Deadlines struct {
 	// Request bounds the whole request, its answer's body included.
 	Request time.Duration
-	// Headers bounds the wait for the answer's headers (a server that accepts and never answers costs
-	// this long, not Request).
+	// Headers bounds the wait for the answer's headers of a request without a body (a server that
+	// accepts and never answers costs this long, not Request). A request with a body (an upload) has
+	// only Request: sending the body may take longer.
 	Headers time.Duration
 }
 
@@ -75,7 +76,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		terr = &TimeoutError{Host: req.URL.Host, After: t.d.Request}
 		request = time.AfterFunc(t.d.Request, func() { cancelCause(terr) })
 	}
-	if t.d.Headers > 0 {
+	if t.d.Headers > 0 && (req.Body == nil || req.Body == http.NoBody) {
 		herr = &TimeoutError{Host: req.URL.Host, After: t.d.Headers, Headers: true}
 		headers = time.AfterFunc(t.d.Headers, func() { cancelCause(herr) })
 	}

@@ -3,6 +3,7 @@ package netdeadline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -155,5 +156,30 @@ func TestTransportWithHeadersDeadline(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || string(data) != "late" {
 		t.Errorf("slow body within the request's deadline: %q, %v", data, err)
+	}
+
+	// An upload slower than the headers' deadline but within the request's.
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, n)
+	}))
+	defer sink.Close()
+	pr, pw := io.Pipe()
+	go func() {
+		for range 3 {
+			time.Sleep(headers)
+			pw.Write([]byte("x"))
+		}
+		pw.Close()
+	}()
+	req, _ := http.NewRequest(http.MethodPut, sink.URL, pr)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatalf("slow upload within the request's deadline: %v", err)
+	}
+	data, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(data) != "3" {
+		t.Errorf("slow upload: the server read %q bytes, want 3", data)
 	}
 }

@@ -249,7 +249,7 @@ func (s *state) validateCatalogs(ctx context.Context) report.Stage {
 	for _, r := range validate.Catalogs(ctx, s.headDir, cats, 2, validate.Options{Limits: s.limits()}, nil) {
 		if r.Err != nil {
 			errs = append(errs, fmt.Errorf("validating catalog %s: %w", r.Name, r.Err))
-			fmt.Fprintf(&details, "- `%s`: %v\n", r.Dir, r.Err)
+			fmt.Fprintf(&details, "- %s: %s\n", report.CodeSpan(r.Dir), report.Text(r.Err.Error()))
 			failed++
 			continue
 		}
@@ -258,7 +258,7 @@ func (s *state) validateCatalogs(ctx context.Context) report.Stage {
 		}
 		ds = append(ds, r.Diagnostics...)
 		st.Truncated = append(st.Truncated, r.Truncated...)
-		fmt.Fprintf(&details, "- `%s`: %s\n", r.Dir, r.Summary())
+		fmt.Fprintf(&details, "- %s: %s\n", report.CodeSpan(r.Dir), report.Text(r.Summary()))
 	}
 	joined := errors.Join(errs...)
 	st.Status = report.StatusOf(ds, joined)

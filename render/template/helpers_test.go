@@ -148,7 +148,12 @@ func ours(t testing.TB, src Source, data []byte, opts Options, format string) ([
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := Write(&buf, c, format); err != nil {
+	if format == "mermaid" {
+		err = WriteMermaid(&buf, c, io.Discard)
+	} else {
+		err = Write(&buf, c, format)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes(), nil
@@ -174,7 +179,14 @@ func opmTemplate(t testing.TB, opm string, data []byte, opts Options, format str
 	if opts.MigrateLevel != "" {
 		args = append(args, "--migrate-level", opts.MigrateLevel)
 	}
-	if opts.Type != "" {
+	if opts.OPMVersion == OPMv1_46_0 {
+		// v1.46.0 has one sub-command per type and no detection: the type comes first, and the
+		// registry flag belongs to the sub-command.
+		args = []string{"alpha", "render-template", opts.Type, "--use-http", "-o", format}
+		if opts.MigrateLevel != "" {
+			args = append(args, "--migrate-level", opts.MigrateLevel)
+		}
+	} else if opts.Type != "" {
 		args = append(args, opts.Type)
 	}
 	args = append(args, file)

@@ -43,6 +43,8 @@ type Options struct {
 	Type string
 	// MigrateLevel is --migrate-level: "", "none", "bundle-object-to-csv-metadata" or "all".
 	MigrateLevel string
+	// OPMVersion is the opm release whose rendering to reproduce (DefaultOPMVersion when empty).
+	OPMVersion OPMVersion
 }
 
 // Source renders one bundle image reference, as written in a template, into a bundle.
@@ -95,7 +97,13 @@ func Render(ctx context.Context, data []byte, file string, src Source, opts Opti
 	if err != nil {
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
-	t := &run{file: file, data: data, src: src, csvMeta: csvMeta, lines: newLines(data)}
+	opm := opts.OPMVersion
+	if opm == "" {
+		opm = DefaultOPMVersion
+	} else if _, err := ParseOPMVersion(string(opm)); err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	t := &run{file: file, data: data, src: src, csvMeta: csvMeta, lines: newLines(data), opm: opm}
 	schema := typeSchemas[opts.Type]
 	if opts.Type == "" {
 		s, err := detectSchema(data)
@@ -135,6 +143,7 @@ type run struct {
 	src     Source
 	csvMeta bool
 	lines   *lines
+	opm     OPMVersion
 }
 
 // fail is an opm error "rendering template: ..." at line.

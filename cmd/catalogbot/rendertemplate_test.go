@@ -1,0 +1,311 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"sigs.k8s.io/yaml"
+
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/internal/reftools"
+	"github.com/catalogbot/catalogbot/internal/registrytest"
+	"github.com/catalogbot/catalogbot/internal/shareddata"
+)
+
+// cliResult is what one command line printed and its exit code.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// catalogbotCLI runs catalogbot with args and stdin as main does.
+func catalogbotCLI(t *testing.T, stdin []byte, args ...string) cliResult {
+	t.Helper()
+	root := newRootCmd()
+	var stdout, stderr bytes.Buffer
+	root.SetArgs(args)
+	root.SetIn(bytes.NewReader(stdin))
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	started := false
+	markStarted(root, &started)
+	err := root.ExecuteContext(t.Context())
+	if err != nil && !started {
+		err = diag.UsageError(fmt.Errorf("%w (see catalogbot help)", err))
+	}
+	code := exitCode(&stderr, err)
+	return cliResult{stdout: stdout.String(), stderr: stderr.String(), code: code}
+}
+
+// opmCLI runs opm with args and stdin in dir, with a container policy that lets it pull from the test
+// registry; stderr is cut to opm's message (the text after "Error: ", without the usage).
+func opmCLI(t *testing.T, opm, dir string, stdin []byte, args ...string) cliResult {
+	t.Helper()
+	home := t.TempDir()
+	policy := filepath.Join(home, ".config", "containers", "policy.json")
+	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, opm, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+home, "TMPDIR="+home)
+	cmd.Stdin = bytes.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("opm timed out: %s", stderr.Bytes())
+	}
+	r := cliResult{stdout: stdout.String(), stderr: stderr.String()}
+	if err != nil {
+		r.code = 1
+		if i := strings.Index(r.stderr, "Error: "); i >= 0 {
+			r.stderr = r.stderr[i+len("Error: "):]
+		}
+		r.stderr, _, _ = strings.Cut(r.stderr, "\nUsage:\n")
+		r.stderr = strings.TrimSuffix(r.stderr, "\n")
+	}
+	return r
+}
+
+// sameAsOPM runs `opm ARGS` and `catalogbot ARGS` (opm's "alpha" dropped) in dir and requires the same
+// verdict: the same stdout when both succeed; when both fail, catalogbot's message holds opm's and its exit
+// code says the template (1) or the command line (2) is wrong.
+func sameAsOPM(t *testing.T, opm, dir string, stdin []byte, args ...string) {
+	t.Helper()
+	want := opmCLI(t, opm, dir, stdin, append([]string{"alpha"}, args...)...)
+	t.Chdir(dir)
+	got := catalogbotCLI(t, stdin, args...)
+	switch {
+	case want.code == 0 && got.code != 0:
+		t.Fatalf("opm accepts, catalogbot refuses (exit %d): %s", got.code, got.stderr)
+	case strings.Contains(want.stderr, "panic: "):
+		// opm crashes (a null entry in a basic template); catalogbot must refuse it as the template's fault.
+		if got.code != 1 {
+			t.Errorf("opm panics; catalogbot exits %d, want 1: %s", got.code, got.stderr)
+		}
+	case want.code != 0 && got.code == 0:
+		t.Fatalf("opm refuses (%s), catalogbot accepts", want.stderr)
+	case want.code == 0:
+		if got.stdout != want.stdout {
+			t.Errorf("stdout differs from opm's:\n--- opm\n%s\n--- catalogbot\n%s", want.stdout, got.stdout)
+		}
+	default:
+		// A registry's answer is worded by each side's registry client: the message is opm's up to it.
+		want.stderr, _, _ = strings.Cut(want.stderr, ": failed to pull image ")
+		if !strings.Contains(got.stderr, want.stderr) {
+			t.Errorf("message differs:\nopm:        %q\ncatalogbot: %q", want.stderr, got.stderr)
+		}
+		if got.code != 1 && got.code != 2 {
+			t.Errorf("exit code %d, want 1 (template) or 2 (usage): %s", got.code, got.stderr)
+		}
+	}
+}
+
+// TestRenderTemplateMatchesOPM runs the same command lines through opm alpha render-template v1.73.0 and
+// catalogbot render-template: files, standard input, TYPE with and without FILE, every output format,
+// the migration, and command lines and templates opm refuses. Bundles come from a local registry.
+func TestRenderTemplateMatchesOPM(t *testing.T) {
+	opm := reftools.OPM(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	reg := registrytest.New(t, nil)
+	refs := map[string]string{}
+	for _, b := range []string{"etcd/0.9.2", "etcd/0.9.4", "grafana-operator/5.22.0", "grafana-operator/5.22.2", "grafana-operator/5.24.0"} {
+		pkg, version, _ := strings.Cut(b, "/")
+		img := registrytest.BundleImage(t, shareddata.Dir(t, "bundles", pkg, version))
+		ref := reg.Host + "/bundles/" + pkg + ":v" + version
+		parsed, err := name.ParseReference(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(parsed, img); err != nil {
+			t.Fatal(err)
+		}
+		refs[b] = ref
+	}
+	dir := t.TempDir()
+	write := func(file, text string) []byte {
+		for b, ref := range refs {
+			text = strings.ReplaceAll(text, "{"+b+"}", ref)
+		}
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return []byte(text)
+	}
+	semverT := write("semver.yaml", `schema: olm.semver
+generateMajorChannels: true
+candidate:
+  bundles:
+  - image: {grafana-operator/5.22.0}
+  - image: {grafana-operator/5.22.2}
+  - image: {grafana-operator/5.24.0}
+stable:
+  bundles:
+  - image: {grafana-operator/5.22.0}
+  - image: {grafana-operator/5.24.0}
+`)
+	basicT := write("basic.yaml", `schema: olm.template.basic
+entries:
+- {schema: olm.package, name: etcd, defaultChannel: alpha}
+- schema: olm.channel
+  package: etcd
+  name: alpha
+  entries:
+  - {name: etcdoperator.v0.9.4, replaces: etcdoperator.v0.9.2}
+  - {name: etcdoperator.v0.9.2}
+- {schema: olm.bundle, image: {etcd/0.9.2}}
+- {schema: olm.bundle, image: {etcd/0.9.4}}
+- schema: olm.deprecations
+  package: etcd
+  entries:
+  - {reference: {schema: olm.bundle, name: etcdoperator.v0.9.2}, message: old}
+`)
+	write("unknown-schema.yaml", "schema: olm.template.fancy\n")
+	write("missing-image.yaml", "schema: olm.semver\nstable:\n  bundles:\n  - image: "+reg.Host+"/bundles/nosuch:v1\n")
+	write("semver", "schema: olm.semver\n")
+	for _, format := range []string{"json", "yaml", "mermaid"} {
+		for name, c := range map[string]struct {
+			stdin []byte
+			args  []string
+		}{
+			"file-detected":       {args: []string{"semver.yaml"}},
+			"type-and-file":       {args: []string{"semver", "semver.yaml"}},
+			"basic-file":          {args: []string{"basic.yaml"}},
+			"stdin-detected":      {stdin: basicT},
+			"type-and-stdin":      {stdin: semverT, args: []string{"semver"}},
+			"type-and-dash":       {stdin: basicT, args: []string{"basic", "-"}},
+			"migrated":            {args: []string{"--migrate-level", "bundle-object-to-csv-metadata", "basic.yaml"}},
+			"wrong-type":          {args: []string{"basic", "semver.yaml"}},
+			"unknown-schema":      {args: []string{"unknown-schema.yaml"}},
+			"missing-image":       {args: []string{"missing-image.yaml"}},
+			"type-named-file":     {args: []string{"semver"}, stdin: basicT},
+			"no-such-file":        {args: []string{"nosuch.yaml"}},
+			"invalid-type":        {args: []string{"fancy", "semver.yaml"}},
+			"bad-migrate-level":   {args: []string{"--migrate-level", "everything", "semver.yaml"}},
+			"empty-stdin":         {},
+			"three-arguments":     {args: []string{"semver", "semver.yaml", "x"}},
+			"unknown-output-flag": {args: []string{"-o", "xml", "semver.yaml"}},
+		} {
+			t.Run(format+"/"+name, func(t *testing.T) {
+				args := append([]string{"render-template", "--use-http", "-o", format}, c.args...)
+				sameAsOPM(t, opm, dir, c.stdin, args...)
+			})
+		}
+	}
+}
+
+// TestRenderTemplateMatchesOPMOnRealCatalogs wraps real catalogs as basic templates (their bundles kept
+// as rendered, so no registry is needed) and requires opm's bytes in every format: every catalog of the
+// opm cases (valid and invalid), and each package of the shared template-driven repository in the newest
+// catalog that holds it.
+func TestRenderTemplateMatchesOPMOnRealCatalogs(t *testing.T) {
+	opm := reftools.OPM(t)
+	var dirs []string
+	for _, kind := range []string{"valid", "invalid"} {
+		cases, err := filepath.Glob(filepath.Join(shareddata.Dir(t, "opm-cases", kind), "*", "catalog"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, cases...)
+	}
+	newest := map[string]string{}
+	pkgs, err := filepath.Glob(filepath.Join(shareddata.Dir(t, "fbc-templates", "catalogs"), "*", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(pkgs)
+	for _, p := range pkgs {
+		newest[filepath.Base(p)] = p
+	}
+	for _, p := range newest {
+		dirs = append(dirs, p)
+	}
+	sort.Strings(dirs)
+	if len(dirs) < 50 {
+		t.Fatalf("only %d catalogs found", len(dirs))
+	}
+	work := t.TempDir()
+	for i, d := range dirs {
+		file := fmt.Sprintf("t%03d.yaml", i)
+		tmpl, err := basicTemplateOf(d)
+		if err != nil {
+			// A catalog whose files do not parse tests the catalog loader, not templates.
+			t.Logf("not a template case: %v", err)
+			continue
+		}
+		if err := os.WriteFile(filepath.Join(work, file), tmpl, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, format := range []string{"json", "yaml", "mermaid"} {
+			t.Run(d+"/"+format, func(t *testing.T) {
+				sameAsOPM(t, opm, work, nil, "render-template", "-o", format, file)
+			})
+		}
+	}
+}
+
+// basicTemplateOf is a basic template whose entries are every blob of the catalog directory dir.
+func basicTemplateOf(dir string) ([]byte, error) {
+	var b strings.Builder
+	b.WriteString("schema: olm.template.basic\nentries:\n")
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var docs [][]byte
+		if strings.HasSuffix(p, ".json") {
+			dec := json.NewDecoder(bytes.NewReader(data))
+			for dec.More() {
+				var raw json.RawMessage
+				if err := dec.Decode(&raw); err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				docs = append(docs, raw)
+			}
+		} else {
+			for _, doc := range strings.Split(string(data), "\n---") {
+				if strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" {
+					continue
+				}
+				j, err := yaml.YAMLToJSON([]byte(doc))
+				if err != nil {
+					return fmt.Errorf("%s: %w", p, err)
+				}
+				docs = append(docs, j)
+			}
+		}
+		for _, doc := range docs {
+			var line bytes.Buffer
+			if err := json.Compact(&line, doc); err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			b.WriteString("- ")
+			b.Write(line.Bytes())
+			b.WriteString("\n")
+		}
+		return nil
+	})
+	return []byte(b.String()), err
+}

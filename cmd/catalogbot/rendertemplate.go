@@ -134,7 +134,7 @@ func runRenderTemplate(ctx context.Context, o *renderTemplateOptions) error {
 	}
 	var buf bytes.Buffer
 	if o.output == "mermaid" {
-		err = template.WriteMermaid(&buf, c, o.io.err)
+		err = template.WriteMermaid(&buf, c, version, o.io.err)
 	} else {
 		err = template.Write(&buf, c, o.output)
 	}

@@ -77,7 +77,7 @@ func ours(t testing.TB, src Source, data []byte, opts Options, format string) ([
 	}
 	var buf bytes.Buffer
 	if format == "mermaid" {
-		err = WriteMermaid(&buf, c, io.Discard)
+		err = WriteMermaid(&buf, c, opts.OPMVersion, io.Discard)
 	} else {
 		err = Write(&buf, c, format)
 	}

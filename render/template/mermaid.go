@@ -21,11 +21,14 @@ var mermaidClasses = []string{"deprecated", "deprecatedskipped", "skipped"}
 // does: a "graph LR" with a subgraph per package and channel, each channel's entries by decreasing
 // version with their skip, skipRange and replace edges, deprecated packages, channels and bundles
 // styled, and the edges that lead to an already skipped entry drawn red. A skipRange that does not
-// parse is left out with opm's warning on warn.
-func WriteMermaid(w io.Writer, c *catalog.Catalog, warn io.Writer) error {
+// parse is left out with opm's warning on warn. opm v1.46.0 (opm) drew an older graph: writeMermaidV1_46.
+func WriteMermaid(w io.Writer, c *catalog.Catalog, opm OPMVersion, warn io.Writer) error {
 	versions, err := bundleVersions(c.Bundles)
 	if err != nil {
 		return err
+	}
+	if opm == OPMv1_46_0 {
+		return writeMermaidV1_46(w, c, versions, warn)
 	}
 	chans := slices.Clone(c.Channels)
 	// opm sorts with sort.Slice; the same call on the same order keeps its order of equal names.
@@ -205,4 +208,94 @@ func bundleVersions(bundles []*catalog.Bundle) (map[string]semver.Version, error
 		versions[b.Name] = v
 	}
 	return versions, nil
+}
+
+// writeMermaidV1_46 draws the graph as opm v1.46.0 does: entries in channel order, each with its replace,
+// skip and skipRange edges, a deprecated bundle marked ":::deprecated", and no skipped-edge styling.
+func writeMermaidV1_46(w io.Writer, c *catalog.Catalog, versions map[string]semver.Version, warn io.Writer) error {
+	chans := slices.Clone(c.Channels)
+	sort.Slice(chans, func(i, j int) bool { return chans[i].Name < chans[j].Name })
+	depPkg, depChan, depBundle := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, d := range c.Deprecations {
+		for _, e := range d.Entries {
+			switch e.Reference.Schema {
+			case catalog.SchemaPackage:
+				depPkg[d.Package] = true
+			case catalog.SchemaChannel:
+				depChan[e.Reference.Name] = true
+			case catalog.SchemaBundle:
+				depBundle[e.Reference.Name] = true
+			}
+		}
+	}
+	pkgs := map[string]*strings.Builder{}
+	deprecatedPkg := ""
+	var deprecatedChans []string
+	var zero semver.Version
+	for _, ch := range chans {
+		b := pkgs[ch.Package]
+		if b == nil {
+			b = &strings.Builder{}
+			pkgs[ch.Package] = b
+		}
+		id := ch.Package + "-" + ch.Name
+		fmt.Fprintf(b, "    %%%% channel %q\n    subgraph %s[%q]\n", ch.Name, id, ch.Name)
+		if depPkg[ch.Package] {
+			deprecatedPkg = ch.Package
+		}
+		if depChan[ch.Name] {
+			deprecatedChans = append(deprecatedChans, id)
+		}
+		for _, e := range ch.Entries {
+			if versions[e.Name].LT(zero) {
+				continue
+			}
+			mark := ""
+			if depBundle[e.Name] {
+				mark = ":::deprecated"
+			}
+			eid := id + "-" + e.Name
+			fmt.Fprintf(b, "      %s[%q]%s\n", eid, e.Name, mark)
+			if e.Replaces != "" {
+				fmt.Fprintf(b, "      %s[%q]-- replace --> %s[%q]\n", id+"-"+e.Replaces, e.Replaces, eid, e.Name)
+			}
+			for _, s := range e.Skips {
+				fmt.Fprintf(b, "      %s[%q]-- skip --> %s[%q]\n", id+"-"+s, s, eid, e.Name)
+			}
+			if e.SkipRange == "" {
+				continue
+			}
+			inRange, err := semver.ParseRange(e.SkipRange)
+			if err != nil {
+				if warn != nil {
+					fmt.Fprintf(warn, "warning: ignoring invalid SkipRange for package/edge %q/%q: %v\n", ch.Package, e.Name, err)
+				}
+				continue
+			}
+			for _, other := range ch.Entries {
+				if inRange(versions[other.Name]) {
+					fmt.Fprintf(b, "      %s[%q]-- \"skipRange(%s)\" --> %s[%q]\n", id+"-"+other.Name, other.Name, e.SkipRange, eid, e.Name)
+				}
+			}
+		}
+		b.WriteString("    end\n")
+	}
+	var out strings.Builder
+	out.WriteString("graph LR\n  classDef deprecated fill:#E8960F\n")
+	names := make([]string, 0, len(pkgs))
+	for n := range pkgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(&out, "  %%%% package %q\n  subgraph %q\n%s  end\n", n, n, pkgs[n].String())
+	}
+	if deprecatedPkg != "" {
+		fmt.Fprintf(&out, "style %s fill:#989695\n", deprecatedPkg)
+	}
+	for _, id := range deprecatedChans {
+		fmt.Fprintf(&out, "style %s fill:#DCD0FF\n", id)
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
 }

@@ -114,6 +114,9 @@ func Render(ctx context.Context, data []byte, file string, src Source, opts Opti
 	} else if schema == "" {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("invalid template type %q, must be one of: [basic semver substitutes]", opts.Type)}
 	}
+	if schema == SchemaSubstitutes && opm == OPMv1_46_0 {
+		return nil, t.fail(t.lines.top("schema"), "opm v1.46.0 has no olm.template.substitutes template (it came in a later release)", nil)
+	}
 	switch schema {
 	case SchemaBasic:
 		return t.basic(ctx)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -167,7 +168,10 @@ var catalogNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 func (d *decoder) validateCatalogs(c *Config) {
 	cc := c.Catalogs
 	levels := []string{"", "none", "bundle-object-to-csv-metadata", "all"}
-	d.oneOf("catalogs.opmVersion", cc.OPMVersion, append([]string{""}, OPMVersions...)...)
+	if cc.OPMVersion != "" && !slices.Contains(OPMVersions, cc.OPMVersion) {
+		d.errorAt("catalogs.opmVersion", "config-bad-value", "one of: "+strings.Join(OPMVersions, ", "),
+			"catalogs.opmVersion: %q is not an opm whose rendering catalogbot reproduces", cc.OPMVersion)
+	}
 	if cc.Pattern != "" && len(cc.List) > 0 {
 		d.errorAt("catalogs.list", "config-bad-value", "use either catalogs.pattern or catalogs.list", "catalogs: both a pattern and a list")
 		return

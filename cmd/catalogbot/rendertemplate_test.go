@@ -309,3 +309,53 @@ func basicTemplateOf(dir string) ([]byte, error) {
 	})
 	return []byte(b.String()), err
 }
+
+// TestRenderKeepsPinnedOPM: catalogs.opmVersion reaches `catalogbot render` and its --check. Pinned to
+// v1.46.0 (community-operators-prod's opm), a semver package renders the channels upstream committed;
+// re-pinned to v1.73.0 the same catalogs drift; an opm catalogbot does not reproduce is a configuration
+// error on its line, not a render with another opm's rules.
+func TestRenderKeepsPinnedOPM(t *testing.T) {
+	repo := communityRepo(t)
+	pin := func(v string) {
+		cfg := strings.Replace(communityConfig, "  migrateFrom: v4.17\n", "  migrateFrom: v4.17\n  opmVersion: "+v+"\n", 1)
+		if err := os.WriteFile(filepath.Join(repo, ".catalogbot.yaml"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed := communityRepo(t)
+	base := []string{"render", "--repo", repo, "--offline", "--seed-from", seed, "--template-cache-dir", t.TempDir(), "--package", "openshift-integration-operator"}
+	file := filepath.Join(repo, "catalogs", "v4.19", "openshift-integration-operator", "catalog.yaml")
+	committed, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pin("v1.46.0")
+	if r := catalogbotCLI(t, nil, base...); r.code != 0 {
+		t.Fatalf("render pinned to v1.46.0 failed (%d):\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rendered, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, gotRest, _ := bytes.Cut(rendered, []byte("\n---\n"))
+	_, wantRest, _ := bytes.Cut(committed, []byte("\n---\n"))
+	if !bytes.Equal(gotRest, wantRest) {
+		t.Errorf("v1.46.0 did not render the committed channels and bundles")
+	}
+	if r := catalogbotCLI(t, nil, append(base, "--check")...); r.code != 0 {
+		t.Errorf("check pinned to v1.46.0 after its render failed (%d):\n%s", r.code, r.stdout)
+	}
+
+	pin("v1.73.0")
+	r := catalogbotCLI(t, nil, append(base, "--check")...)
+	if r.code != 1 || !strings.Contains(r.stdout, "catalogs/v4.19/openshift-integration-operator/catalog.yaml") {
+		t.Errorf("re-pinned to v1.73.0, the v1.46.0 render does not drift (exit %d):\n%s", r.code, r.stdout)
+	}
+
+	pin("v1.50.0")
+	r = catalogbotCLI(t, nil, append(base, "--check")...)
+	if r.code != 2 || !strings.Contains(r.stdout+r.stderr, "catalogs.opmVersion") || !strings.Contains(r.stdout+r.stderr, ".catalogbot.yaml:8:") {
+		t.Errorf("an unsupported opm is not a configuration error on its line (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -3,20 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/reftools"
@@ -90,7 +86,14 @@ func opmCLI(t *testing.T, opm, dir string, stdin []byte, args ...string) cliResu
 // code says the template (1) or the command line (2) is wrong.
 func sameAsOPM(t *testing.T, opm, dir string, stdin []byte, args ...string) {
 	t.Helper()
-	want := opmCLI(t, opm, dir, stdin, append([]string{"alpha"}, args...)...)
+	sameAsOPMArgs(t, opm, dir, stdin, append([]string{"alpha"}, args...), args, true)
+}
+
+// sameAsOPMArgs is sameAsOPM with opm's command line and catalogbot's each written out; without
+// messages, a refusal's wording is not compared (opm v1.46.0 logs its own, catalogbot words v1.73.0's).
+func sameAsOPMArgs(t *testing.T, opm, dir string, stdin []byte, opmArgs, args []string, messages bool) {
+	t.Helper()
+	want := opmCLI(t, opm, dir, stdin, opmArgs...)
 	t.Chdir(dir)
 	got := catalogbotCLI(t, stdin, args...)
 	switch {
@@ -110,7 +113,7 @@ func sameAsOPM(t *testing.T, opm, dir string, stdin []byte, args ...string) {
 	default:
 		// A registry's answer is worded by each side's registry client: the message is opm's up to it.
 		want.stderr, _, _ = strings.Cut(want.stderr, ": failed to pull image ")
-		if !strings.Contains(got.stderr, want.stderr) {
+		if messages && !strings.Contains(got.stderr, want.stderr) {
 			t.Errorf("message differs:\nopm:        %q\ncatalogbot: %q", want.stderr, got.stderr)
 		}
 		if got.code != 1 && got.code != 2 {
@@ -124,63 +127,7 @@ func sameAsOPM(t *testing.T, opm, dir string, stdin []byte, args ...string) {
 // the migration, and command lines and templates opm refuses. Bundles come from a local registry.
 func TestRenderTemplateMatchesOPM(t *testing.T) {
 	opm := reftools.OPM(t)
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	reg := registrytest.New(t, nil)
-	refs := map[string]string{}
-	for _, b := range []string{"etcd/0.9.2", "etcd/0.9.4", "grafana-operator/5.22.0", "grafana-operator/5.22.2", "grafana-operator/5.24.0"} {
-		pkg, version, _ := strings.Cut(b, "/")
-		img := registrytest.BundleImage(t, shareddata.Dir(t, "bundles", pkg, version))
-		ref := reg.Host + "/bundles/" + pkg + ":v" + version
-		parsed, err := name.ParseReference(ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(parsed, img); err != nil {
-			t.Fatal(err)
-		}
-		refs[b] = ref
-	}
-	dir := t.TempDir()
-	write := func(file, text string) []byte {
-		for b, ref := range refs {
-			text = strings.ReplaceAll(text, "{"+b+"}", ref)
-		}
-		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return []byte(text)
-	}
-	semverT := write("semver.yaml", `schema: olm.semver
-generateMajorChannels: true
-candidate:
-  bundles:
-  - image: {grafana-operator/5.22.0}
-  - image: {grafana-operator/5.22.2}
-  - image: {grafana-operator/5.24.0}
-stable:
-  bundles:
-  - image: {grafana-operator/5.22.0}
-  - image: {grafana-operator/5.24.0}
-`)
-	basicT := write("basic.yaml", `schema: olm.template.basic
-entries:
-- {schema: olm.package, name: etcd, defaultChannel: alpha}
-- schema: olm.channel
-  package: etcd
-  name: alpha
-  entries:
-  - {name: etcdoperator.v0.9.4, replaces: etcdoperator.v0.9.2}
-  - {name: etcdoperator.v0.9.2}
-- {schema: olm.bundle, image: {etcd/0.9.2}}
-- {schema: olm.bundle, image: {etcd/0.9.4}}
-- schema: olm.deprecations
-  package: etcd
-  entries:
-  - {reference: {schema: olm.bundle, name: etcdoperator.v0.9.2}, message: old}
-`)
-	write("unknown-schema.yaml", "schema: olm.template.fancy\n")
-	write("missing-image.yaml", "schema: olm.semver\nstable:\n  bundles:\n  - image: "+reg.Host+"/bundles/nosuch:v1\n")
-	write("semver", "schema: olm.semver\n")
+	dir, semverT, basicT := templateFixtures(t)
 	for _, format := range []string{"json", "yaml", "mermaid"} {
 		for name, c := range map[string]struct {
 			stdin []byte
@@ -203,6 +150,7 @@ entries:
 			"empty-stdin":         {},
 			"three-arguments":     {args: []string{"semver", "semver.yaml", "x"}},
 			"unknown-output-flag": {args: []string{"-o", "xml", "semver.yaml"}},
+			"bundle-with-fields":  {args: []string{"bundle-with-fields.yaml"}},
 		} {
 			t.Run(format+"/"+name, func(t *testing.T) {
 				args := append([]string{"render-template", "--use-http", "-o", format}, c.args...)
@@ -212,102 +160,101 @@ entries:
 	}
 }
 
-// TestRenderTemplateMatchesOPMOnRealCatalogs wraps real catalogs as basic templates (their bundles kept
-// as rendered, so no registry is needed) and requires opm's bytes in every format: every catalog of the
-// opm cases (valid and invalid), and each package of the shared template-driven repository in the newest
-// catalog that holds it.
-func TestRenderTemplateMatchesOPMOnRealCatalogs(t *testing.T) {
-	opm := reftools.OPM(t)
-	var dirs []string
-	for _, kind := range []string{"valid", "invalid"} {
-		cases, err := filepath.Glob(filepath.Join(shareddata.Dir(t, "opm-cases", kind), "*", "catalog"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, cases...)
-	}
-	newest := map[string]string{}
-	pkgs, err := filepath.Glob(filepath.Join(shareddata.Dir(t, "fbc-templates", "catalogs"), "*", "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sort.Strings(pkgs)
-	for _, p := range pkgs {
-		newest[filepath.Base(p)] = p
-	}
-	for _, p := range newest {
-		dirs = append(dirs, p)
-	}
-	sort.Strings(dirs)
-	if len(dirs) < 50 {
-		t.Fatalf("only %d catalogs found", len(dirs))
-	}
-	work := t.TempDir()
-	for i, d := range dirs {
-		file := fmt.Sprintf("t%03d.yaml", i)
-		tmpl, err := basicTemplateOf(d)
-		if err != nil {
-			// A catalog whose files do not parse tests the catalog loader, not templates.
-			t.Logf("not a template case: %v", err)
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(work, file), tmpl, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		for _, format := range []string{"json", "yaml", "mermaid"} {
-			t.Run(d+"/"+format, func(t *testing.T) {
-				sameAsOPM(t, opm, work, nil, "render-template", "-o", format, file)
-			})
+// TestRenderTemplateMatchesOPMv1_46_0 holds `render-template --opm-version v1.46.0 TYPE FILE` to opm
+// v1.46.0's `alpha render-template TYPE FILE` (JSON and YAML; mermaid for semver, the only type v1.46.0
+// draws), with and without the migration, and to its refusals.
+func TestRenderTemplateMatchesOPMv1_46_0(t *testing.T) {
+	opm := reftools.OPMv1_46_0(t)
+	dir, _, _ := templateFixtures(t)
+	for _, c := range []struct {
+		typ, file string
+		formats   []string
+	}{
+		{"semver", "semver.yaml", []string{"json", "yaml", "mermaid"}},
+		{"basic", "basic.yaml", []string{"json", "yaml"}},
+		{"semver", "missing-image.yaml", []string{"json"}},
+		{"basic", "bundle-with-fields.yaml", []string{"json"}},
+		{"basic", "semver.yaml", []string{"json"}},
+	} {
+		for _, format := range c.formats {
+			for _, level := range []string{"", "bundle-object-to-csv-metadata"} {
+				t.Run(c.file+"/"+format+"/"+level, func(t *testing.T) {
+					opmArgs := []string{"alpha", "render-template", c.typ, "--use-http", "-o", format}
+					args := []string{"render-template", "--opm-version", "v1.46.0", "--use-http", "-o", format}
+					if level != "" {
+						opmArgs = append(opmArgs, "--migrate-level", level)
+						args = append(args, "--migrate-level", level)
+					}
+					sameAsOPMArgs(t, opm, dir, nil, append(opmArgs, c.file), append(args, c.typ, c.file), false)
+				})
+			}
 		}
 	}
 }
 
-// basicTemplateOf is a basic template whose entries are every blob of the catalog directory dir.
-func basicTemplateOf(dir string) ([]byte, error) {
-	var b strings.Builder
-	b.WriteString("schema: olm.template.basic\nentries:\n")
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
+// templateFixtures pushes real bundles to a local registry and writes templates naming them into a temp
+// dir: a semver template, a basic one (returned too, for stdin), and templates opm refuses.
+func templateFixtures(t *testing.T) (dir string, semverT, basicT []byte) {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	reg := registrytest.New(t, nil)
+	refs := map[string]string{}
+	for _, b := range []string{"etcd/0.9.2", "etcd/0.9.4", "grafana-operator/5.22.0", "grafana-operator/5.22.2", "grafana-operator/5.24.0"} {
+		pkg, version, _ := strings.Cut(b, "/")
+		img := registrytest.BundleImage(t, shareddata.Dir(t, "bundles", pkg, version))
+		ref := reg.Host + "/bundles/" + pkg + ":v" + version
+		parsed, err := name.ParseReference(ref)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		var docs [][]byte
-		if strings.HasSuffix(p, ".json") {
-			dec := json.NewDecoder(bytes.NewReader(data))
-			for dec.More() {
-				var raw json.RawMessage
-				if err := dec.Decode(&raw); err != nil {
-					return fmt.Errorf("%s: %w", p, err)
-				}
-				docs = append(docs, raw)
-			}
-		} else {
-			for _, doc := range strings.Split(string(data), "\n---") {
-				if strings.TrimSpace(strings.TrimPrefix(doc, "---")) == "" {
-					continue
-				}
-				j, err := yaml.YAMLToJSON([]byte(doc))
-				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
-				}
-				docs = append(docs, j)
-			}
+		if err := remote.Write(parsed, img); err != nil {
+			t.Fatal(err)
 		}
-		for _, doc := range docs {
-			var line bytes.Buffer
-			if err := json.Compact(&line, doc); err != nil {
-				return fmt.Errorf("%s: %w", p, err)
-			}
-			b.WriteString("- ")
-			b.Write(line.Bytes())
-			b.WriteString("\n")
+		refs[b] = ref
+	}
+	dir = t.TempDir()
+	write := func(file, text string) []byte {
+		for b, ref := range refs {
+			text = strings.ReplaceAll(text, "{"+b+"}", ref)
 		}
-		return nil
-	})
-	return []byte(b.String()), err
+		if err := os.WriteFile(filepath.Join(dir, file), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return []byte(text)
+	}
+	semverT = write("semver.yaml", `schema: olm.semver
+generateMajorChannels: true
+candidate:
+  bundles:
+  - image: {grafana-operator/5.22.0}
+  - image: {grafana-operator/5.22.2}
+  - image: {grafana-operator/5.24.0}
+stable:
+  bundles:
+  - image: {grafana-operator/5.22.0}
+  - image: {grafana-operator/5.24.0}
+`)
+	basicT = write("basic.yaml", `schema: olm.template.basic
+entries:
+- {schema: olm.package, name: etcd, defaultChannel: alpha}
+- schema: olm.channel
+  package: etcd
+  name: alpha
+  entries:
+  - {name: etcdoperator.v0.9.4, replaces: etcdoperator.v0.9.2}
+  - {name: etcdoperator.v0.9.2}
+- {schema: olm.bundle, image: {etcd/0.9.2}}
+- {schema: olm.bundle, image: {etcd/0.9.4}}
+- schema: olm.deprecations
+  package: etcd
+  entries:
+  - {reference: {schema: olm.bundle, name: etcdoperator.v0.9.2}, message: old}
+`)
+	write("unknown-schema.yaml", "schema: olm.template.fancy\n")
+	write("missing-image.yaml", "schema: olm.semver\nstable:\n  bundles:\n  - image: "+reg.Host+"/bundles/nosuch:v1\n")
+	write("semver", "schema: olm.semver\n")
+	write("bundle-with-fields.yaml", "schema: olm.template.basic\nentries:\n- {schema: olm.bundle, image: "+refs["etcd/0.9.4"]+", properties: [{type: olm.package, value: {packageName: etcd, version: 0.9.4}}]}\n")
+	return dir, semverT, basicT
 }
 
 // TestRenderKeepsPinnedOPM: catalogs.opmVersion reaches `catalogbot render` and its --check. Pinned to

@@ -306,3 +306,28 @@ func TestRenderKeepsPinnedOPM(t *testing.T) {
 		t.Errorf("an unsupported opm is not a configuration error on its line (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestRenderTemplateArgs reads TYPE and FILE as opm does: one argument is a TYPE when it names one (the
+// template then comes from stdin), else the file; "-" and no FILE are stdin.
+func TestRenderTemplateArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		typ, file string
+	}{
+		{nil, "", "-"},
+		{[]string{"semver"}, "semver", "-"},
+		{[]string{"t.yaml"}, "", "t.yaml"},
+		{[]string{"basic", "t.yaml"}, "basic", "t.yaml"},
+		{[]string{"substitutes", "-"}, "substitutes", "-"},
+		{[]string{"-o", "mermaid", "--migrate-level", "all", "--opm-version", "1.46.0", "semver", "t.yaml"}, "semver", "t.yaml"},
+	} {
+		o := parse(t, newRenderTemplateCmd, tc.args...)
+		if o.typ != tc.typ || o.file != tc.file {
+			t.Errorf("%q: type %q file %q, want %q %q", tc.args, o.typ, o.file, tc.typ, tc.file)
+		}
+	}
+	o := parse(t, newRenderTemplateCmd, "-o", "yaml", "--migrate-level", "all", "--opm-version", "1.46.0", "--skip-tls")
+	if o.output != "yaml" || o.migrateLevel != "all" || o.opmVersion != "1.46.0" || !o.skipTLSVerify {
+		t.Errorf("flags: %+v", o)
+	}
+}

@@ -15,8 +15,8 @@ import (
 )
 
 // The lean build (what `go install ./...` and the pre-commit hook install) links only the verbs that work
-// on a catalog directory: version, validate, fmt, render, bump, check-images. The verbs below need
-// client-go and kind (smoke, and the pipeline behind pr, action, build, publish and demo) or the bot's
+// on a catalog directory: version, validate, fmt, render, render-template, bump, check-images. The verbs
+// below need client-go and kind (smoke, and the pipeline behind pr, action, build, publish and demo) or the bot's
 // GitHub, SQL and metrics libraries (serve); linking them costs every run about 25-30 MB of start-up RSS
 // (their package initialisers run before main, whatever the verb), a third of what validate needs on a real
 // catalog. Here each of them runs the full build, `catalogbot-full` beside this executable or on PATH, with
@@ -57,7 +57,7 @@ func fullOnly(verb, short string) *cobra.Command {
 			bin, err := findFull()
 			if err != nil {
 				return diag.UsageError(fmt.Errorf("%s is a verb of the full build and this catalogbot is the lean one "+
-					"(validate, fmt, render, bump, check-images, version: what go install ./... and the pre-commit hook install): "+
+					"(validate, fmt, render, render-template, bump, check-images, version: what go install ./... and the pre-commit hook install): "+
 					"put the full build beside it or on PATH as %s (go build -tags full -o %s ./cmd/catalogbot), "+
 					"or install the full build as catalogbot (go install -tags full ./cmd/catalogbot, or a release binary): %w",
 					verb, fullBinary, fullBinary, err))

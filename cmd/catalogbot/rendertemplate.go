@@ -66,7 +66,7 @@ container daemon and kept by digest in $XDG_CACHE_HOME/catalogbot/templates.`,
 	cmd.Flags().StringVar(&o.migrateLevel, "migrate-level", "", "Name of the last migration to run (default: none): "+template.MigrateCSVMetadata+" or "+template.MigrateAll)
 	cmd.Flags().StringVar(&o.opmVersion, "opm-version", string(template.DefaultOPMVersion), "the opm release whose rendering to reproduce: "+template.OPMVersionsText())
 	cmd.Flags().BoolVar(&o.skipTLSVerify, "skip-tls-verify", false, "skip TLS certificate verification of registries")
-	cmd.Flags().BoolVar(&useHTTP, "use-http", false, "as opm: accepted registries without verified TLS (local registries are reached over plain HTTP)")
+	cmd.Flags().BoolVar(&useHTTP, "use-http", false, "as opm's flag: registries are accepted without TLS verification (plain HTTP is used for loopback and .local registries only)")
 	cmd.Flags().BoolVar(&skipTLS, "skip-tls", false, "deprecated opm flag: as --use-http")
 	cmd.Flags().BoolVar(&o.noCache, "no-cache", false, "do not keep bundle renders on disk")
 	return cmd

@@ -34,19 +34,7 @@ func WriteMermaid(w io.Writer, c *catalog.Catalog, opm OPMVersion, warn io.Write
 	// opm sorts with sort.Slice; the same call on the same order keeps its order of equal names.
 	sort.Slice(chans, func(i, j int) bool { return chans[i].Name < chans[j].Name })
 
-	depPkg, depChan, depBundle := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, d := range c.Deprecations {
-		for _, e := range d.Entries {
-			switch e.Reference.Schema {
-			case catalog.SchemaPackage:
-				depPkg[d.Package] = true
-			case catalog.SchemaChannel:
-				depChan[e.Reference.Name] = true
-			case catalog.SchemaBundle:
-				depBundle[e.Reference.Name] = true
-			}
-		}
-	}
+	depPkg, depChan, depBundle := deprecated(c)
 
 	g := &mermaidGraph{versions: versions, pkgs: map[string]*strings.Builder{}, classes: map[string][]string{}, warn: warn}
 	for _, ch := range chans {
@@ -215,19 +203,7 @@ func bundleVersions(bundles []*catalog.Bundle) (map[string]semver.Version, error
 func writeMermaidV1_46(w io.Writer, c *catalog.Catalog, versions map[string]semver.Version, warn io.Writer) error {
 	chans := slices.Clone(c.Channels)
 	sort.Slice(chans, func(i, j int) bool { return chans[i].Name < chans[j].Name })
-	depPkg, depChan, depBundle := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, d := range c.Deprecations {
-		for _, e := range d.Entries {
-			switch e.Reference.Schema {
-			case catalog.SchemaPackage:
-				depPkg[d.Package] = true
-			case catalog.SchemaChannel:
-				depChan[e.Reference.Name] = true
-			case catalog.SchemaBundle:
-				depBundle[e.Reference.Name] = true
-			}
-		}
-	}
+	depPkg, depChan, depBundle := deprecated(c)
 	pkgs := map[string]*strings.Builder{}
 	deprecatedPkg := ""
 	var deprecatedChans []string
@@ -298,4 +274,23 @@ func writeMermaidV1_46(w io.Writer, c *catalog.Catalog, versions map[string]semv
 	}
 	_, err := io.WriteString(w, out.String())
 	return err
+}
+
+// deprecated lists what the catalog's olm.deprecations blobs deprecate: packages, channels and bundles by
+// name.
+func deprecated(c *catalog.Catalog) (pkgs, chans, bundles map[string]bool) {
+	pkgs, chans, bundles = map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, d := range c.Deprecations {
+		for _, e := range d.Entries {
+			switch e.Reference.Schema {
+			case catalog.SchemaPackage:
+				pkgs[d.Package] = true
+			case catalog.SchemaChannel:
+				chans[e.Reference.Name] = true
+			case catalog.SchemaBundle:
+				bundles[e.Reference.Name] = true
+			}
+		}
+	}
+	return pkgs, chans, bundles
 }

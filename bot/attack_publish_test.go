@@ -2,7 +2,9 @@ package bot
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/build"
@@ -60,5 +62,52 @@ func TestAttackLatePushMovesTagBackwards(t *testing.T) {
 	sts := h.gh.Statuses(repoFull, older)
 	if len(sts) != 2 || sts[1].State != "failure" || !strings.Contains(sts[1].Description, "never moves backwards") {
 		t.Fatalf("statuses of the force-pushed older commit: %+v", sts)
+	}
+}
+
+// TestAttackPublishRaceOneTag: two pushes to main in quick succession and a replay of the first, with a
+// second delivery ID, all delivered at once to a bot with four workers, race for one catalog tag. The
+// later commit wins: the tag ends on an image built from it, whose digest its commit status names, and
+// no push publishes anything else over it (publish jobs of a repository run one at a time, a newer one
+// supersedes a queued older one, and a late job publishes the branch's tip, never an older commit).
+func TestAttackPublishRaceOneTag(t *testing.T) {
+	h := newHarness(t)
+	base := pushBase(t, h.reg.Host)
+	target := h.reg.Host + "/ops/catalog:latest"
+	cfg := repoConfig + "publish:\n  image: " + target + "\n  base: " + base + "\n"
+	main := h.seedMain(cfg)
+	older := h.label(h.releaseFoo("main", main, "catalog-admin"), "OLDER")
+	newer := h.label(h.git.Commit("main", "", "catalog-admin", "foo-operator v0.3.0",
+		h.catalogFiles(map[string][]string{"foo-operator": {"0.1.0", "0.2.0", "0.3.0"}})), "NEWER")
+	h.gh.SetRef(repoFull, "heads/main", newer)
+	push := func(before, after string) []byte {
+		return payload(t, "push/payload.json", repoEdits(map[string]any{"ref": "refs/heads/main", "before": before, "after": after,
+			"deleted": false, "created": false, "forced": false, "base_ref": nil, "repository.master_branch": "main"}))
+	}
+	var wg sync.WaitGroup
+	for _, body := range [][]byte{push(main, older), push(older, newer), push(main, older)} {
+		wg.Go(func() {
+			if status, text := h.post("push", "", body, testSecret); status != http.StatusAccepted {
+				t.Errorf("push delivery: %d %s", status, text)
+			}
+		})
+	}
+	wg.Wait()
+	h.waitIdle()
+	rev, found, err := pipeline.TagRevision(context.Background(), target, build.Options{})
+	if err != nil || !found || rev != newer {
+		t.Fatalf("%s records %q (found %v, %v), want the later commit %s", target, rev, found, err, newer)
+	}
+	sts := h.gh.Statuses(repoFull, newer)
+	if len(sts) == 0 || sts[len(sts)-1].State != "success" {
+		t.Fatalf("statuses of the later commit: %+v", sts)
+	}
+	if got, want := digestOf(t, target), strings.TrimPrefix(sts[len(sts)-1].Description, "pushed "); got != want {
+		t.Errorf("%s is at %s; the later commit's status says %s was pushed", target, got, want)
+	}
+	for _, st := range h.gh.Statuses(repoFull, older) {
+		if st.State == "success" {
+			t.Errorf("the older commit was published too: %+v", st)
+		}
 	}
 }

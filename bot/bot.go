@@ -43,8 +43,9 @@ type Options struct {
 	// them too.
 	Metrics *Metrics
 	// RemoteOptions are used for every registry request of the pipeline and of publishing, after the
-	// bot's own transport with Config.Timeouts.RegistryRequest as each request's deadline, and before the
-	// job's repository's credentials (Config.Registries; never the host's docker config).
+	// bot's own transport (the job's: Config.Timeouts.RegistryRequest as each request's deadline and a
+	// registry.Breaker per job), and before the job's repository's credentials (Config.Registries; never
+	// the host's docker config).
 	RemoteOptions []remote.Option
 	// StatusToken opens the status pages and /metrics (default: read as Config.Status says).
 	StatusToken string
@@ -61,7 +62,7 @@ type Bot struct {
 	git     *gitcache.Cache
 	log     *slog.Logger
 	metrics *Metrics
-	remote  []remote.Option
+	remote  []remote.Option // Options.RemoteOptions
 	auth    statusAuth
 	// registries are the registry logins of bot.yaml; a job uses only its repository's (keychainFor).
 	registries []registryLogin
@@ -133,9 +134,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	if b.git == nil {
 		b.git = &gitcache.Cache{Dir: o.Config.Git.CacheDir, URL: o.Config.GitURL}
 	}
-	// Every registry request has a deadline, and plain HTTP only to loopback as the checks' own transports
-	// (RemoteOptions that set their own transport replace it).
-	b.remote = append([]remote.Option{remote.WithTransport(registry.Transport(o.Config.Timeouts.RegistryRequest))}, o.RemoteOptions...)
+	b.remote = o.RemoteOptions
 	if b.checks, err = checkrun.New(ctx, o.Queue.DB(), o.Config.Checks.Name, 0); err != nil {
 		return nil, err
 	}
@@ -278,6 +277,8 @@ type jobCtx struct {
 	repo ghclient.Repo
 	gh   ghclient.GitHub
 	log  *slog.Logger
+	// breaker remembers the registry hosts that timed out in this job (remoteOptions).
+	breaker registry.Breaker
 }
 
 // enqueue adds a follow-up job; delivery makes it idempotent across retries of this job.

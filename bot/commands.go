@@ -91,6 +91,22 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 		return br.mayAct(ctx, user, jc.lookup(), false)
 	}
 	for _, c := range jc.task.Commands {
+		if c.Name == "retest" {
+			// bounded before anything else, the refusals of unauthorized commenters included
+			a, err := jc.b.store.admitRetest(ctx, jc.task.Repo, pr.Number, user, jc.task.CommentID, time.Now())
+			if err != nil {
+				return err
+			}
+			if !a.admitted {
+				jc.log.Info("/retest over the limit: ignored", "pr", pr.Number, "user", user, "reply", a.reply)
+				if a.reply {
+					if _, err := jc.gh.CreateComment(ctx, jc.repo, pr.Number, retestRefusal(user, a)); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+		}
 		if pr.State != "open" {
 			refusals = append(refusals, fmt.Sprintf("`/%s`: the pull request is %s", c.Name, pr.State))
 			continue
@@ -215,8 +231,14 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 	}
 	// Follow-up jobs last: they may start at once.
 	if retest {
+		// Queued, not cancelling the running check: a later /retest supersedes this one while it waits.
 		t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: pr.Number, Reason: "/retest by " + user}
-		if err := jc.enqueue(ctx, kindCheck, fmt.Sprintf("command:%d:retest", jc.task.CommentID), t); err != nil {
+		j, err := newJob(jc.job.Event, kindCheck, t, prKey(t.Repo, t.PR), false, false)
+		if err != nil {
+			return err
+		}
+		j.Delivery = fmt.Sprintf("command:%d:retest", jc.task.CommentID)
+		if _, err := jc.b.enqueue(ctx, j, t, ""); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 // Config is the bot's own configuration (bot.yaml). Secrets never appear in it: it names the environment
@@ -43,7 +44,11 @@ type TimeoutsConfig struct {
 	// RegistryRequest bounds one registry request, its body included (default 2m); GitHubRequest one
 	// GitHub API request (default 1m).
 	RegistryRequest time.Duration `yaml:"registryRequest"`
-	GitHubRequest   time.Duration `yaml:"githubRequest"`
+	// RegistryResponseHeader bounds the wait for a registry answer's headers (default 8s): a registry
+	// that accepts connections and never answers costs a job this long once (a per-job breaker fails the
+	// job's later requests to that host at once).
+	RegistryResponseHeader time.Duration `yaml:"registryResponseHeader"`
+	GitHubRequest          time.Duration `yaml:"githubRequest"`
 	// Stage bounds one pipeline stage (default 10m): one that runs out fails as an infrastructure failure.
 	Stage time.Duration `yaml:"stage"`
 	// Job bounds one job execution (default 30m): at the deadline it is stopped, its lease is no longer
@@ -125,7 +130,7 @@ func DefaultConfig() *Config {
 		Git: GitConfig{CacheDir: "/var/lib/catalogbot/git", URLTemplate: "https://github.com/{owner}/{repo}.git"},
 		Queue: QueueConfig{Path: "/var/lib/catalogbot/queue.db", Workers: 4, Lease: 2 * time.Minute, MaxAttempts: 5,
 			ShutdownGrace: 20 * time.Second, Retention: 7 * 24 * time.Hour},
-		Timeouts: TimeoutsConfig{RegistryRequest: 2 * time.Minute, GitHubRequest: time.Minute, Stage: 10 * time.Minute, Job: 30 * time.Minute},
+		Timeouts: TimeoutsConfig{RegistryRequest: 2 * time.Minute, RegistryResponseHeader: registry.ResponseHeaderTimeout, GitHubRequest: time.Minute, Stage: 10 * time.Minute, Job: 30 * time.Minute},
 		Checks:   ChecksConfig{Name: "catalogbot", MaxAnnotations: 500, ProgressInterval: 5 * time.Second, HoldLabel: "do-not-merge/hold"},
 	}
 }
@@ -182,8 +187,8 @@ func (c *Config) Validate() error {
 		// Not quoted: it may be the URL itself, password included.
 		problems = append(problems, "queue.databaseURLEnv must be the name of an environment variable holding the PostgreSQL URL, never the URL")
 	}
-	if t := c.Timeouts; t.RegistryRequest <= 0 || t.GitHubRequest <= 0 || t.Stage <= 0 || t.Job <= 0 {
-		problems = append(problems, "timeouts: registryRequest, githubRequest, stage and job must be positive durations")
+	if t := c.Timeouts; t.RegistryRequest <= 0 || t.RegistryResponseHeader <= 0 || t.GitHubRequest <= 0 || t.Stage <= 0 || t.Job <= 0 {
+		problems = append(problems, "timeouts: registryRequest, registryResponseHeader, githubRequest, stage and job must be positive durations")
 	}
 	if !strings.Contains(c.Git.URLTemplate, "{owner}") || !strings.Contains(c.Git.URLTemplate, "{repo}") {
 		problems = append(problems, "git.urlTemplate must contain {owner} and {repo}")

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -348,19 +349,22 @@ func TestBaseMoved(t *testing.T) {
 	}
 }
 
-// A merge queue group is checked on its head; ownership was checked on each pull request.
+// A merge queue group whose pull request meets every merge condition (GitHub refused the bot's own merge,
+// as it does when the branch requires the merge queue) is checked on the group's head and passes.
 func TestMergeGroup(t *testing.T) {
 	h := newHarness(t)
 	main := h.seedMain(repoConfig)
-	head := h.label(h.releaseFoo("gh-readonly-queue/main/pr-9-abc", main, "github"), "GROUP")
-	h.deliver("merge_group", "merge_group/checks_requested.payload.json", repoEdits(map[string]any{
-		"merge_group.head_sha": head, "merge_group.base_sha": main,
-		"merge_group.head_ref": "refs/heads/gh-readonly-queue/main/pr-9-abc", "merge_group.base_ref": "refs/heads/main",
-	}))
+	pr := h.label(h.releaseFoo("alice/foo", main, "alice"), "PR")
+	h.gh.FailNext("PUT", "/repos/octo/catalog/pulls/9/merge", http.StatusMethodNotAllowed, 1)
+	h.openPR(9, "alice", pr, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(9, "alice", pr, main, nil))
 	h.waitIdle()
-	runs := h.gh.CheckRuns(repoFull)
-	if len(runs) != 1 || runs[0].HeadSHA != head || runs[0].Conclusion != "success" {
-		t.Fatalf("check runs: %+v", runs)
+	head := h.label(h.releaseFoo("gh-readonly-queue/main/pr-9", main, "github"), "GROUP")
+	h.deliverGroup(head, main, "refs/heads/gh-readonly-queue/main/pr-9-"+pr)
+	h.waitIdle()
+	runs := h.checkRunsOn(head)
+	if len(runs) != 1 || runs[0].Conclusion != "success" {
+		t.Fatalf("the group's check runs: %+v", runs)
 	}
 	golden(t, "merge-group", h.transcript(nil))
 }

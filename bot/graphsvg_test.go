@@ -87,7 +87,24 @@ func TestDetailPartsHostileGraphs(t *testing.T) {
 		}
 	})
 	t.Run("newline in a name", func(t *testing.T) {
+		// The graph writer escapes the line break (report's label escape): still two bundles, one edge,
+		// and the injected "n0 --> n0" is a name's text, not an edge.
 		parts := detailParts(graph.Mermaid(channel("foo.v1<", "foo\n  n0 --> n0\nv2<foo.v1"), graph.ChannelDiff{}))
+		if len(parts) != 1 || parts[0].SVG == "" {
+			t.Fatalf("parts: %+v", parts)
+		}
+		svg := string(parts[0].SVG)
+		if n := len(svgNodes(t, svg)); n != 2 || strings.Count(svg, `class="edge`) != 1 {
+			t.Errorf("%d nodes, %d edges, want 2 and 1:\n%s", n, strings.Count(svg, `class="edge`), svg)
+		}
+	})
+	t.Run("a block with a broken line", func(t *testing.T) {
+		md := graph.Mermaid(channel("foo.v1<", "foo.v2<foo.v1"), graph.ChannelDiff{})
+		broken := strings.Replace(md, "\n```\n", "\n  n0 --> \"\n```\n", 1)
+		if broken == md {
+			t.Fatalf("no block end in\n%s", md)
+		}
+		parts := detailParts(broken)
 		if len(parts) != 1 || parts[0].SVG != "" || !strings.Contains(parts[0].Text, "(not drawn: line") {
 			t.Errorf("parts: %+v", parts)
 		}

@@ -201,7 +201,7 @@ func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, c
 		}
 		jc.log.Info("merged", "pr", pr.Number, "head", r.HeadSHA, "merge_commit", sha)
 		return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs,
-			fmt.Sprintf("Merged %s into `%s` as %s (%s).", short(r.HeadSHA), pr.BaseRef, short(sha), method)))
+			fmt.Sprintf("Merged %s into %s as %s (%s).", short(r.HeadSHA), report.CodeSpan(pr.BaseRef), short(sha), method)))
 	case errors.As(err, &me):
 		var note string
 		switch me.Status {
@@ -215,13 +215,13 @@ func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, c
 				if err := b.store.recordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, "(merged)"); err != nil {
 					return err
 				}
-				return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs, fmt.Sprintf("Merged %s into `%s`.", short(r.HeadSHA), pr.BaseRef)))
+				return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs, fmt.Sprintf("Merged %s into %s.", short(r.HeadSHA), report.CodeSpan(pr.BaseRef))))
 			}
 			b.metrics.merges.WithLabelValues("not_mergeable").Inc()
 			note = "Not merged: GitHub reports the pull request is not mergeable (405): branch protection, required checks or conflicts."
 		default:
 			b.metrics.merges.WithLabelValues("unprocessable").Inc()
-			note = fmt.Sprintf("Not merged: GitHub could not process the merge (%d); check that the `%s` merge method is allowed.", me.Status, method)
+			note = fmt.Sprintf("Not merged: GitHub could not process the merge (%d); check that the %s merge method is allowed.", me.Status, report.CodeSpan(method))
 		}
 		jc.log.Warn("merge refused", "pr", pr.Number, "status", me.Status, "reason", me.Reason())
 		return jc.upsertComment(ctx, pr.Number, readinessBody("⚠️ merge refused", cs, note))

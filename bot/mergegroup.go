@@ -3,9 +3,13 @@ package bot
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/checks/merge"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/checkrun"
+	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
@@ -13,8 +17,11 @@ import (
 )
 
 // mergeGroup runs the pipeline on a merge queue group (base_sha..head_sha) and reports a check run on the
-// group's head. Ownership was decided on each pull request of the group, so the owners stage is reported
-// as skipped here; everything else (validate, graph, images) runs on the combined change.
+// group's head. The group's pull request (named by its merge queue branch) must meet every condition the
+// bot itself merges by (its check passed on its head, approvals, no hold, ...): otherwise the group fails
+// (groupRefusal), so a merge queue never merges what the bot would not. Ownership was decided on that
+// pull request, so the owners stage is reported as skipped here; everything else (validate, graph,
+// images) runs on the combined change.
 func (jc *jobCtx) mergeGroup(ctx context.Context) error {
 	b := jc.b
 	head := jc.task.HeadSHA
@@ -27,7 +34,13 @@ func (jc *jobCtx) mergeGroup(ctx context.Context) error {
 	if err := cr.start(ctx); err != nil {
 		return err
 	}
-	rep, err := jc.runGroup(ctx, cr)
+	var rep *report.Report
+	refusal, err := jc.groupRefusal(ctx)
+	if err == nil && refusal != "" {
+		rep = &report.Report{Stages: []report.Stage{{Name: "merge-queue", Status: report.Fail, Summary: refusal}}}
+	} else if err == nil {
+		rep, err = jc.runGroup(ctx, cr)
+	}
 	if ctx.Err() != nil {
 		cr.cancelled(context.Cause(ctx))
 		return ctx.Err()
@@ -44,6 +57,56 @@ func (jc *jobCtx) mergeGroup(ctx context.Context) error {
 	}
 	jc.log.Info("merge group check not reported: its run was settled or taken over meanwhile", "run", r.ID)
 	return nil
+}
+
+// queueBranch is a merge queue group's branch: gh-readonly-queue/<base branch>/pr-<number>-<sha>.
+var queueBranch = regexp.MustCompile(`^refs/heads/gh-readonly-queue/(.+)/pr-([0-9]+)-[0-9a-f]{40}$`)
+
+// groupRefusal says why the merge group may not merge ("" when it may): its branch must name an open pull
+// request into the same base branch whose every merge condition is met, as the bot decides before merging.
+func (jc *jobCtx) groupRefusal(ctx context.Context) (string, error) {
+	m := queueBranch.FindStringSubmatch(jc.task.HeadRef)
+	if m == nil {
+		return fmt.Sprintf("%q is not a merge queue branch naming a pull request: refusing the group", jc.task.HeadRef), nil
+	}
+	number, err := strconv.Atoi(m[2])
+	if err != nil {
+		return fmt.Sprintf("%q names no pull request number: refusing the group", jc.task.HeadRef), nil
+	}
+	pr, err := jc.gh.PullRequest(ctx, jc.repo, number)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case pr.State != "open" || pr.Merged:
+		return fmt.Sprintf("pull request #%d is %s: refusing the group", number, pr.State), nil
+	case pr.BaseRef != m[1]:
+		return fmt.Sprintf("pull request #%d is into %q, not the group's %q: refusing the group", number, pr.BaseRef, m[1]), nil
+	}
+	r, err := jc.b.store.latestCheck(ctx, jc.task.Repo, number, pr.HeadSHA, pr.BaseRef)
+	if err != nil {
+		return "", err
+	}
+	var pol approval.Policy
+	if r != nil && r.Settings.Policy != nil {
+		pol = *r.Settings.Policy
+	}
+	res, err := jc.approvalsOf(ctx, pr, pol)
+	if err != nil {
+		return "", err
+	}
+	holders, err := jc.b.store.holders(ctx, jc.task.Repo, number)
+	if err != nil {
+		return "", err
+	}
+	var unmet []string
+	for _, c := range merge.Unmet(jc.b.conditions(pr, r, res, holders)) {
+		unmet = append(unmet, strings.SplitN(c.Text, "\n", 2)[0])
+	}
+	if len(unmet) > 0 {
+		return fmt.Sprintf("pull request #%d is not ready to merge (%s): refusing the group", number, strings.Join(unmet, "; ")), nil
+	}
+	return "", nil
 }
 
 func (jc *jobCtx) runGroup(ctx context.Context, cr *checkReporter) (*report.Report, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/registry"
 )
 
 // RegistryCredential is one registry login in bot.yaml, for the repositories and installations it
@@ -127,10 +128,15 @@ func (b *Bot) keychainFor(installation int64, repo string) authn.Keychain {
 	return repoKeychain{logins: mine}
 }
 
-// remoteOptions are the registry options of this job: the bot's, then the job's repository's
-// credentials (last, so they win over any keychain a default would add).
+// remoteOptions are the registry options of this job: the job's transport (every request has a deadline,
+// plain HTTP only to loopback as the checks' own transports, and a registry host that timed out once is
+// not asked again in this job, whatever the stage), the bot's RemoteOptions (one setting its own
+// transport replaces it), then the job's repository's credentials (last, so they win over any keychain a
+// default would add).
 func (jc *jobCtx) remoteOptions() []remote.Option {
-	return append(slices.Clone(jc.b.remote), remote.WithAuthFromKeychain(jc.b.keychainFor(jc.task.Installation, jc.task.Repo)))
+	opts := []remote.Option{remote.WithTransport(registry.JobTransport(jc.b.cfg.Timeouts.RegistryRequest, jc.b.cfg.Timeouts.RegistryResponseHeader, &jc.breaker))}
+	opts = append(opts, jc.b.remote...)
+	return append(opts, remote.WithAuthFromKeychain(jc.b.keychainFor(jc.task.Installation, jc.task.Repo)))
 }
 
 // CheckAccessSecrets reads the status token and the registry passwords bot.yaml names, as the bot does

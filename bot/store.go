@@ -70,7 +70,7 @@ CREATE TABLE IF NOT EXISTS merges (
 `
 
 func newStore(ctx context.Context, db *queue.DB) (*store, error) {
-	if err := db.CreateTables(ctx, "the bot's tables", storeSchema); err != nil {
+	if err := db.CreateTables(ctx, "the bot's tables", storeSchema+retestSchema); err != nil {
 		return nil, err
 	}
 	return &store{db: db}, nil

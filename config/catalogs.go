@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 //	  versions: [v4.12, v4.13]          # default: the directories the pattern matches
 //	  migrateLevel: bundle-object-to-csv-metadata
 //	  migrateFrom: v4.17                # versions from this one on use migrateLevel
+//	  opmVersion: v1.46.0               # the opm whose template rendering the catalogs keep
 type CatalogsConfig struct {
 	Pattern      string         `yaml:"pattern"`
 	Image        string         `yaml:"image"`
@@ -28,7 +30,14 @@ type CatalogsConfig struct {
 	MigrateLevel string         `yaml:"migrateLevel"`
 	MigrateFrom  string         `yaml:"migrateFrom"`
 	List         []CatalogEntry `yaml:"list"`
+	// OPMVersion is the opm release whose template rendering the committed catalogs keep (the one the
+	// repository's Makefile pins; one of OPMVersions). Empty: the newest catalogbot reproduces.
+	OPMVersion string `yaml:"opmVersion"`
 }
+
+// OPMVersions are the opm releases whose template rendering catalogbot reproduces byte for byte
+// (render/template holds itself to the same list).
+var OPMVersions = []string{"v1.46.0", "v1.73.0"}
 
 // CatalogEntry is one catalog of the list form.
 type CatalogEntry struct {
@@ -54,6 +63,8 @@ type Catalog struct {
 	OpenShift    string
 	Kubernetes   string
 	MigrateLevel string
+	// OPMVersion is catalogs.opmVersion ("" for the default).
+	OPMVersion string
 }
 
 // MultiCatalog reports whether the configuration describes several catalogs.
@@ -85,7 +96,7 @@ func (c *Config) ResolveCatalogs(root string) ([]Catalog, error) {
 			if k == "" {
 				k, _ = KubernetesOf(e.OpenShift)
 			}
-			out = append(out, Catalog{Name: e.Name, Dir: e.Dir, Image: e.Image, OpenShift: strings.TrimPrefix(e.OpenShift, "v"), Kubernetes: k, MigrateLevel: e.MigrateLevel})
+			out = append(out, Catalog{Name: e.Name, Dir: e.Dir, Image: e.Image, OpenShift: strings.TrimPrefix(e.OpenShift, "v"), Kubernetes: k, MigrateLevel: e.MigrateLevel, OPMVersion: cc.OPMVersion})
 		}
 		return out, nil
 	}
@@ -110,7 +121,7 @@ func (c *Config) ResolveCatalogs(root string) ([]Catalog, error) {
 	out := make([]Catalog, 0, len(versions))
 	for _, v := range versions {
 		cat := Catalog{Name: v, Dir: strings.ReplaceAll(cc.Pattern, VersionPlaceholder, v),
-			Image: strings.ReplaceAll(cc.Image, VersionPlaceholder, v)}
+			Image: strings.ReplaceAll(cc.Image, VersionPlaceholder, v), OPMVersion: cc.OPMVersion}
 		if k, ok := KubernetesOf(v); ok {
 			cat.OpenShift, cat.Kubernetes = strings.TrimPrefix(v, "v"), k
 		}
@@ -158,6 +169,10 @@ var kubernetesMinorRE = lazyRegexp(`^1\.\d{1,2}$`)
 func (d *decoder) validateCatalogs(c *Config) {
 	cc := c.Catalogs
 	levels := []string{"", "none", "bundle-object-to-csv-metadata", "all"}
+	if cc.OPMVersion != "" && !slices.Contains(OPMVersions, cc.OPMVersion) {
+		d.errorAt("catalogs.opmVersion", "config-bad-value", "one of: "+strings.Join(OPMVersions, ", "),
+			"catalogs.opmVersion: %q is not an opm whose rendering catalogbot reproduces", cc.OPMVersion)
+	}
 	if cc.Pattern != "" && len(cc.List) > 0 {
 		d.errorAt("catalogs.list", "config-bad-value", "use either catalogs.pattern or catalogs.list", "catalogs: both a pattern and a list")
 		return

@@ -79,6 +79,8 @@ func TestCatalogsRefused(t *testing.T) {
 		"escaping dir":       "catalogs: {list: [{name: a, dir: /etc}]}\n",
 		"image without list": "catalogs: {image: 'quay.io/e/i:{version}'}\n",
 		"unknown field":      "catalogs: {pattern: 'c/{version}', tags: x}\n",
+		"unsupported opm":    "catalogs: {pattern: 'c/{version}', opmVersion: v1.50.0}\n",
+		"opm without v":      "catalogs: {list: [{name: a, dir: a}], opmVersion: 1.46.0}\n",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -141,6 +143,27 @@ smoke:
 		}
 		if err == nil || !strings.Contains(strings.Join(msgs, "\n"), tc.want) {
 			t.Errorf("%q: %v %q, want an error %q", tc.yaml, err, msgs, tc.want)
+		}
+	}
+}
+
+// catalogs.opmVersion pins the opm whose rendering every catalog keeps, in either form; one catalogbot does
+// not reproduce is refused on its line (TestCatalogsRefused), never rendered with another opm's rules.
+func TestCatalogsOPMVersion(t *testing.T) {
+	for _, text := range []string{
+		"catalogs: {pattern: 'c/{version}', versions: [v4.16, v4.17], opmVersion: v1.46.0}\n",
+		"catalogs: {list: [{name: v4.16, dir: c/v4.16}, {name: v4.17, dir: c/v4.17}], opmVersion: v1.46.0}\n",
+	} {
+		cfg, ds, err := ParseConfig(".catalogbot.yaml", []byte(header+text))
+		if err != nil {
+			t.Fatalf("%s: %v %v", text, err, ds)
+		}
+		cats, err := cfg.ResolveCatalogs(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cats) != 2 || cats[0].OPMVersion != "v1.46.0" || cats[1].OPMVersion != "v1.46.0" {
+			t.Errorf("%s: %+v", text, cats)
 		}
 	}
 }

@@ -2,9 +2,11 @@
 # Builds the reference opm (test oracle only, never imported by the product) into the shared cache.
 # `go install` of operator-registry fails through this module proxy (its version list is refused), so the
 # module is downloaded by exact version and built inside its own module directory.
+# Usage: build-opm.sh [VERSION] (default v1.73.0; OPM_VERSION also works). Repositories pin older opms
+# (community-operators-prod renders with v1.46.0), so the differential tests need more than one.
 # Prints the path of the binary. Idempotent: a cached binary is reused.
 set -euo pipefail
-version="${OPM_VERSION:-v1.73.0}"
+version="${1:-${OPM_VERSION:-v1.73.0}}"
 cache="$("$(dirname "$0")/cache-dir.sh")/tools/opm-$version"
 bin="$cache/opm"
 if [ -x "$bin" ] && "$bin" version >/dev/null 2>&1; then echo "$bin"; exit 0; fi

@@ -14,6 +14,8 @@ go mod download
 step "building reference tools (cached): opm, distribution registry"
 logs=$(mktemp -d)
 bash hack/build-opm.sh >"$logs/opm.path" 2>"$logs/opm.log" & opm_pid=$!
+# The opm community-operators-prod pins (catalogs.opmVersion: v1.46.0 is held to it).
+bash hack/build-opm.sh v1.46.0 >"$logs/opm146.path" 2>"$logs/opm146.log" & opm146_pid=$!
 bash hack/build-registry.sh >"$logs/registry.path" 2>"$logs/registry.log" & reg_pid=$!
 
 # The offline kind lane (issue 6) needs a cache of node/OLM/operator images that takes about an hour to
@@ -59,12 +61,14 @@ step "lint: staticcheck (hack/lint.sh)"
 bash hack/lint.sh
 
 wait "$opm_pid" || { cat "$logs/opm.log"; echo "building opm failed" >&2; exit 1; }
+wait "$opm146_pid" || { cat "$logs/opm146.log"; echo "building opm v1.46.0 failed" >&2; exit 1; }
 wait "$reg_pid" || { cat "$logs/registry.log"; echo "building the registry failed" >&2; exit 1; }
 export CATALOGBOT_OPM="$(cat "$logs/opm.path")"
+export CATALOGBOT_OPM_V1_46_0="$(cat "$logs/opm146.path")"
 export CATALOGBOT_REGISTRY_BIN="$(cat "$logs/registry.path")"
 # CI must run the differential and end-to-end tests, never skip them for a missing tool.
 export CATALOGBOT_REQUIRE_TOOLS=1
-step "opm: $CATALOGBOT_OPM; registry: $CATALOGBOT_REGISTRY_BIN"
+step "opm: $CATALOGBOT_OPM; opm v1.46.0: $CATALOGBOT_OPM_V1_46_0; registry: $CATALOGBOT_REGISTRY_BIN"
 
 # Real data (public catalogs, bundles, webhook payloads, GitHub's OpenAPI description) lives next to the
 # repository in ../shared/data; tests find it through CATALOGBOT_SHARED_DATA.

@@ -3,6 +3,7 @@ package netdeadline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -113,5 +114,72 @@ func TestTransport(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || string(data) != "ok" {
 		t.Errorf("quick server: %q, %v", data, err)
+	}
+}
+
+// A server that accepts and never answers costs the headers' deadline, not the request's; an answer
+// whose headers come in time may take the request's whole deadline for its body. A timeout is not
+// Temporary, so retrying clients do not ask the host again.
+func TestTransportWithHeadersDeadline(t *testing.T) {
+	const headers, request = 150 * time.Millisecond, 3 * time.Second
+	client := &http.Client{Transport: TransportWith(nil, Deadlines{Request: request, Headers: headers})}
+	host := tarpit(t)
+	start := time.Now()
+	_, err := client.Get("http://" + host + "/v2/")
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Host != host || !te.Headers || te.After != headers {
+		t.Fatalf("tarpit: %v, want a TimeoutError for the headers naming %s", err, host)
+	}
+	if el := time.Since(start); el > request/2 {
+		t.Errorf("tarpit answered the client after %s, want about %s", el, headers)
+	}
+	if te.Temporary() || !te.Timeout() {
+		t.Errorf("TimeoutError: Temporary %v, Timeout %v; want false, true", te.Temporary(), te.Timeout())
+	}
+	if want := host + " did not start answering within 150ms"; te.Error() != want {
+		t.Errorf("message %q, want %q", te.Error(), want)
+	}
+
+	// Headers at once, then a body slower than the headers' deadline but within the request's.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		time.Sleep(3 * headers)
+		io.WriteString(w, "late")
+	}))
+	defer slow.Close()
+	resp, err := client.Get(slow.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || string(data) != "late" {
+		t.Errorf("slow body within the request's deadline: %q, %v", data, err)
+	}
+
+	// An upload slower than the headers' deadline but within the request's.
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprint(w, n)
+	}))
+	defer sink.Close()
+	pr, pw := io.Pipe()
+	go func() {
+		for range 3 {
+			time.Sleep(headers)
+			pw.Write([]byte("x"))
+		}
+		pw.Close()
+	}()
+	req, _ := http.NewRequest(http.MethodPut, sink.URL, pr)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatalf("slow upload within the request's deadline: %v", err)
+	}
+	data, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(data) != "3" {
+		t.Errorf("slow upload: the server read %q bytes, want 3", data)
 	}
 }

@@ -199,7 +199,7 @@ func (s *state) validate(ctx context.Context) report.Stage {
 	for _, r := range results {
 		if r.Err != nil {
 			errs = append(errs, fmt.Errorf("validating catalog %s: %w", r.Name, r.Err))
-			fmt.Fprintf(&details, "- `%s`: %v\n", r.Dir, r.Err)
+			fmt.Fprintf(&details, "- %s: %s\n", report.CodeSpan(r.Dir), report.Text(r.Err.Error()))
 			failed++
 			continue
 		}
@@ -208,7 +208,7 @@ func (s *state) validate(ctx context.Context) report.Stage {
 		}
 		ds = append(ds, r.Diagnostics...)
 		st.Truncated = append(st.Truncated, r.Truncated...)
-		fmt.Fprintf(&details, "- `%s`: %s\n", r.Dir, r.Summary())
+		fmt.Fprintf(&details, "- %s: %s\n", report.CodeSpan(r.Dir), report.Text(r.Summary()))
 	}
 	joined := errors.Join(errs...)
 	st.Status = report.StatusOf(ds, joined)

@@ -209,7 +209,7 @@ func publishSummary(outcomes []catalogOutcome) report.Stage {
 			line = strings.TrimSpace(line + " " + o.st.Err)
 			errs = append(errs, o.cat.Name+": "+o.st.Err)
 		}
-		fmt.Fprintf(&details, "- `%s` → `%s`: %s\n", o.cat.Name, o.cat.Image, line)
+		fmt.Fprintf(&details, "- %s → %s: %s\n", report.CodeSpan(o.cat.Name), report.CodeSpan(o.cat.Image), report.Text(line))
 		st.Diagnostics = append(st.Diagnostics, o.st.Diagnostics...)
 	}
 	var parts []string

@@ -30,29 +30,29 @@ func Markdown(r *Report, limit int) string {
 		if s.Err != "" {
 			sum = strings.TrimSpace(sum + " " + s.Err)
 		}
-		fmt.Fprintf(&head, "| %s | %s %s | %s | %s |\n", s.Name, statusIcon[s.Status], s.Status, s.Duration.Round(time.Millisecond), cell(sum))
+		fmt.Fprintf(&head, "| %s | %s %s | %s | %s |\n", cell(Text(s.Name)), statusIcon[s.Status], s.Status, s.Duration.Round(time.Millisecond), cell(Text(sum)))
 	}
 	for _, k := range sortedKeys(r.Outputs) {
-		fmt.Fprintf(&head, "\n**%s**: `%s`\n", k, r.Outputs[k])
+		fmt.Fprintf(&head, "\n**%s**: %s\n", k, CodeSpan(r.Outputs[k])) // keys are the pipeline's own names
 	}
 	var tail []string
 	for _, s := range r.Stages {
 		if len(s.Diagnostics) == 0 && len(s.Truncated) == 0 && s.Details == "" {
 			continue
 		}
-		tail = append(tail, fmt.Sprintf("\n### %s\n", s.Name))
+		tail = append(tail, fmt.Sprintf("\n### %s\n", Text(s.Name)))
 		for _, d := range s.Diagnostics {
 			line := "- "
 			if loc := d.Location(); loc != "" {
-				line += "`" + loc + "` "
+				line += CodeSpan(loc) + " "
 			}
 			msg, more, multi := strings.Cut(d.Message, "\n")
-			line += "**" + string(d.Severity) + "** " + mdEscape(msg)
+			line += "**" + Text(string(d.Severity)) + "** " + Text(msg)
 			if d.Rule != "" {
-				line += " (`" + d.Rule + "`)"
+				line += " (" + CodeSpan(d.Rule) + ")"
 			}
 			if d.Hint != "" {
-				line += "<br>↳ " + mdEscape(d.Hint)
+				line += "<br>↳ " + Text(d.Hint)
 			}
 			if multi {
 				// the rest of a multi-line message (a unified diff) as a fenced block
@@ -65,7 +65,7 @@ func Markdown(r *Report, limit int) string {
 			tail = append(tail, line+"\n")
 		}
 		for _, t := range s.Truncated {
-			tail = append(tail, fmt.Sprintf("- … and %s more (`%s`): only the first of each rule are kept\n", Count(t.Count), t.Rule))
+			tail = append(tail, fmt.Sprintf("- … and %s more (%s): only the first of each rule are kept\n", Count(t.Count), CodeSpan(t.Rule)))
 		}
 		if s.Details != "" {
 			tail = append(tail, "\n"+s.Details+"\n")
@@ -106,12 +106,24 @@ func WriteMarkdown(w io.Writer, r *Report, limit int) error {
 	return err
 }
 
+// cell escapes what ends a table cell: a pipe (Text escapes it already; a CodeSpan's is escaped here,
+// which GitHub's tables undo inside code spans too) and a line break.
 func cell(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ").Replace(s)
-}
-
-func mdEscape(s string) string {
-	return strings.NewReplacer("<", "&lt;", ">", "&gt;", "\n", " ").Replace(s)
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == '|':
+			b.WriteString(`\|`)
+			i++
+		case s[i] == '|':
+			b.WriteString(`\|`)
+		case s[i] == '\n':
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
 
 func indentBlock(s string) string {

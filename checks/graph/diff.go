@@ -7,9 +7,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // ChannelDiff is what a change did to one channel's upgrade graph.
@@ -220,7 +222,7 @@ func Mermaid(c *catalog.Channel, d ChannelDiff) string {
 		if name == d.NewHead {
 			label += " (head)"
 		}
-		fmt.Fprintf(&b, "  %s[\"%s\"]\n", v, strings.ReplaceAll(label, `"`, "'"))
+		fmt.Fprintf(&b, "  %s[\"%s\"]\n", v, mermaidLabel(label))
 		return v
 	}
 	for _, e := range c.Entries {
@@ -254,13 +256,17 @@ func GraphMarkdown(head *catalog.Catalog, diffs []ChannelDiff) string {
 		case d.Removed:
 			state = " (removed)"
 		}
-		fmt.Fprintf(&b, "#### %s / %s%s\n\n", d.Package, d.Channel, state)
+		fmt.Fprintf(&b, "#### %s / %s%s\n\n", report.Text(d.Package), report.Text(d.Channel), state)
 		if d.OldHead != d.NewHead {
-			fmt.Fprintf(&b, "- head: `%s` → `%s`\n", orNone(d.OldHead), orNone(d.NewHead))
+			fmt.Fprintf(&b, "- head: %s → %s\n", spanOrNone(d.OldHead), spanOrNone(d.NewHead))
 		}
 		for _, l := range [][2]any{{"added entries", d.AddedEntries}, {"removed entries", d.RemovedEntries}, {"added edges", d.AddedEdges}, {"removed edges", d.RemovedEdges}} {
 			if list := l[1].([]string); len(list) > 0 {
-				fmt.Fprintf(&b, "- %s: %s\n", l[0], "`"+strings.Join(list, "`, `")+"`")
+				spans := make([]string, len(list))
+				for i, n := range list {
+					spans[i] = report.CodeSpan(n)
+				}
+				fmt.Fprintf(&b, "- %s: %s\n", l[0], strings.Join(spans, ", "))
 			}
 		}
 		if !d.Removed && head != nil {
@@ -276,9 +282,23 @@ func GraphMarkdown(head *catalog.Catalog, diffs []ChannelDiff) string {
 	return b.String()
 }
 
-func orNone(s string) string {
+func spanOrNone(s string) string {
 	if s == "" {
 		return "(none)"
 	}
-	return s
+	return report.CodeSpan(s)
+}
+
+// mermaidLabel keeps a name inside its quoted Mermaid label and its fenced block: no quote, backtick or
+// line break of the name survives.
+func mermaidLabel(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '"' || r == '`':
+			return '\''
+		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029':
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks/approval"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // Condition ids: stable, for tests, logs and tools that read the conditions.
@@ -92,6 +93,8 @@ func Decide(f Facts) []Condition {
 	add := func(id string, met bool, format string, args ...any) {
 		out = append(out, Condition{ID: id, Met: met, Text: fmt.Sprintf(format, args...)})
 	}
+	// Names reach Markdown only escaped (a branch or label name may hold backticks, mentions or links).
+	code := report.CodeSpan
 	c := f.Check
 	switch {
 	case c == nil:
@@ -99,44 +102,44 @@ func Decide(f Facts) []Condition {
 	case c.HeadSHA != f.Head:
 		add(IDChecks, false, "the head moved to %s after the checks of %s: the new head is checked on its own", short(f.Head), short(c.HeadSHA))
 	case c.Verdict == "pass":
-		add(IDChecks, true, "catalogbot checks passed on %s against `%s`%s", short(c.HeadSHA), c.BaseRef, details(c.URL))
+		add(IDChecks, true, "catalogbot checks passed on %s against %s%s", short(c.HeadSHA), code(c.BaseRef), details(c.URL))
 	default:
-		add(IDChecks, false, "catalogbot checks did not pass on %s against `%s`: %s%s", short(c.HeadSHA), c.BaseRef, c.Verdict, details(c.URL))
+		add(IDChecks, false, "catalogbot checks did not pass on %s against %s: %s%s", short(c.HeadSHA), code(c.BaseRef), c.Verdict, details(c.URL))
 	}
 	if c != nil && !strings.EqualFold(c.BaseRef, f.BaseRef) {
-		add(IDCheckedBase, false, "the checks ran against `%s`, but the pull request now targets `%s`: they run again against `%s`",
-			c.BaseRef, f.BaseRef, f.BaseRef)
+		add(IDCheckedBase, false, "the checks ran against %s, but the pull request now targets %s: they run again against %s",
+			code(c.BaseRef), code(f.BaseRef), code(f.BaseRef))
 	}
 	switch {
 	case c == nil || f.BaseTip == "" || c.BaseTip == f.BaseTip || f.BaseMoveHarmless:
 	case len(f.BaseMoveOverlap) > 0:
 		add(IDBaseCurrent, false, "the base branch moved to %s and changed %s, which this pull request also changes: "+
-			"update the branch (merge or rebase `%s`) so that one check sees both changes together",
-			short(f.BaseTip), strings.Join(f.BaseMoveOverlap, ", "), f.BaseRef)
+			"update the branch (merge or rebase %s) so that one check sees both changes together",
+			short(f.BaseTip), report.Text(strings.Join(f.BaseMoveOverlap, ", ")), code(f.BaseRef))
 	default:
-		add(IDBaseCurrent, false, "`%s` moved to %s after the checks ran against %s: run the checks again", f.BaseRef, short(f.BaseTip), short(c.BaseTip))
+		add(IDBaseCurrent, false, "%s moved to %s after the checks ran against %s: run the checks again", code(f.BaseRef), short(f.BaseTip), short(c.BaseTip))
 	}
 	if f.ConfigError != "" {
-		add(IDConfig, false, "the base branch's %s is invalid (%s): fix it there; nothing merges until then", f.ConfigFile, f.ConfigError)
+		add(IDConfig, false, "the base branch's %s is invalid (%s): fix it there; nothing merges until then", f.ConfigFile, report.Text(f.ConfigError))
 	}
 	if n := f.RequiredApprovals; n > 0 {
 		add(IDApprovals, len(f.Approvals.Counted) >= n, "%s", approvalText(f.Approvals, n))
 	}
 	for _, l := range f.RequiredLabels {
 		if hasLabel(f.Labels, l) {
-			add(IDLabel, true, "label `%s` is set", l)
+			add(IDLabel, true, "label %s is set", code(l))
 		} else {
-			add(IDLabel, false, "label `%s` is required", l)
+			add(IDLabel, false, "label %s is required", code(l))
 		}
 	}
 	switch {
 	case f.HoldLabel == "" || !hasLabel(f.Labels, f.HoldLabel):
 		add(IDHold, true, "not on hold")
 	case len(f.Holders) > 0:
-		add(IDHold, false, "on hold (label `%s`, placed by %s): `/unhold` by them, a maintainer or an owner releases it",
-			f.HoldLabel, strings.Join(f.Holders, ", "))
+		add(IDHold, false, "on hold (label %s, placed by %s): `/unhold` by them, a maintainer or an owner releases it",
+			code(f.HoldLabel), report.Text(strings.Join(f.Holders, ", ")))
 	default:
-		add(IDHold, false, "on hold (label `%s`): `/unhold` by a maintainer or an owner releases it", f.HoldLabel)
+		add(IDHold, false, "on hold (label %s): `/unhold` by a maintainer or an owner releases it", code(f.HoldLabel))
 	}
 	if f.Merged || (f.State != "" && f.State != "open") {
 		add(IDOpen, false, "the pull request is %s", stateText(f))

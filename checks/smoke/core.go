@@ -17,7 +17,7 @@ import (
 // coreAPI is what Run reads and writes of Kubernetes' own objects. It is served by the dynamic client
 // and a plain REST client (dynCore), not by client-go's typed clientset: the clientset's packages and
 // its discovery client register every Kubernetes API type in client-go's scheme at init, which cost
-// every run of catalogbot, whatever the verb, about 9 ms of start-up (see docs/notes-ship.md).
+// every run of catalogbot, whatever the verb, about 9 ms of start-up (see docs/benchmarks.md (start-up)).
 type coreAPI interface {
 	listPods(ctx context.Context, ns string, opts metav1.ListOptions) (*corev1.PodList, error)
 	listEvents(ctx context.Context, ns string) (*corev1.EventList, error)

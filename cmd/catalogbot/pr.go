@@ -75,7 +75,8 @@ func runPR(ctx context.Context, o *prOptions) error {
 	in.Limits = o.limits.override()
 	in.SkipImages = o.skipImages
 	in.Approvers = o.approvers
-	in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.Transport(o.registryTimeout)))
+	// one breaker for the run: a registry host that timed out is not asked again by a later stage
+	in.RemoteOptions = append(in.RemoteOptions, remote.WithTransport(registry.JobTransport(o.registryTimeout, 0, &registry.Breaker{})))
 	if in.Smoke, err = o.smoke.load(); err != nil {
 		return err
 	}

@@ -29,3 +29,10 @@ func OPM(t testing.TB) string {
 	t.Helper()
 	return Path(t, "CATALOGBOT_OPM")
 }
+
+// OPMv1_46_0 is the reference opm v1.46.0 ($CATALOGBOT_OPM_V1_46_0), the release community-operators-prod
+// pins: repositories that keep its rendering are held to it.
+func OPMv1_46_0(t testing.TB) string {
+	t.Helper()
+	return Path(t, "CATALOGBOT_OPM_V1_46_0")
+}

@@ -1,11 +1,9 @@
 package template
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,82 +13,12 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 	"github.com/catalogbot/catalogbot/render"
 )
-
-// bundleImage builds a registry+v1 bundle image from a bundle directory of the shared data: manifests/
-// and metadata/ in one layer, the annotations as labels.
-func bundleImage(t testing.TB, dir string) v1.Image {
-	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, sub := range []string{"manifests", "metadata"} {
-		err := filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(dir, p)
-			rel = filepath.ToSlash(rel)
-			if d.IsDir() {
-				return tw.WriteHeader(&tar.Header{Name: rel + "/", Typeflag: tar.TypeDir, Mode: 0o755})
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if err := tw.WriteHeader(&tar.Header{Name: rel, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(data))}); err != nil {
-				return err
-			}
-			_, err = tw.Write(data)
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	layerData := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layerData)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "metadata", "annotations.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ann struct {
-		Annotations map[string]string `yaml:"annotations"`
-	}
-	if err := yaml.Unmarshal(data, &ann); err != nil {
-		t.Fatal(err)
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf = cf.DeepCopy()
-	cf.Config.Labels = ann.Annotations
-	cf.OS, cf.Architecture = "linux", "amd64"
-	img, err = mutate.ConfigFile(img, cf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return img
-}
 
 // registry is a local registry holding real bundles of the shared data.
 type registry struct {
@@ -107,7 +35,7 @@ func newRegistry(t testing.TB, bundles ...string) *registry {
 	r := &registry{Registry: registrytest.New(t, nil), tag: map[string]string{}, digest: map[string]string{}}
 	for _, b := range bundles {
 		pkg, version, _ := strings.Cut(b, "/")
-		r.push(t, b, bundleImage(t, shareddata.Dir(t, "bundles", filepath.FromSlash(b))), "bundles/"+pkg, "v"+version)
+		r.push(t, b, registrytest.BundleImage(t, shareddata.Dir(t, "bundles", filepath.FromSlash(b))), "bundles/"+pkg, "v"+version)
 	}
 	return r
 }
@@ -148,7 +76,12 @@ func ours(t testing.TB, src Source, data []byte, opts Options, format string) ([
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if err := Write(&buf, c, format); err != nil {
+	if format == "mermaid" {
+		err = WriteMermaid(&buf, c, opts.OPMVersion, io.Discard)
+	} else {
+		err = Write(&buf, c, format)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes(), nil
@@ -174,7 +107,14 @@ func opmTemplate(t testing.TB, opm string, data []byte, opts Options, format str
 	if opts.MigrateLevel != "" {
 		args = append(args, "--migrate-level", opts.MigrateLevel)
 	}
-	if opts.Type != "" {
+	if opts.OPMVersion == OPMv1_46_0 {
+		// v1.46.0 has one sub-command per type and no detection: the type comes first, and the
+		// registry flag belongs to the sub-command.
+		args = []string{"alpha", "render-template", opts.Type, "--use-http", "-o", format}
+		if opts.MigrateLevel != "" {
+			args = append(args, "--migrate-level", opts.MigrateLevel)
+		}
+	} else if opts.Type != "" {
 		args = append(args, opts.Type)
 	}
 	args = append(args, file)

@@ -138,12 +138,12 @@ Stable:
 	{name: "semver-json", typ: "semver", text: `{"schema": "olm.semver", "stable": {"bundles": [{"image": "{digest:etcd/0.9.2}"}, {"image": "{digest:etcd/0.9.4}"}]}}`},
 }
 
-// requireSameAsOPM renders every case with opm and with Render, in JSON and YAML, with and without the
-// migration, and requires the same bytes.
+// requireSameAsOPM renders every case with opm and with Render, in JSON, YAML and mermaid, with and
+// without the migration, and requires the same bytes.
 func requireSameAsOPM(t *testing.T, opm string, reg *registry, src *Images, cases []templateCase) {
 	t.Helper()
 	for _, c := range cases {
-		for _, format := range []string{"json", "yaml"} {
+		for _, format := range []string{"json", "yaml", "mermaid"} {
 			for _, level := range []string{"", MigrateCSVMetadata} {
 				t.Run(fmt.Sprintf("%s/%s/%s", c.name, format, level), func(t *testing.T) {
 					data := c.render(reg)

@@ -34,6 +34,8 @@ type Catalog struct {
 	// Dir is relative to the repository root (slash-separated).
 	Dir          string
 	MigrateLevel string
+	// OPMVersion is the opm release whose rendering the catalog keeps (DefaultOPMVersion when empty).
+	OPMVersion OPMVersion
 }
 
 // Mapping is one fbc.catalog_mapping entry of a ci.yaml.
@@ -207,7 +209,7 @@ func (j Job) Render(ctx context.Context, root string, src Source) ([]byte, error
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d: template %s: %w", j.CI, j.CILine, j.Template, err)
 	}
-	c, err := Render(ctx, data, j.Template, src, Options{Type: j.Type, MigrateLevel: j.Catalog.MigrateLevel})
+	c, err := Render(ctx, data, j.Template, src, Options{Type: j.Type, MigrateLevel: j.Catalog.MigrateLevel, OPMVersion: j.Catalog.OPMVersion})
 	if err != nil {
 		return nil, err
 	}

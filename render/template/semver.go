@@ -172,9 +172,13 @@ func (t *run) semver(ctx context.Context) (*catalog.Catalog, error) {
 		versions[a] = entries
 	}
 
-	channels, defaultChannel := sv.generateChannels(pkg, versions)
+	channels, defaultChannel := sv.generateChannels(pkg, versions, t.opm)
 	out.Channels = channels
 	out.Packages[0].DefaultChannel = defaultChannel
+	if t.opm == OPMv1_46_0 {
+		// v1.46.0 leaves the package's description and icon out.
+		return out, nil
+	}
 	if err := populatePackage(out, defaultChannel, byName); err != nil {
 		return nil, t.failRender(t.lines.top("schema"), err.Error(), err)
 	}
@@ -265,7 +269,7 @@ type edge struct {
 	index   int
 }
 
-func (sv *SemverTemplateData) generateChannels(pkg string, versions map[archetype]map[string]semver.Version) ([]*catalog.Channel, string) {
+func (sv *SemverTemplateData) generateChannels(pkg string, versions map[archetype]map[string]semver.Version, opm OPMVersion) ([]*catalog.Channel, string) {
 	hw := highwater{arch: archetypes[0]}
 	channels := map[string]*catalog.Channel{}
 	var edges []edge
@@ -308,12 +312,22 @@ func (sv *SemverTemplateData) generateChannels(pkg string, versions map[archetyp
 			}
 		}
 	}
-	link(channels, edges)
 	out := make([]*catalog.Channel, 0, len(channels))
 	for _, ch := range channels {
 		out = append(out, ch)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	if opm == OPMv1_46_0 {
+		all := map[string]semver.Version{}
+		for _, a := range archetypes {
+			for n, v := range versions[a] {
+				all[n] = v
+			}
+		}
+		linkV1_46(out, all)
+	} else {
+		link(channels, edges)
+	}
 	return out, hw.name
 }
 

@@ -43,6 +43,8 @@ type Options struct {
 	Type string
 	// MigrateLevel is --migrate-level: "", "none", "bundle-object-to-csv-metadata" or "all".
 	MigrateLevel string
+	// OPMVersion is the opm release whose rendering to reproduce (DefaultOPMVersion when empty).
+	OPMVersion OPMVersion
 }
 
 // Source renders one bundle image reference, as written in a template, into a bundle.
@@ -95,7 +97,13 @@ func Render(ctx context.Context, data []byte, file string, src Source, opts Opti
 	if err != nil {
 		return nil, &Error{File: file, Msg: err.Error()}
 	}
-	t := &run{file: file, data: data, src: src, csvMeta: csvMeta, lines: newLines(data)}
+	opm := opts.OPMVersion
+	if opm == "" {
+		opm = DefaultOPMVersion
+	} else if _, err := ParseOPMVersion(string(opm)); err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	t := &run{file: file, data: data, src: src, csvMeta: csvMeta, lines: newLines(data), opm: opm}
 	schema := typeSchemas[opts.Type]
 	if opts.Type == "" {
 		s, err := detectSchema(data)
@@ -105,6 +113,9 @@ func Render(ctx context.Context, data []byte, file string, src Source, opts Opti
 		schema = s
 	} else if schema == "" {
 		return nil, &Error{File: file, Msg: fmt.Sprintf("invalid template type %q, must be one of: [basic semver substitutes]", opts.Type)}
+	}
+	if schema == SchemaSubstitutes && opm == OPMv1_46_0 {
+		return nil, t.fail(t.lines.top("schema"), "opm v1.46.0 has no olm.template.substitutes template (it came in a later release)", nil)
 	}
 	switch schema {
 	case SchemaBasic:
@@ -135,6 +146,7 @@ type run struct {
 	src     Source
 	csvMeta bool
 	lines   *lines
+	opm     OPMVersion
 }
 
 // fail is an opm error "rendering template: ..." at line.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks/approval"
@@ -35,19 +34,13 @@ func loadBaseRules(ctx context.Context, dir, tip, base, head string) (*baseRules
 	}
 	br := &baseRules{repo: repo}
 	br.rules, br.stage = pipeline.LoadRules(repo, tip)
-	catalogDir := config.Default().Catalog.Dir
-	if br.rules != nil {
-		catalogDir = br.rules.Config.Catalog.Dir
+	if br.rules == nil {
+		return br, nil // the configuration error blocks merging; no package decides anything
 	}
-	pkgs, outside, err := repo.TouchedTopDirs(ctx, base, head, catalogDir)
+	br.packages, br.outside, err = br.rules.ChangedPackages(ctx, repo, base, head)
 	if err != nil {
 		return nil, err
 	}
-	for p := range pkgs {
-		br.packages = append(br.packages, p)
-	}
-	sort.Strings(br.packages)
-	br.outside = len(outside) > 0
 	return br, nil
 }
 

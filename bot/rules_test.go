@@ -26,6 +26,9 @@ func (f fixedLookup) Permission(ctx context.Context, login string) (string, erro
 // package (configuration and owners files); only maintainers when more than packages change; writers
 // approve only under merge.approvers: write, and never lift holds.
 func TestBaseRulesPolicy(t *testing.T) {
+	// Changed files hold blobs of the package they are filed under (files belong to the packages their
+	// blobs name).
+	foo, bar := `{"schema": "olm.package", "name": "foo"}`, `{"schema": "olm.package", "name": "bar"}`
 	const cfg = "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\nownersFrom: OWNERS\nowners:\n  foo: [alice]\n  bar: [bob, carol]\n"
 	for _, tc := range []struct {
 		name   string
@@ -34,13 +37,13 @@ func TestBaseRulesPolicy(t *testing.T) {
 		policy string
 		act    string // login:mayAct(approve)/mayAct(lift hold)
 	}{
-		{"one package", cfg, map[string]string{"catalog/foo/x.json": "{}"},
+		{"one package", cfg, map[string]string{"catalog/foo/x.json": foo},
 			"{[admin] map[foo:[alice dora]] false}", "alice:true/true dora:true/true bob:false/false wendy:false/false"},
-		{"two packages", cfg, map[string]string{"catalog/foo/x.json": "{}", "catalog/bar/x.json": "{}"},
+		{"two packages", cfg, map[string]string{"catalog/foo/x.json": foo, "catalog/bar/x.json": bar},
 			"{[admin] map[bar:[bob carol] foo:[alice dora]] false}", "alice:true/true bob:true/true wendy:false/false"},
-		{"more than packages", cfg, map[string]string{"catalog/foo/x.json": "{}", ".catalogbot.yaml": cfg + "# hi\n"},
+		{"more than packages", cfg, map[string]string{"catalog/foo/x.json": foo, ".catalogbot.yaml": cfg + "# hi\n"},
 			"{[admin] map[] false}", "admin:true/true alice:true/true wendy:false/false"},
-		{"writers", cfg + "merge:\n  approvers: write\n", map[string]string{"catalog/foo/x.json": "{}"},
+		{"writers", cfg + "merge:\n  approvers: write\n", map[string]string{"catalog/foo/x.json": foo},
 			"{[admin] map[foo:[alice dora]] true}", "wendy:true/false mallory:false/false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

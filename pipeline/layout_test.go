@@ -69,3 +69,56 @@ func TestTouchedPackagesByBlobIdentity(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackApprovalByDirectoryOwner: bar's owner puts a deprecation of bar in foo's directory and foo's
+// owner approves. Approvals are weighed over the packages the change's blobs name (as the owners stage
+// attributes it), in both layouts, so only bar's owners (and maintainers) may approve it: foo's owner,
+// who owns the directory, does not count. (Before, the bot and the Action took the catalog's top
+// directories: foo's owner's approval counted.)
+func TestAttackApprovalByDirectoryOwner(t *testing.T) {
+	pkg := func(name string) string {
+		return `{"schema": "olm.package", "name": "` + name + `", "defaultChannel": "stable"}` + "\n"
+	}
+	deprecation := `{"schema": "olm.deprecations", "package": "bar", "entries": [{"reference": {"schema": "olm.package"}, "message": "gone"}]}` + "\n"
+	owners := "owners:\n  foo: [fiona]\n  bar: [bob]\nmerge:\n  requiredApprovals: 1\n"
+	for _, tc := range []struct{ name, config, dir string }{
+		{"single-catalog", "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\n" + owners, "catalog"},
+		{"template-driven", "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\ncatalogs:\n  pattern: catalogs/{version}\n" + owners, "catalogs/v4.19"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			base := map[string]string{".catalogbot.yaml": tc.config, tc.dir + "/foo/catalog.json": pkg("foo"), tc.dir + "/bar/catalog.json": pkg("bar")}
+			head := map[string]string{tc.dir + "/foo/notes.json": deprecation}
+			for k, v := range base {
+				head[k] = v
+			}
+			dir := filepath.Join(t.TempDir(), "repo")
+			g := initRepo(t, dir)
+			g.commit(ctx, t, tree{files: base}, "base", "catalog-admin")
+			g.branch(t, "pr", g.commit(ctx, t, tree{files: base}, "base again", "catalog-admin"))
+			g.commit(ctx, t, tree{files: head}, "deprecate bar from foo's directory", "bob")
+			repo, err := gitrepo.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rules, st := pipeline.LoadRules(repo, "main")
+			if rules == nil {
+				t.Fatalf("rules: %+v", st)
+			}
+			pkgs, outside, err := rules.ChangedPackages(ctx, repo, "main", "pr")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(pkgs, []string{"bar"}) || outside {
+				t.Fatalf("changed packages %v (outside %v), want [bar]", pkgs, outside)
+			}
+			pol, err := rules.ApprovalPolicy(repo, pkgs, outside)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := pol.PackageOwners["foo"]; ok || !slices.Equal(pol.PackageOwners["bar"], []string{"bob"}) {
+				t.Errorf("approvers by package %v: want bar's owner only", pol.PackageOwners)
+			}
+		})
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
@@ -105,16 +104,11 @@ func policyOf(ctx context.Context, local *gitrepo.Repo, rules *pipeline.Rules, t
 	if err != nil {
 		return approval.Policy{}, err
 	}
-	dirs, outside, err := local.TouchedTopDirs(ctx, base, head, rules.Config.Catalog.Dir)
+	pkgs, outside, err := rules.ChangedPackages(ctx, local, base, head)
 	if err != nil {
 		return approval.Policy{}, err
 	}
-	var pkgs []string
-	for p := range dirs {
-		pkgs = append(pkgs, p)
-	}
-	sort.Strings(pkgs)
-	return rules.ApprovalPolicy(local, pkgs, len(outside) > 0)
+	return rules.ApprovalPolicy(local, pkgs, outside)
 }
 
 func reviewsOf(rs []ghclient.Review) []approval.Review {

@@ -246,6 +246,7 @@ func templateLayoutWithoutCatalogs(root string) error {
 	if len(versions) == 0 {
 		return nil
 	}
+	//lint:ignore ST1005 the message ends with the lines to add, printed as a block
 	return diag.UsageError(fmt.Errorf("%s is laid out as a template-driven repository (%d %s files under %s/ map templates to catalogs; catalogs/ holds %s) "+
 		"but %s has no catalogs:, so it would be read as one catalog; add these lines to %s:\n\ncatalogs:\n  pattern: catalogs/{version}\n",
 		root, mapped, template.CIFile, template.OperatorsDir, plural(len(versions), "catalog directory"), config.ConfigFile, filepath.Join(root, config.ConfigFile)))

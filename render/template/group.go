@@ -61,7 +61,6 @@ func GroupDrift(ds []diag.Diagnostic, cats []Catalog) []diag.Diagnostic {
 		catalogs []string
 	}
 	groups := map[string]*group{}
-	var keys []string
 	keyOf := make([]string, len(ds))
 	for i, d := range ds {
 		head, body, ok := strings.Cut(d.Message, "\n")
@@ -75,7 +74,6 @@ func GroupDrift(ds []diag.Diagnostic, cats []Catalog) []diag.Diagnostic {
 		if !seen {
 			g = &group{first: i}
 			groups[k] = g
-			keys = append(keys, k)
 		}
 		g.catalogs = append(g.catalogs, name)
 	}

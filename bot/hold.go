@@ -30,8 +30,10 @@ func (jc *jobCtx) noteHoldLabel(ctx context.Context, pr *ghclient.PullRequest) e
 		if pr.HasLabel(hold) {
 			return nil // put back since
 		}
-		if own, err := st.takeLift(ctx, t.Repo, pr.Number); err != nil || own {
-			return err // the bot's removal of an accepted /unhold
+		if t.SenderBot { // only an app's removal can be the bot's own
+			if own, err := st.takeLift(ctx, t.Repo, pr.Number); err != nil || own {
+				return err // the bot's removal of an accepted /unhold
+			}
 		}
 		holders, err := st.holders(ctx, t.Repo, pr.Number)
 		if err != nil {

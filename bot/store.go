@@ -371,14 +371,27 @@ func (s *store) noteLift(ctx context.Context, repo string, pr int) error {
 	return nil
 }
 
-// takeLift reports whether the bot lifted the hold of a pull request itself, forgetting it.
+// liftFresh is how long a noted lift stands for the bot's own label removal: a note whose removal never
+// came (the removal failed) must not later exempt someone else's.
+const liftFresh = 10 * time.Minute
+
+// takeLift reports whether the bot lifted the hold of a pull request itself within liftFresh, forgetting
+// the note either way.
 func (s *store) takeLift(ctx context.Context, repo string, pr int) (bool, error) {
-	res, err := s.db.ExecContext(ctx, "DELETE FROM hold_lifts WHERE repo = ? AND pr = ?", repo, pr)
+	var at int64
+	err := s.db.QueryRowContext(ctx, "SELECT at FROM hold_lifts WHERE repo = ? AND pr = ?", repo, pr).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read the lift of the hold of %s#%d: %w", repo, pr, err)
+	}
+	res, err := s.db.ExecContext(ctx, "DELETE FROM hold_lifts WHERE repo = ? AND pr = ? AND at = ?", repo, pr, at)
 	if err != nil {
 		return false, fmt.Errorf("read the lift of the hold of %s#%d: %w", repo, pr, err)
 	}
 	n, err := res.RowsAffected()
-	return n > 0, err
+	return n > 0 && time.Since(time.UnixMilli(at)) < liftFresh, err
 }
 
 // readinessComment returns the recorded comment id and body (0 when none).

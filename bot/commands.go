@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/report"
 	"strings"
 	"time"
 
@@ -178,7 +179,7 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				accepted, evaluate = true, true
 				continue
 			default:
-				refusals = append(refusals, fmt.Sprintf("`/approve %s`: unknown argument; `/approve` approves, `/approve cancel` withdraws an approval", clipArg(c.Arg)))
+				refusals = append(refusals, report.CodeSpan("/approve "+clipArg(c.Arg))+": unknown argument; `/approve` approves, `/approve cancel` withdraws an approval")
 				continue
 			}
 			if strings.EqualFold(user, pr.Author) {
@@ -249,14 +250,9 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 	return nil
 }
 
-// clipArg keeps a refused argument short and inert in the reply (it is the commenter's text).
+// clipArg keeps a refused argument short in the reply (it is the commenter's text; report.CodeSpan
+// keeps it inert).
 func clipArg(arg string) string {
-	arg = strings.Map(func(r rune) rune {
-		if r == '`' || r == '<' || r == '>' || r == '@' || r < ' ' {
-			return '?'
-		}
-		return r
-	}, arg)
 	if r := []rune(arg); len(r) > 32 {
 		arg = string(r[:32]) + "…"
 	}

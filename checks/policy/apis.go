@@ -2,9 +2,9 @@ package policy
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ruleRemovedAPI: a bundle object whose API the Kubernetes version the catalog serves no longer has.
@@ -13,9 +13,9 @@ const ruleRemovedAPI = "policy-removed-api"
 // removedIn maps "group/version Kind" to the Kubernetes minor version that stopped serving it (the
 // Kubernetes deprecation guide). A table by version, not by OpenShift release: a catalog v4.Y serves
 // Kubernetes 1.(Y+13) (config.KubernetesOf), whatever Y is.
-var removedIn = map[string]int{}
-
-func init() {
+// Built on first use: nothing is built at start-up that a verb may not need.
+var removedIn = sync.OnceValue(func() map[string]int {
+	removed := map[string]int{}
 	for minor, apis := range map[int][]string{
 		16: {"extensions/v1beta1 Deployment", "extensions/v1beta1 DaemonSet", "extensions/v1beta1 ReplicaSet",
 			"extensions/v1beta1 NetworkPolicy", "extensions/v1beta1 PodSecurityPolicy",
@@ -41,10 +41,11 @@ func init() {
 		32: {"flowcontrol.apiserver.k8s.io/v1beta3 FlowSchema", "flowcontrol.apiserver.k8s.io/v1beta3 PriorityLevelConfiguration"},
 	} {
 		for _, api := range apis {
-			removedIn[api] = minor
+			removed[api] = minor
 		}
 	}
-}
+	return removed
+})
 
 // removedAPI is one of a bundle's objects whose API some Kubernetes version removed.
 type removedAPI struct {
@@ -55,20 +56,32 @@ type removedAPI struct {
 
 func removal(apiVersion, kind, name string) (removedAPI, bool) {
 	api := apiVersion + " " + kind
-	minor, ok := removedIn[api]
+	minor, ok := removedIn()[api]
 	return removedAPI{api: api, name: name, minor: minor}, ok
 }
 
-var kubeMinorRE = regexp.MustCompile(`^v?1\.(\d{1,3})(\.\d+)?$`)
-
-// kubeMinor is the minor version of a Kubernetes version "1.29" (ok false when it is not one).
+// kubeMinor is the minor version of a Kubernetes version "1.29", "v1.29" or "1.29.3" (ok false when it is
+// not one).
 func kubeMinor(v string) (int, bool) {
-	m := kubeMinorRE.FindStringSubmatch(strings.TrimSpace(v))
-	if m == nil {
+	rest, ok := strings.CutPrefix(strings.TrimPrefix(strings.TrimSpace(v), "v"), "1.")
+	if !ok {
 		return 0, false
 	}
-	n, err := strconv.Atoi(m[1])
+	minor, patch, hasPatch := strings.Cut(rest, ".")
+	if len(minor) == 0 || len(minor) > 3 || !allDigits(minor) || hasPatch && (patch == "" || !allDigits(patch)) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(minor)
 	return n, err == nil
+}
+
+func allDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *run) removedAPIs() {

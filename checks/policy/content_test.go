@@ -231,3 +231,14 @@ func TestBundleSize(t *testing.T) {
 		t.Fatalf("7 x 0.9 MiB of random text: %v", ds)
 	}
 }
+
+// rules are the implemented rule ids, by what they walk.
+var rules = func() map[string]bool {
+	m := map[string]bool{}
+	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules, {ruleRemovedAPI}, changeRules, {ruleCISchema, ruleReleaseConfig}} {
+		for _, id := range ids {
+			m[id] = true
+		}
+	}
+	return m
+}()

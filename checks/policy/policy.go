@@ -81,18 +81,6 @@ type run struct {
 	contents map[*catalog.Bundle]*content
 }
 
-// rules are the implementations, by id, grouped by what they walk. Each group skips the work of rules
-// that are off.
-var rules = map[string]bool{}
-
-func init() {
-	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules, {ruleRemovedAPI}, changeRules, {ruleCISchema, ruleReleaseConfig}} {
-		for _, id := range ids {
-			rules[id] = true
-		}
-	}
-}
-
 // Run checks in with the rules sev enables. It returns early with ctx's error when ctx is done.
 func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 	max := in.MaxPerRule

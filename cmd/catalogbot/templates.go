@@ -226,15 +226,9 @@ func plural(n int, what string) string {
 // directories under catalogs/) but its .catalogbot.yaml has no catalogs:, which would make it one
 // catalog; nil otherwise.
 func templateLayoutWithoutCatalogs(root string) error {
-	cis, _ := filepath.Glob(filepath.Join(root, template.OperatorsDir, "*", template.CIFile))
-	mapped := 0
-	for _, ci := range cis {
-		if data, err := os.ReadFile(ci); err == nil && strings.Contains(string(data), "catalog_mapping") {
-			mapped++
-		}
-	}
+	// catalogs/ first: a single-catalog repository (every validate and render of one) reads no ci.yaml
 	entries, err := os.ReadDir(filepath.Join(root, "catalogs"))
-	if mapped == 0 || err != nil {
+	if err != nil {
 		return nil
 	}
 	var versions []string
@@ -244,6 +238,16 @@ func templateLayoutWithoutCatalogs(root string) error {
 		}
 	}
 	if len(versions) == 0 {
+		return nil
+	}
+	cis, _ := filepath.Glob(filepath.Join(root, template.OperatorsDir, "*", template.CIFile))
+	mapped := 0
+	for _, ci := range cis {
+		if data, err := os.ReadFile(ci); err == nil && strings.Contains(string(data), "catalog_mapping") {
+			mapped++
+		}
+	}
+	if mapped == 0 {
 		return nil
 	}
 	//lint:ignore ST1005 the message ends with the lines to add, printed as a block

@@ -117,7 +117,7 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 	for _, j := range jobs {
 		into[j.Catalog.Name] = true
 	}
-	st.Summary = fmt.Sprintf("%s into %s %s", plural(len(jobs), "template mapping"), plural(len(into), "catalog"), verb)
+	st.Summary = fmt.Sprintf("%s into %s %s", template.Plural(len(jobs), "template mapping"), template.Plural(len(into), "catalog"), verb)
 	if seeded != "" {
 		st.Summary += fmt.Sprintf(" (bundle cache seeded from %s: %d entries)", seeded, store.Len()-held)
 	}
@@ -213,14 +213,6 @@ func seedFromHEAD(ctx context.Context, store *template.Store, repo string, tcats
 	return fmt.Sprintf("HEAD (%s)'s committed catalogs", head.Hash.String()[:12]), nil
 }
 
-// plural is "1 thing" or "n things".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
-
 // templateLayoutWithoutCatalogs is a usage error saying what to add when root is laid out as a
 // template-driven repository (operators/<package>/ci.yaml files mapping templates to catalogs, catalog
 // directories under catalogs/) but its .catalogbot.yaml has no catalogs:, which would make it one
@@ -253,5 +245,5 @@ func templateLayoutWithoutCatalogs(root string) error {
 	//lint:ignore ST1005 the message ends with the lines to add, printed as a block
 	return diag.UsageError(fmt.Errorf("%s is laid out as a template-driven repository (%d %s files under %s/ map templates to catalogs; catalogs/ holds %s) "+
 		"but %s has no catalogs:, so it would be read as one catalog; add these lines to %s:\n\ncatalogs:\n  pattern: catalogs/{version}\n",
-		root, mapped, template.CIFile, template.OperatorsDir, plural(len(versions), "catalog directory"), config.ConfigFile, filepath.Join(root, config.ConfigFile)))
+		root, mapped, template.CIFile, template.OperatorsDir, template.Plural(len(versions), "catalog directory"), config.ConfigFile, filepath.Join(root, config.ConfigFile)))
 }

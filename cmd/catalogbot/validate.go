@@ -15,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -163,14 +164,7 @@ func refuseNotStaged(dir string, files []string) error {
 	}
 	return diag.UsageError(fmt.Errorf("validate --staged: %s differ from what the commit holds (unstaged changes or untracked files under %s: %s%s): "+
 		"stage them, stash them (git stash --keep-index --include-untracked) or ignore them, so what is validated is what is committed",
-		countFiles(len(files)), dir, strings.Join(shown, ", "), more))
-}
-
-func countFiles(n int) string {
-	if n == 1 {
-		return "1 file"
-	}
-	return fmt.Sprintf("%d files", n)
+		template.Plural(len(files), "file"), dir, strings.Join(shown, ", "), more))
 }
 
 // runChangedCatalogs is validate --staged / --changed-since in a template-driven repository: each catalog
@@ -229,7 +223,7 @@ func runChangedCatalogs(ctx context.Context, o *validateOptions, root string, cf
 				d.File = path.Join(path.Clean(c.Dir), d.File)
 			}
 		}
-		scope := fmt.Sprintf(" (%s", countFiles(len(files))+" changed")
+		scope := fmt.Sprintf(" (%s", template.Plural(len(files), "file")+" changed")
 		if fellBack {
 			scope += "; whole catalog validated"
 		}
@@ -240,7 +234,7 @@ func runChangedCatalogs(ctx context.Context, o *validateOptions, root string, cf
 	}
 	if len(r.Stages) == 0 {
 		r.Stages = append(r.Stages, report.Stage{Name: validate.Check, Status: report.Skipped,
-			Summary: fmt.Sprintf("no catalog file changed (%s outside the %d catalogs of %s)", countFiles(outside), len(cats), config.ConfigFile)})
+			Summary: fmt.Sprintf("no catalog file changed (%s outside the %d catalogs of %s)", template.Plural(outside, "file"), len(cats), config.ConfigFile)})
 	}
 	if o.out.root == "" {
 		o.out.root = repoRelativeTo(wt.Top, root)

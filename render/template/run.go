@@ -90,7 +90,7 @@ func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concur
 					if len(bad) > 0 {
 						status = strings.Join(bad, ", ")
 					}
-					fmt.Fprintf(progress, "render [%d/%d] %s: %s, %s (%s)\n", done, len(order), c, plural(total[c], "package"), status, time.Since(start).Round(time.Millisecond))
+					fmt.Fprintf(progress, "render [%d/%d] %s: %s, %s (%s)\n", done, len(order), c, Plural(total[c], "package"), status, time.Since(start).Round(time.Millisecond))
 				}
 			}
 			mu.Unlock()
@@ -194,10 +194,11 @@ func InfraErr(results []Result) error {
 		return nil
 	}
 	return diag.InfraError(fmt.Errorf("%s could not reach a registry (not a problem of the change; retry later): %w",
-		plural(len(errs), "template render"), errors.Join(errs...)))
+		Plural(len(errs), "template render"), errors.Join(errs...)))
 }
 
-func plural(n int, what string) string {
+// Plural is "1 thing" or "n things".
+func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}

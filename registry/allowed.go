@@ -30,6 +30,10 @@ func CompileAllowList(entries []string) (AllowList, error) {
 	var errs []error
 	for _, e := range entries {
 		host, ns, _ := strings.Cut(strings.ToLower(strings.TrimSpace(e)), "/")
+		if host == "" { // name.NewRegistry("") is Docker Hub: a blank entry must not allow it
+			errs = append(errs, fmt.Errorf("allowed registry %q: no registry host", e))
+			continue
+		}
 		reg, err := name.NewRegistry(host)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("allowed registry %q: %w", e, err))
@@ -51,9 +55,6 @@ func CompileAllowList(entries []string) (AllowList, error) {
 	}
 	return a, nil
 }
-
-// Empty reports whether the list allows everything.
-func (a AllowList) Empty() bool { return a.hosts == nil }
 
 // Allows reports whether images of repo may be used (and its registry contacted).
 func (a AllowList) Allows(repo name.Repository) bool {

@@ -41,3 +41,26 @@ func TestAllowList(t *testing.T) {
 }
 
 const zeros = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// TestAttackAllowListLookalikes: a host with a suffix added is another registry, and a blank entry (which
+// go-containerregistry would read as Docker Hub) is refused, not an allowance of Docker Hub.
+func TestAttackAllowListLookalikes(t *testing.T) {
+	a, err := CompileAllowList([]string{"quay.io", "quay.io/ns/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, image := range []string{"quay.io.evil.com/ns/op:1", "quay.io:444/ns/op:1", "evilquay.io/ns/op:1", "busybox:1"} {
+		ref, err := name.ParseReference(image)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Allows(ref.Context()) {
+			t.Errorf("%s allowed", image)
+		}
+	}
+	for _, blank := range []string{"", " ", "/", "/library"} {
+		if _, err := CompileAllowList([]string{blank}); err == nil {
+			t.Errorf("entry %q accepted", blank)
+		}
+	}
+}

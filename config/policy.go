@@ -76,7 +76,8 @@ var PolicyRules = []PolicyRule{
 func community(sev string) map[string]string { return map[string]string{PresetCommunity: sev} }
 func olmv1() map[string]string               { return map[string]string{PresetOLMv1: PolicyWarning} }
 
-var presetNames = []string{PresetNone, PresetCommunity, PresetOLMv1}
+// PolicyPresets are the presets a policy may name.
+var PolicyPresets = []string{PresetNone, PresetCommunity, PresetOLMv1}
 
 var severityRank = map[string]int{PolicyOff: 0, PolicyWarning: 1, PolicyError: 2}
 
@@ -121,9 +122,9 @@ func (d *decoder) validatePolicy(p PolicyConfig) {
 		ip := fmt.Sprintf("policy.presets[%d]", i)
 		switch {
 		case d.failed[ip]:
-		case !slices.Contains(presetNames, preset):
-			hint := "one of: " + strings.Join(presetNames, ", ")
-			if s := closest(preset, presetNames); s != "" {
+		case !slices.Contains(PolicyPresets, preset):
+			hint := "one of: " + strings.Join(PolicyPresets, ", ")
+			if s := closest(preset, PolicyPresets); s != "" {
 				hint = fmt.Sprintf("did you mean %q?", s)
 			}
 			d.errorAt(ip, "config-bad-value", hint, "policy.presets: %q is not a preset", preset)

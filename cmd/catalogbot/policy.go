@@ -19,7 +19,7 @@ import (
 // policyPresets checks --policy's presets: they add to the configuration's, never take from it.
 func policyPresets(presets []string) error {
 	for _, p := range presets {
-		if !slices.Contains([]string{config.PresetNone, config.PresetCommunity, config.PresetOLMv1}, p) {
+		if !slices.Contains(config.PolicyPresets, p) {
 			return diag.UsageError(fmt.Errorf("--policy %q: not a preset (community, olmv1 or none)", p))
 		}
 	}

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -35,18 +36,7 @@ func TestTouchedPackagesByBlobIdentity(t *testing.T) {
 			base := map[string]string{".catalogbot.yaml": tc.config, tc.dir + "/foo/catalog.json": pkg("foo"), tc.dir + "/bar/catalog.json": pkg("bar")}
 			head := map[string]string{tc.dir + "/foo/notes.json": deprecation, tc.dir + "/foo/README.md": "# foo\n",
 				"operators/baz/ci.yaml": "reviewers: [x]\n", "README.md": "# repo\n"}
-			for k, v := range base {
-				head[k] = v
-			}
-			dir := filepath.Join(t.TempDir(), "repo")
-			g := initRepo(t, dir)
-			g.commit(ctx, t, tree{files: base}, "base", "catalog-admin")
-			g.branch(t, "pr", g.commit(ctx, t, tree{files: base}, "base again", "catalog-admin"))
-			g.commit(ctx, t, tree{files: head}, "change", "alice")
-			repo, err := gitrepo.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			repo := changeRepo(t, base, head, "alice")
 			cfg, ds, err := config.ParseConfig(config.ConfigFile, []byte(tc.config))
 			if err != nil {
 				t.Fatalf("%v: %v", err, ds)
@@ -89,18 +79,7 @@ func TestAttackApprovalByDirectoryOwner(t *testing.T) {
 			ctx := t.Context()
 			base := map[string]string{".catalogbot.yaml": tc.config, tc.dir + "/foo/catalog.json": pkg("foo"), tc.dir + "/bar/catalog.json": pkg("bar")}
 			head := map[string]string{tc.dir + "/foo/notes.json": deprecation}
-			for k, v := range base {
-				head[k] = v
-			}
-			dir := filepath.Join(t.TempDir(), "repo")
-			g := initRepo(t, dir)
-			g.commit(ctx, t, tree{files: base}, "base", "catalog-admin")
-			g.branch(t, "pr", g.commit(ctx, t, tree{files: base}, "base again", "catalog-admin"))
-			g.commit(ctx, t, tree{files: head}, "deprecate bar from foo's directory", "bob")
-			repo, err := gitrepo.Open(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			repo := changeRepo(t, base, head, "bob")
 			rules, st := pipeline.LoadRules(repo, "main")
 			if rules == nil {
 				t.Fatalf("rules: %+v", st)
@@ -121,4 +100,23 @@ func TestAttackApprovalByDirectoryOwner(t *testing.T) {
 			}
 		})
 	}
+}
+
+// changeRepo is a repository whose main holds base and whose branch pr adds head's files to it, committed
+// by author.
+func changeRepo(t *testing.T, base, head map[string]string, author string) *gitrepo.Repo {
+	t.Helper()
+	ctx := t.Context()
+	files := maps.Clone(base)
+	maps.Copy(files, head)
+	dir := filepath.Join(t.TempDir(), "repo")
+	g := initRepo(t, dir)
+	g.commit(ctx, t, tree{files: base}, "base", "catalog-admin")
+	g.branch(t, "pr", g.commit(ctx, t, tree{files: base}, "base again", "catalog-admin"))
+	g.commit(ctx, t, tree{files: files}, "change", author)
+	repo, err := gitrepo.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo
 }

@@ -187,8 +187,19 @@ func (f *fakeCluster) step(ctx context.Context) {
 			if f.catalogNeverReady {
 				state = "TRANSIENT_FAILURE"
 			}
-			unstructured.SetNestedField(cs.Object, state, "status", "connectionState", "lastObservedState")
-			dyn.Resource(gvrCatalogSource).Namespace(cs.GetNamespace()).UpdateStatus(ctx, &cs, metav1.UpdateOptions{})
+			// The status is written on the object as it is now, and only when it changes: the fake's
+			// UpdateStatus writes the whole object, so writing the listed copy could undo a spec update
+			// (a new image) made since the list.
+			ri := dyn.Resource(gvrCatalogSource).Namespace(cs.GetNamespace())
+			now, err := ri.Get(ctx, cs.GetName(), metav1.GetOptions{})
+			if err != nil {
+				continue
+			}
+			if cur, _, _ := unstructured.NestedString(now.Object, "status", "connectionState", "lastObservedState"); cur == state {
+				continue
+			}
+			unstructured.SetNestedField(now.Object, state, "status", "connectionState", "lastObservedState")
+			ri.UpdateStatus(ctx, now, metav1.UpdateOptions{})
 		}
 	}
 	subs, _ := dyn.Resource(gvrSubscription).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})

@@ -3,6 +3,7 @@ package smoke
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -197,6 +198,9 @@ func TestPlanChange(t *testing.T) {
 	}
 	if len(p.BundleImages) != 5 || p.BundleImages["r/c@sha256:01"] != (BundleRef{Package: "c", Bundle: "c.v1"}) {
 		t.Errorf("bundle images = %v", p.BundleImages)
+	}
+	if !maps.Equal(p.Versions, map[string]string{"a": "2.0.0", "b": "1.0.0", "c": "2.0.0"}) || !maps.Equal(p.BaseVersions, map[string]string{"a": "1.0.0"}) {
+		t.Errorf("versions = %v, base versions = %v", p.Versions, p.BaseVersions)
 	}
 	if p := PlanChange(nil, head, []string{"a"}, nil); len(p.FromBase) != 0 {
 		t.Errorf("no base: from base = %q", p.FromBase)

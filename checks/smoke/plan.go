@@ -23,6 +23,12 @@ type Plan struct {
 	Expect map[string]string
 	// BundleImages maps every bundle image of the packages (base and head) to its bundle.
 	BundleImages map[string]BundleRef
+	// Versions is the olm.package version of each package's Expect bundle (OLM v1 pins it); a bundle
+	// without a version is left out.
+	Versions map[string]string
+	// BaseVersions is the version of the base catalog's channel head for the packages of FromBase
+	// (OLM v1 installs it first).
+	BaseVersions map[string]string
 }
 
 // PlanChange plans the smoke install of the changed packages pkgs from base (nil: no base catalog) to
@@ -30,7 +36,7 @@ type Plan struct {
 // from the base only when the base has it with the same channel name at the head of the subscription,
 // so that the upgrade OLM is asked for is the one subscribed clusters will see.
 func PlanChange(base, head *catalog.Catalog, pkgs []string, channel map[string]string) Plan {
-	p := Plan{Expect: map[string]string{}, BundleImages: map[string]BundleRef{}}
+	p := Plan{Expect: map[string]string{}, BundleImages: map[string]BundleRef{}, Versions: map[string]string{}, BaseVersions: map[string]string{}}
 	for _, pkg := range pkgs {
 		ch, ok := channelOf(head, pkg, channel[pkg])
 		if !ok {
@@ -38,9 +44,15 @@ func PlanChange(base, head *catalog.Catalog, pkgs []string, channel map[string]s
 		}
 		p.Packages = append(p.Packages, pkg)
 		p.Expect[pkg] = catalog.NewGraph(ch).Head()
+		if v := versionOf(head, pkg, p.Expect[pkg]); v != "" {
+			p.Versions[pkg] = v
+		}
 		if base != nil {
 			if bch, ok := channelOf(base, pkg, channel[pkg]); ok && bch.Name == ch.Name && catalog.NewGraph(bch).Head() != "" {
 				p.FromBase = append(p.FromBase, pkg)
+				if v := versionOf(base, pkg, catalog.NewGraph(bch).Head()); v != "" {
+					p.BaseVersions[pkg] = v
+				}
 			}
 		}
 	}
@@ -74,4 +86,18 @@ func channelOf(c *catalog.Catalog, pkg, name string) (*catalog.Channel, bool) {
 		}
 	}
 	return nil, false
+}
+
+// versionOf is the olm.package version of pkg's bundle name in c ("" when it has none).
+func versionOf(c *catalog.Catalog, pkg, name string) string {
+	for _, b := range c.Bundles {
+		if b.Package == pkg && b.Name == name && b.Parsed != nil {
+			for _, pp := range b.Parsed.Packages {
+				if pp.PackageName == pkg {
+					return pp.Version
+				}
+			}
+		}
+	}
+	return ""
 }

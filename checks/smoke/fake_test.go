@@ -77,6 +77,11 @@ type fakeOperator struct {
 	// bundleImage is the image of the package's bundles; unpack says what its unpack pod does:
 	// "unpullable" (ImagePullBackOff) or "fail" (the pull container exits 1). "": no unpack pod.
 	bundleImage, unpack string
+	// OLM v1 (v1fake_test.go): blocked is the message of a terminal Progressing=False/Blocked, retrying
+	// that of a Progressing=True/Retrying that persists; silent: operator-controller never writes a
+	// status; unavailable: the Deployment never becomes available (without crashing).
+	blocked, retrying   string
+	silent, unavailable bool
 }
 
 // fakeCluster is client-go's in-memory clients plus a hand-written simulation of OLM's controllers:
@@ -96,6 +101,8 @@ type fakeCluster struct {
 	pods               int
 	applied            []string
 	mu                 sync.Mutex
+	// v1 simulates OLM v1's controllers too when set (newFakeV1).
+	v1 *fakeV1
 }
 
 var listKinds = map[schema.GroupVersionResource]string{
@@ -105,6 +112,9 @@ var listKinds = map[schema.GroupVersionResource]string{
 	gvrCSV:           "ClusterServiceVersionList",
 	gvrOperatorGroup: "OperatorGroupList",
 	gvrCRD:           "CustomResourceDefinitionList",
+	// OLM v1 (v1fake_test.go)
+	gvrClusterCatalog:   "ClusterCatalogList",
+	gvrClusterExtension: "ClusterExtensionList",
 }
 
 func newFakeCluster(t *testing.T, olm bool, ops map[string]fakeOperator) *fakeCluster {
@@ -178,6 +188,9 @@ func (f *fakeCluster) simulate(ctx context.Context) {
 }
 
 func (f *fakeCluster) step(ctx context.Context) {
+	if f.v1 != nil {
+		f.v1.step(ctx)
+	}
 	dyn := f.c.dyn
 	css, _ := dyn.Resource(gvrCatalogSource).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 	if css != nil {

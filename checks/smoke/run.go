@@ -132,6 +132,11 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 		}
 	}
 
+	if opts.v1() {
+		err = runV1(ctx, opts, c, &res, step, p)
+		return res, err
+	}
+
 	// 3. OLM
 	var loc olmLocation
 	if err := step("OLM", func(ctx context.Context) error {
@@ -217,13 +222,19 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 			in.upgrade(ctx, pkg, opts.Expect[pkg], &res.Packages[i])
 		}
 	})
+	return res, verdict(ctx, res)
+}
+
+// verdict is the error of a run whose packages were all tried: none, the failed packages (the change's
+// fault), or an interruption (infrastructure).
+func verdict(ctx context.Context, res Result) error {
 	if failed := res.Failed(); len(failed) > 0 {
 		if ctx.Err() != nil {
-			return res, diag.InfraError(fmt.Errorf("%w: interrupted: %w", ErrPackagesFailed, context.Cause(ctx)))
+			return diag.InfraError(fmt.Errorf("%w: interrupted: %w", ErrPackagesFailed, context.Cause(ctx)))
 		}
-		return res, diag.InvalidError(fmt.Errorf("%w: %s", ErrPackagesFailed, strings.Join(failed, ", ")))
+		return diag.InvalidError(fmt.Errorf("%w: %s", ErrPackagesFailed, strings.Join(failed, ", ")))
 	}
-	return res, nil
+	return nil
 }
 
 // cleanup deletes what Run created in a cluster it did not create: the package namespaces and the

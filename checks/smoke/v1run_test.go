@@ -19,7 +19,6 @@ import (
 
 func init() { retryGrace = 100 * time.Millisecond }
 
-
 func v1Options(pkgs ...string) Options {
 	return Options{OLM: OLMv1, ClusterName: "dev", CatalogImage: testDigest, Packages: pkgs, Timeout: 5 * time.Second}
 }

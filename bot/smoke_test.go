@@ -84,6 +84,10 @@ func TestSmokeConfigValidation(t *testing.T) {
 		{"kind config", SmokeConfig{NodeImage: "n", KindConfig: file}, ""},
 		{"kind config without created clusters", SmokeConfig{KindCluster: "smoke", KindConfig: file}, "needs nodeImage"},
 		{"negative concurrency", SmokeConfig{NodeImage: "n", Concurrency: -1}, "negative"},
+		{"olm", SmokeConfig{NodeImage: "n", OLM: "both", OLMv1Manifests: t.TempDir()}, ""},
+		{"unknown olm", SmokeConfig{NodeImage: "n", OLM: "v2"}, `smoke.olm: "v2" is not one of v0, v1, both`},
+		{"olmv1 manifests without cluster", SmokeConfig{OLMv1Manifests: t.TempDir()}, "need a cluster"},
+		{"missing olmv1 manifests", SmokeConfig{NodeImage: "n", OLMv1Manifests: filepath.Join(t.TempDir(), "nope")}, "nope"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := strings.Join(c.s.validate(), "; ")
@@ -117,5 +121,16 @@ func TestReadmeSampleConfigDecodes(t *testing.T) {
 	}
 	if cfg.Smoke.NodeImage == "" || cfg.Smoke.Concurrency != 1 || len(cfg.Registries) == 0 {
 		t.Errorf("the sample's smoke or registries section was not read: %+v", cfg.Smoke)
+	}
+}
+
+// bot.yaml's smoke.olm and smoke.olmv1Manifests reach the pipeline's smoke input (which hands them to
+// each smoke install: pipeline's TestSmokeOLMFrontEndChoice).
+func TestSmokeOLMReachesThePipeline(t *testing.T) {
+	dir := t.TempDir()
+	b := &Bot{cfg: &Config{Smoke: SmokeConfig{NodeImage: "n", OLM: "v1", OLMv1Manifests: dir}}}
+	in := b.smokeInput()
+	if in == nil || in.OLM != "v1" || in.OLMv1ManifestsDir != dir {
+		t.Fatalf("smoke input %+v", in)
 	}
 }

@@ -23,9 +23,11 @@ func runV1(ctx context.Context, opts Options, c *clients, res *Result, step step
 		res.OLMInstalled = installed
 		return err
 	}); err != nil {
-		res.Diagnostics = append(res.Diagnostics, boundedDiagnostics(ctx, func(ctx context.Context) []diag.Diagnostic {
-			return podDiagnostics(ctx, c, "", olmv1Namespace, false)
-		})...)
+		if diag.CategoryOf(err) != diag.Usage {
+			res.Diagnostics = append(res.Diagnostics, boundedDiagnostics(ctx, func(ctx context.Context) []diag.Diagnostic {
+				return podDiagnostics(ctx, c, "", olmv1Namespace, false)
+			})...)
+		}
 		return err
 	}
 

@@ -32,6 +32,25 @@ type v1installer struct {
 	opts     Options
 	progress *progress
 	interval time.Duration
+	// sharer maps a package to the earlier package of the run whose namespace and ClusterExtension name
+	// (NamespaceFor) it would share; see namesakes.
+	sharer map[string]string
+}
+
+// namesakes maps each package whose NamespaceFor equals an earlier package's to that package ("a.b" and
+// "a-b" are both smoke-a-b): its install would take over the other's objects, so it fails instead.
+func namesakes(pkgs []string) map[string]string {
+	first := map[string]string{}
+	out := map[string]string{}
+	for _, p := range pkgs {
+		n := NamespaceFor(p)
+		if o, ok := first[n]; ok {
+			out[p] = o
+			continue
+		}
+		first[n] = p
+	}
+	return out
 }
 
 // install creates pkg's namespace and ClusterExtension (pinned to version when set) and waits for it to
@@ -78,6 +97,9 @@ func (in *v1installer) upgrade(ctx context.Context, pkg string, res *PackageResu
 func (in *v1installer) run(ctx context.Context, pkg, version, expect string, res *PackageResult) error {
 	if errs := validation.IsDNS1123Subdomain(pkg); len(errs) > 0 {
 		return fail("invalid-package-name", "package name %q is not a valid Kubernetes object name, which OLM v1 requires of a package (packageName must be a DNS-1123 subdomain): %s", pkg, strings.Join(errs, "; "))
+	}
+	if other := in.sharer[pkg]; other != "" {
+		return fail("name-collision", "packages %s and %s would share the namespace and ClusterExtension %s: the smoke install cannot tell them apart (rename one)", other, pkg, res.ClusterExtension)
 	}
 	start := time.Now()
 	if err := ensureNamespace(ctx, in.c, res.Namespace); err != nil {
@@ -311,8 +333,8 @@ func (in *v1installer) finish(ctx context.Context, pkg, phase string, res *Packa
 	res.Diagnostics = append(res.Diagnostics, diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: rule, Package: pkg,
 		Channel: res.Channel, Bundle: bundle, Message: capText(msg, maxMessage),
 		Hint: "the diagnostics below show the ClusterExtension and ClusterCatalog conditions, events, pod statuses, container logs and the OLM v1 controllers' log lines about this package"})
-	if rule == "invalid-package-name" {
-		return // nothing was created
+	if rule == "invalid-package-name" || rule == "name-collision" {
+		return // nothing was created for this package
 	}
 	res.Diagnostics = append(res.Diagnostics, boundedDiagnostics(ctx, func(ctx context.Context) []diag.Diagnostic {
 		return collectV1Diagnostics(ctx, in.c, pkg, res.ClusterExtension, res.Namespace)

@@ -342,3 +342,46 @@ metadata: {name: operator-controller-controller-manager, namespace: olmv1-system
 		t.Errorf("cluster not deleted: %q", calls)
 	}
 }
+
+// KeepCluster keeps a cluster Run created but deletes what it made there; Keep keeps everything.
+func TestRunV1KeepClusterCleansItsObjects(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		f, _ := newFakeV1(t, true, map[string]fakeOperator{"good": {versions: []string{"good.v1"}}})
+		b := &fakeBackend{}
+		opts := v1Options("good")
+		opts.ClusterName, opts.CreateCluster, opts.KeepCluster, opts.Keep = "", true, !keep, keep
+		res, err, progress := runFake(t, f, b, opts)
+		if err != nil || !res.ClusterCreated {
+			t.Fatalf("keep=%v: %v %+v\n%s", keep, err, res, progress)
+		}
+		if calls := b.Calls(); slices.Contains(calls, "delete catalogbot-smoke") {
+			t.Errorf("keep=%v: the cluster was deleted: %q", keep, calls)
+		}
+		ctx := context.Background()
+		_, ceErr := f.c.dyn.Resource(gvrClusterExtension).Get(ctx, "smoke-good", metav1.GetOptions{})
+		_, ccErr := f.c.dyn.Resource(gvrClusterCatalog).Get(ctx, ClusterCatalogName, metav1.GetOptions{})
+		_, nsErr := f.kube.CoreV1().Namespaces().Get(ctx, "smoke-good", metav1.GetOptions{})
+		for what, err := range map[string]error{"ClusterExtension": ceErr, "ClusterCatalog": ccErr, "namespace": nsErr} {
+			if gone := apierrors.IsNotFound(err); gone == keep {
+				t.Errorf("keep=%v: %s gone=%v (%v)", keep, what, gone, err)
+			}
+		}
+	}
+}
+
+// Two packages whose names map to the same namespace and ClusterExtension: the later one fails without
+// touching the other's objects, which installs as if alone.
+func TestRunV1NameCollision(t *testing.T) {
+	f, _ := newFakeV1(t, true, map[string]fakeOperator{"a-b": {versions: []string{"a-b.v1"}}, "a.b": {versions: []string{"a.b.v1"}, crash: true}})
+	res, err, _ := runFake(t, f, &fakeBackend{exists: true}, v1Options("a-b", "a.b"))
+	if !errors.Is(err, ErrPackagesFailed) || !strings.Contains(err.Error(), "a.b") || strings.Contains(err.Error(), "a-b") {
+		t.Fatalf("err = %v", err)
+	}
+	if first := res.Packages[0]; !first.Succeeded || first.Bundle != "a-b.v1" {
+		t.Errorf("a-b = %+v", first)
+	}
+	d := res.Packages[1].Diagnostics
+	if len(d) != 1 || d[0].Rule != "name-collision" || !strings.Contains(d[0].Message, "packages a-b and a.b would share the namespace and ClusterExtension smoke-a-b") {
+		t.Errorf("a.b diagnostics = %+v", d)
+	}
+}

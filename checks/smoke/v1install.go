@@ -84,8 +84,10 @@ func (in *v1installer) upgrade(ctx context.Context, pkg string, res *PackageResu
 		in.progress.printf("%s: ClusterExtension %s switched from version %s to %s", pkg, res.ClusterExtension, fromVersion, to)
 		err = in.follow(ctx, pkg, to, in.opts.Expect[pkg], res)
 	}
+	// still at the base's version, without a failure of its own (a crash, a Deployment that does not
+	// run): the head catalog does not offer the upgrade, whatever OLM v1 said about it
 	var f *failure
-	if err != nil && res.Version == fromVersion && !errors.As(err, &f) {
+	if err != nil && res.Version == fromVersion && (!errors.As(err, &f) || f.rule == "install-failed" || f.rule == "install-blocked") {
 		err = &failure{rule: "no-upgrade", bundle: in.opts.Expect[pkg], msg: fmt.Sprintf("package %s: %s (version %s) was installed from the base catalog, but OLM v1 did not upgrade it to version %s from the head catalog: %v", pkg, from, fromVersion, to, err)}
 	}
 	if err == nil && from != res.Bundle {

@@ -124,13 +124,36 @@ func TestReadmeSampleConfigDecodes(t *testing.T) {
 	}
 }
 
-// bot.yaml's smoke.olm and smoke.olmv1Manifests reach the pipeline's smoke input (which hands them to
-// each smoke install: pipeline's TestSmokeOLMFrontEndChoice).
-func TestSmokeOLMReachesThePipeline(t *testing.T) {
-	dir := t.TempDir()
-	b := &Bot{cfg: &Config{Smoke: SmokeConfig{NodeImage: "n", OLM: "v1", OLMv1Manifests: dir}}}
-	in := b.smokeInput()
-	if in == nil || in.OLM != "v1" || in.OLMv1ManifestsDir != dir {
+// bot.yaml's smoke.olm and smoke.olmv1Manifests reach smoke.Run: with a kubeconfig whose API server
+// refuses connections, the install is an OLM v1 one (its first step looks for OLM v1's CRDs) and the
+// report says so.
+func TestSmokeOLMReachesRun(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: dead, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: dead, context: {cluster: dead, user: u}}]
+current-context: dead
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	manifests := t.TempDir()
+	h := newHarness(t, func(h *harness) {
+		h.cfg.Smoke.Kubeconfig, h.cfg.Smoke.OLM, h.cfg.Smoke.OLMv1Manifests = kubeconfig, "v1", manifests
+	})
+	if in := h.bot.smokeInput(); in.OLM != "v1" || in.OLMv1ManifestsDir != manifests {
 		t.Fatalf("smoke input %+v", in)
 	}
+	main := h.seedMain(smokeRepoConfig)
+	head := h.releaseFoo("alice/foo", main, "alice")
+	h.openPR(32, "alice", head, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(32, "alice", head, main, nil))
+	h.waitIdle()
+	cr := h.lastCheckRun()
+	out := cr.Output.Summary + cr.Output.Text
+	if cr.Conclusion != "failure" || !strings.Contains(out, "OLM v1") || !strings.Contains(out, "clustercatalogs.olm.operatorframework.io") {
+		t.Fatalf("check run %s %q:\n%s", cr.Conclusion, cr.Output.Title, out)
+	}
+	h.requireNotMerged(32, "the smoke install failed")
 }

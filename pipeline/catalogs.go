@@ -48,7 +48,7 @@ func (s *state) affectedCatalogs(ctx context.Context) (*affected, error) {
 	a := &affected{catalogs: l.Catalogs, packages: slices.Sorted(maps.Keys(at.Packages))}
 	hit := map[string]bool{}
 	for _, p := range s.changes.paths {
-		if c, _, ok := l.catalogOf(p); ok {
+		if c, _, ok := l.CatalogOf(p); ok {
 			hit[c.Name] = true
 		}
 	}

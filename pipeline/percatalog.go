@@ -44,7 +44,7 @@ func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, err
 	// name a package another directory holds).
 	changedTops := map[string]map[string]bool{}
 	for _, p := range s.changes.paths {
-		if c, rel, ok := s.layout.catalogOf(p); ok {
+		if c, rel, ok := s.layout.CatalogOf(p); ok {
 			if changedTops[c.Name] == nil {
 				changedTops[c.Name] = map[string]bool{}
 			}

@@ -311,7 +311,7 @@ func (s *state) changedPackagesByCatalog(ctx context.Context) (map[string][]stri
 	out := map[string][]string{}
 	for pkg, files := range at.Packages {
 		for _, f := range files {
-			if c, _, ok := s.layout.catalogOf(f); ok && !slices.Contains(out[c.Name], pkg) {
+			if c, _, ok := s.layout.CatalogOf(f); ok && !slices.Contains(out[c.Name], pkg) {
 				out[c.Name] = append(out[c.Name], pkg)
 			}
 		}

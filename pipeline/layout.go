@@ -82,7 +82,7 @@ func layoutOf(cfg *config.Config, resolve func() ([]config.Catalog, error)) (*La
 		dir := path.Clean(cfg.Catalog.Dir)
 		return &Layout{Catalogs: []config.Catalog{{Name: path.Base(dir), Dir: dir, Image: cfg.Publish.Image}}, References: cfg.References.File,
 			NothingToRender: "no references config (references.file in " + config.ConfigFile + ")",
-			Sources: []string{dir}, ImageSetting: "publish.image"}, nil
+			Sources:         []string{dir}, ImageSetting: "publish.image"}, nil
 	}
 	cats, err := resolve()
 	if err != nil {

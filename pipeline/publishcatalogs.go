@@ -53,20 +53,40 @@ func publishOne(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, tree
 		return stageFromErr(err), ""
 	} else if found && rev != "" {
 		if same, err := sameDir(repo, rev, plan.Commit, c.Dir); err == nil && same && sameBuild(repo, rev, plan.Config) {
-			return report.Stage{Status: report.Skipped, Summary: "unchanged since " + short(rev) + ", which " + c.Image + " holds"}, ""
+			if held, err := tagsHold(ctx, c.Tags, rev, bopts); err != nil {
+				return stageFromErr(err), ""
+			} else if held {
+				refs, verb := append([]string{c.Image}, c.Tags...), " holds"
+				if len(refs) > 1 {
+					verb = " hold"
+				}
+				return report.Stage{Status: report.Skipped, Summary: "unchanged since " + short(rev) + ", which " + strings.Join(refs, ", ") + verb}, ""
+			}
 		}
 	}
 	dir := filepath.Join(tree, filepath.FromSlash(c.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return report.Stage{Status: report.Skipped, Summary: "no directory " + c.Dir + " at " + short(plan.Commit.Hash.String())}, ""
 	}
-	st, digest := Publish(ctx, PublishInput{CatalogDir: dir, Target: c.Image, Repo: repo, Commit: plan.Commit, Build: bopts})
+	st, digest := Publish(ctx, PublishInput{CatalogDir: dir, Target: c.Image, Tags: c.Tags, Repo: repo, Commit: plan.Commit, Build: bopts})
 	for i := range st.Diagnostics {
 		if st.Diagnostics[i].File != "" {
 			st.Diagnostics[i].File = path.Join(c.Dir, st.Diagnostics[i].File)
 		}
 	}
 	return st, digest
+}
+
+// tagsHold tells whether every one of tags holds the image built from revision rev (a tag added to the
+// configuration since, or one left behind, is pushed again).
+func tagsHold(ctx context.Context, tags []string, rev string, opts build.Options) (bool, error) {
+	for _, t := range tags {
+		held, found, err := TagRevision(ctx, t, opts)
+		if err != nil || !found || held != rev {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // sameBuild tells whether the image built at revision rev used the build settings of cfg (publish.base
@@ -112,6 +132,7 @@ func publishSummary(outcomes []catalogOutcome) report.Stage {
 	if len(outcomes) == 1 {
 		st := outcomes[0].st
 		st.Name = "publish"
+		st.Details += catalogSourceDetails(outcomes)
 		return st
 	}
 	st := report.Stage{Name: "publish", Status: report.Skipped}
@@ -153,8 +174,22 @@ func publishSummary(outcomes []catalogOutcome) report.Stage {
 	}
 	st.Summary = fmt.Sprintf("%s: %s", plural(len(outcomes), "catalog"), strings.Join(parts, "; "))
 	st.Err = strings.Join(errs, "; ")
-	st.Details = details.String()
+	st.Details = details.String() + catalogSourceDetails(outcomes)
 	return st
+}
+
+// catalogSourceDetails prints the CatalogSource that follows the catalogs' Kubernetes-version tags
+// (CatalogSources), as a section of the publish stage's details; "" when no catalog has such a tag.
+func catalogSourceDetails(outcomes []catalogOutcome) string {
+	cats := make([]config.Catalog, len(outcomes))
+	for i, o := range outcomes {
+		cats[i] = o.cat
+	}
+	cs := CatalogSources(cats)
+	if cs == "" {
+		return ""
+	}
+	return "\n#### CatalogSource\n\nA CatalogSource that follows the cluster's Kubernetes version (olm.catalogImageTemplate):\n\n```yaml\n" + cs + "```\n"
 }
 
 // renderForPublish renders the templates of the packages the push touched (since plan.Before, else the

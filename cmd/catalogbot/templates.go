@@ -125,7 +125,7 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, setup *rep
 	} else if seeded, err = seedFromHEAD(ctx, store, f.repo, setup.layout, jobs); err != nil {
 		return err
 	}
-	src := &template.Images{Store: store, Offline: f.offline}
+	src := &template.Images{Store: store, Offline: f.offline, SeededTags: check}
 	if !f.offline {
 		opts.Bundle.CSVMetadata = false
 		if src.Pull, err = render.NewBundleImages(opts); err != nil {

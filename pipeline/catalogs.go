@@ -121,6 +121,7 @@ func (s *state) renderTemplates(ctx context.Context, a *affected) report.Stage {
 		return stageFromErr(err)
 	}
 	results := template.RenderJobs(ctx, s.headDir, a.jobs, &template.Images{Store: store, Pull: pull, SeededTags: true}, 0, true, s.stageWriter("render"))
+	s.rendered = results
 	ds := append(append([]diag.Diagnostic(nil), a.planDs...), template.GroupDrift(template.Diagnostics(s.headDir, results, true), template.CatalogsOf(a.catalogs))...)
 	seen := map[string]bool{}
 	for _, j := range a.jobs {

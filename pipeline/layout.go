@@ -161,6 +161,16 @@ func (l *Layout) CatalogOf(p string) (config.Catalog, string, bool) {
 	return config.Catalog{}, "", false
 }
 
+// catalogNamed is the layout's catalog called name.
+func (l *Layout) catalogNamed(name string) (config.Catalog, bool) {
+	for _, c := range l.Catalogs {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return config.Catalog{}, false
+}
+
 // templatePackage is the package whose operators/<package>/ directory holds p, in a template-driven layout.
 func (l *Layout) templatePackage(p string) (string, bool) {
 	if !l.Templates {

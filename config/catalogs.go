@@ -69,7 +69,7 @@ type Catalog struct {
 	// FollowImage is the template (such as quay.io/org/index:v{kube_major_version}.{kube_minor_version})
 	// of the first of Image and Tags named by the Kubernetes placeholders alone: what a CatalogSource's
 	// olm.catalogImageTemplate follows; "" for none.
-	FollowImage string
+	FollowImage  string
 	OpenShift    string
 	Kubernetes   string
 	MigrateLevel string

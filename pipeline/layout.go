@@ -161,6 +161,24 @@ func (l *Layout) CatalogOf(p string) (config.Catalog, string, bool) {
 	return config.Catalog{}, "", false
 }
 
+// catalogAt tells whether catalog c's directory exists at commit (the owners and smoke stages ask it of
+// the base: a directory the change adds is a new catalog). A tree that cannot be read is an error, never
+// a guess either way.
+func catalogAt(commit *object.Commit, c config.Catalog) (bool, error) {
+	tree, err := commit.Tree()
+	if err != nil {
+		return false, fmt.Errorf("tree of %s: %w", short(commit.Hash.String()), err)
+	}
+	_, err = tree.Tree(path.Clean(c.Dir))
+	switch {
+	case errors.Is(err, object.ErrDirectoryNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("catalog %s (%s) at %s: %w", c.Name, c.Dir, short(commit.Hash.String()), err)
+	}
+	return true, nil
+}
+
 // catalogNamed is the layout's catalog called name.
 func (l *Layout) catalogNamed(name string) (config.Catalog, bool) {
 	for _, c := range l.Catalogs {

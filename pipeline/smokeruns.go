@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/checks/smoke"
 	"github.com/catalogbot/catalogbot/config"
@@ -287,17 +285,6 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		st.Err = strings.Join(errs, "; ")
 	}
 	return st
-}
-
-// catalogAtBase reports whether the catalog's directory exists at the base revision (an unreadable tree
-// counts as existing: the limit then applies as configured).
-func (s *state) catalogAtBase(c config.Catalog) bool {
-	tree, err := s.base.Tree()
-	if err != nil {
-		return true
-	}
-	_, err = tree.Tree(path.Clean(c.Dir))
-	return !errors.Is(err, object.ErrDirectoryNotFound)
 }
 
 // changedPackagesByCatalog lists, per catalog, the packages whose committed files under the catalog's

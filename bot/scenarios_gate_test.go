@@ -34,8 +34,8 @@ type gateScenario struct {
 	moveBase func(h *harness) map[string]string
 	// rerun: the move changes the rules; the bot runs the checks again under them, the Action says they
 	// must run again (the decision is the same, the unmet conditions are not compared).
-	rerun bool
-	merged   bool
+	rerun  bool
+	merged bool
 	// unmet are substrings of the unmet conditions, in order (both front-ends must list exactly these).
 	unmet []string
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/catalogbot/catalogbot/checks/smoke"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"

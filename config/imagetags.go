@@ -118,6 +118,27 @@ func catalogImages(imageTmpl string, tags []string, name, kube string) (image st
 	return image, more, follow, nil
 }
 
+// ResolveImages resolves, outside a configuration (catalogbot publish), an image template and further
+// tags of one catalog that serves Kubernetes kube (1.Y or 1.Y.Z; "" when not known) and has no name:
+// the image, the further references, and the template a cluster follows ("" for none). An unknown
+// placeholder, {version}, a tag that is not a tag, or a Kubernetes placeholder without kube is an error.
+func ResolveImages(image string, tags []string, kube string) (string, []string, string, error) {
+	if kube != "" && !kubeVersionRE().MatchString(kube) {
+		return "", nil, "", fmt.Errorf("Kubernetes version %q is not 1.Y or 1.Y.Z", kube)
+	}
+	for i, t := range append([]string{image}, tags...) {
+		switch {
+		case unknownPlaceholder(t) != "":
+			return "", nil, "", fmt.Errorf("%q uses the unknown placeholder %s (%s)", t, unknownPlaceholder(t), placeholderHint)
+		case strings.Contains(t, VersionPlaceholder):
+			return "", nil, "", fmt.Errorf("%q uses %s, which only a catalog of catalogs: in %s has", t, VersionPlaceholder, ConfigFile)
+		case i > 0 && !tagRE().MatchString(sampleImage(t)):
+			return "", nil, "", fmt.Errorf("%q is not an image tag (a tag such as v{kube_major_version}.{kube_minor_version}, pushed in the image's repository)", t)
+		}
+	}
+	return catalogImages(image, tags, "", kube)
+}
+
 // sampleImage fills tmpl's placeholders with sample values, to check the rest is a reference.
 func sampleImage(tmpl string) string {
 	return strings.NewReplacer(VersionPlaceholder, "v4.16", KubeMajorPlaceholder, "1", KubeMinorPlaceholder, "29", KubePatchPlaceholder, "0").Replace(tmpl)

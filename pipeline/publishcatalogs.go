@@ -179,12 +179,18 @@ func publishSummary(outcomes []catalogOutcome) report.Stage {
 }
 
 // catalogSourceDetails prints the CatalogSource that follows the catalogs' Kubernetes-version tags
-// (CatalogSources), as a section of the publish stage's details; "" when no catalog has such a tag.
+// (CatalogSourceDetails) for the outcomes' catalogs.
 func catalogSourceDetails(outcomes []catalogOutcome) string {
 	cats := make([]config.Catalog, len(outcomes))
 	for i, o := range outcomes {
 		cats[i] = o.cat
 	}
+	return CatalogSourceDetails(cats)
+}
+
+// CatalogSourceDetails is CatalogSources as a section of a publish stage's details; "" when no catalog
+// has a tag a cluster follows.
+func CatalogSourceDetails(cats []config.Catalog) string {
 	cs := CatalogSources(cats)
 	if cs == "" {
 		return ""

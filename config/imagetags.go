@@ -124,7 +124,7 @@ func catalogImages(imageTmpl string, tags []string, name, kube string) (image st
 // placeholder, {version}, a tag that is not a tag, or a Kubernetes placeholder without kube is an error.
 func ResolveImages(image string, tags []string, kube string) (string, []string, string, error) {
 	if kube != "" && !kubeVersionRE().MatchString(kube) {
-		return "", nil, "", fmt.Errorf("Kubernetes version %q is not 1.Y or 1.Y.Z", kube)
+		return "", nil, "", fmt.Errorf("the Kubernetes version %q is not 1.Y or 1.Y.Z", kube)
 	}
 	for i, t := range append([]string{image}, tags...) {
 		switch {

@@ -106,3 +106,53 @@ func TestAttackTwoPRsDeprecationsMergeWithoutRecheck(t *testing.T) {
 		})
 	}
 }
+
+// alice owns foo-operator. In the template-driven layout she adds a catalog directory (catalogs/v4.99: a
+// new catalog, published as a new image) holding only foo-operator's catalog: its files are not package
+// content her ownership covers, since adding a catalog is a maintainer's; nothing merges.
+func TestAttackNewCatalogDirectoryIsNotPackageContent(t *testing.T) {
+	lc := layouts("")[1]
+	h := newHarness(t)
+	main := h.seedLayout(lc)
+	rogue := "catalogs/v4.99/foo-operator/catalog.json"
+	head := h.git.Commit("alice/v4.99", main, "alice", "foo-operator in a new catalog", map[string]string{
+		rogue: fbc("foo-operator", func(v string) string { return h.bundleImage("foo-operator", v) }, "0.1.0", "0.2.0")})
+	h.openPR(43, "alice", head, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(43, "alice", head, main, nil))
+	h.waitIdle()
+	h.requireNotMerged(43, "a package owner added a catalog directory")
+	cr := h.lastCheckRun()
+	if cr.Conclusion != "failure" || !strings.Contains(cr.Output.Summary+cr.Output.Text, rogue) {
+		t.Errorf("check run %s, want a failure naming %s: %s\n%s", cr.Conclusion, rogue, cr.Output.Summary, cr.Output.Text)
+	}
+}
+
+// A blob for bar-operator sits in foo-operator's directory on main (a maintainer put it there). alice,
+// foo's owner, renames its file or deletes it: the file is bar's by the blob it names at the base, so
+// bar's owner must approve, in both layouts, and nothing merges.
+func TestAttackRenameOrDeletePlantedBlob(t *testing.T) {
+	for _, lc := range layouts("") {
+		for _, op := range []string{"rename", "delete"} {
+			t.Run(lc.name+"/"+op, func(t *testing.T) {
+				h := newHarness(t)
+				h.seedLayout(lc)
+				planted := lc.dir("foo-operator") + "/notes.json"
+				blob := deprecation("bar-operator", "olm.package", "")
+				main := h.moveMain("bar-operator's deprecation, kept in foo-operator's directory", map[string]string{planted: blob})
+				files := map[string]string{planted: ""}
+				if op == "rename" {
+					files[lc.dir("foo-operator")+"/renamed.json"] = blob
+				}
+				head := h.git.Commit("alice/"+op, main, "alice", op+" the notes", files)
+				h.openPR(44, "alice", head, main)
+				h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(44, "alice", head, main, nil))
+				h.waitIdle()
+				h.requireNotMerged(44, "foo's owner "+op+"d bar's blob")
+				cr := h.lastCheckRun()
+				if cr.Conclusion != "failure" || !strings.Contains(cr.Output.Summary+cr.Output.Text, "alice is not an owner of package bar-operator") {
+					t.Errorf("check run %s: %s\n%s", cr.Conclusion, cr.Output.Summary, cr.Output.Text)
+				}
+			})
+		}
+	}
+}

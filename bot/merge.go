@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
@@ -87,26 +85,26 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if !merge.Ready(cs) {
 		return jc.upsertComment(ctx, number, readinessBody("⏳ not ready to merge", cs))
 	}
-	// The base branch moved since the check: if it changed the rules (configuration, owners files), check
-	// again before merging; if it changed a package this pull request also changes, no check of this head
-	// saw both changes together (the check validates the head's tree), so the branch must be brought up to
-	// date first and its new head checked.
+	// The base branch moved since the check: checks/merge decides from what the move changed
+	// (pipeline.BaseMoveOf). Rules it changed (configuration, owners files): the checks run again. A
+	// package this pull request also changes: no check of this head saw both changes together (the check
+	// validates the head's tree), so the branch must be brought up to date first and its new head checked.
 	tip, err := jc.gh.BranchSHA(ctx, jc.repo, r.BaseRef)
 	if err != nil {
 		return err
 	}
 	if tip != r.Tip {
-		rules, both, err := jc.baseOverlap(ctx, r, tip)
+		mv, err := jc.baseMove(ctx, r, tip)
 		if err != nil {
 			return err
 		}
-		if rules != "" {
+		cs = b.conditions(pr, r, res, holders, baseMove{tip: tip, move: mv})
+		switch {
+		case len(mv.Rules) > 0:
 			b.metrics.merges.WithLabelValues("base_moved_rerun").Inc()
-			return rerun(fmt.Sprintf("the base branch moved to %s and changed %s", short(tip), rules), fmt.Sprintf("base-moved:%d:%s", r.ID, tip))
-		}
-		if len(both) > 0 {
+			return rerun(fmt.Sprintf("the base branch moved to %s and changed %s", short(tip), strings.Join(mv.Rules, ", ")), fmt.Sprintf("base-moved:%d:%s", r.ID, tip))
+		case !merge.Ready(cs):
 			b.metrics.merges.WithLabelValues("base_moved_behind").Inc()
-			cs = b.conditions(pr, r, res, holders, baseMove{tip: tip, overlap: both})
 			return jc.upsertComment(ctx, number, readinessBody("⏳ not ready to merge", cs))
 		}
 	}
@@ -125,61 +123,22 @@ func ownersFailed(r *run) bool {
 	return false
 }
 
-// baseOverlap says what the base branch's move from the tested tip to tip changed that matters to the
-// tested change: the configuration and owners files (rules, "" when none) and the packages both changed
-// (by package identity, in the layout the check used).
-func (jc *jobCtx) baseOverlap(ctx context.Context, r *run, tip string) (rules string, both []string, err error) {
+// baseMove is what the base branch's move from the tested tip to tip changed that matters to the tested
+// change (pipeline.BaseMoveOf, as the Action computes it), with the rule files the check recorded.
+func (jc *jobCtx) baseMove(ctx context.Context, r *run, tip string) (*pipeline.BaseMove, error) {
 	dir, err := jc.fetch(ctx, []string{r.BaseSHA, r.HeadSHA, r.Tip, tip})
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	repo, err := gitrepo.Open(dir)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	// The layout is the one the check used (the configuration at the tested tip): packages are compared by
-	// the blobs the files name, in every catalog and template directory of that layout.
-	used, st := pipeline.LoadRules(repo, r.Tip)
-	if used == nil {
-		return fmt.Sprintf("%s (unreadable at the tested tip: %s)", config.ConfigFile, st.Err+st.Summary), nil, nil
+	files := r.Settings.RuleFiles
+	if files == nil {
+		files = []string{} // recorded as none: the configuration only, as the check read it
 	}
-	mine, err := pipeline.TouchedPackages(ctx, repo, used.Config, r.BaseSHA, r.HeadSHA)
-	if err != nil {
-		return "", nil, err
-	}
-	theirs, err := pipeline.TouchedPackages(ctx, repo, used.Config, r.Tip, tip)
-	if err != nil {
-		return "", nil, err
-	}
-	moved, err := rulesMoved(repo, r.Tip, tip, r.Settings.RuleFiles)
-	if err != nil {
-		return "", nil, err
-	}
-	var ruleFiles []string
-	if moved != "" {
-		ruleFiles = append(ruleFiles, moved)
-	}
-	changed := slices.Clone(theirs.Other)
-	for _, files := range theirs.Packages {
-		changed = append(changed, files...) // an owners file inside a package directory counts too
-	}
-	slices.Sort(changed)
-	for _, p := range slices.Compact(changed) {
-		if slices.Contains(r.Settings.RuleFiles, p) {
-			continue // compared above
-		}
-		switch path.Base(p) {
-		case config.ConfigFile, config.CIFile, config.OWNERSFile, "OWNERS_ALIASES":
-			ruleFiles = append(ruleFiles, p)
-		}
-	}
-	for p := range mine.Packages {
-		if theirs.Packages[p] != nil {
-			both = append(both, p)
-		}
-	}
-	sort.Strings(both)
-	return strings.Join(ruleFiles, ", "), both, nil
+	return pipeline.BaseMoveOf(ctx, repo, r.BaseSHA, r.HeadSHA, r.Tip, tip, files)
 }
 
 // merge merges the tested head (the sha guard makes GitHub refuse if the head moved) and classifies a

@@ -64,9 +64,9 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 		return err
 	}
 	r.BaseRef = jc.task.DefaultBranch
-	target := cfg.Publish.Image
-	if cfg.MultiCatalog() {
-		target = "the changed catalogs"
+	target := "the changed catalogs"
+	if cats := plan.Layout.Catalogs; len(cats) == 1 {
+		target = cats[0].Image
 	}
 	status := ghclient.Status{State: "pending", Context: publishContext, TargetURL: b.runURL(r.ID),
 		Description: "building and pushing " + truncate(target, 100)}
@@ -83,34 +83,27 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	if st.Name == "render" || res.Rendered.Path != "" && res.Rendered.Dir != "" {
 		return jc.publishRendered(ctx, r, rep, status, dir, plan.Commit.Message, cfg, res.Rendered)
 	}
-	if cfg.MultiCatalog() {
-		// one publish stage for every catalog: its details name each catalog's outcome
-		b.metrics.stageSeconds.WithLabelValues(st.Name, string(st.Status)).Observe(st.Duration.Seconds())
-		if len(res.Digests) > 0 {
-			lines := make([]string, 0, len(res.Digests))
-			for _, name := range slices.Sorted(maps.Keys(res.Digests)) {
-				lines = append(lines, name+"="+res.Digests[name])
-			}
-			rep.Outputs["catalog_digests"] = strings.Join(lines, "\n")
-		}
-		status.State, status.Description = "success", truncate(st.Summary, 140)
-		if st.Status != report.Pass && st.Status != report.Skipped {
-			status.State = "failure"
-		}
-		return jc.finishPublish(ctx, r, rep, status, st)
-	}
+	// one publish stage for every catalog (a layout of one has that catalog's): its details name each
+	// catalog's outcome
 	b.metrics.stageSeconds.WithLabelValues(st.Name, string(st.Status)).Observe(st.Duration.Seconds())
-	digest := res.Digest
-	dig := digest
-	if _, d, ok := strings.Cut(digest, "@"); ok {
-		dig = d
+	status.State, status.Description = "success", truncate(st.Summary, 140)
+	switch {
+	case res.Digest != "":
+		rep.Outputs["catalog_digest"] = res.Digest
+		_, dig, _ := strings.Cut(res.Digest, "@")
+		status.Description = "pushed " + dig
+	case len(res.Digests) > 0:
+		lines := make([]string, 0, len(res.Digests))
+		for _, name := range slices.Sorted(maps.Keys(res.Digests)) {
+			lines = append(lines, name+"="+res.Digests[name])
+		}
+		rep.Outputs["catalog_digests"] = strings.Join(lines, "\n")
 	}
-	status.State, status.Description = "success", "pushed "+dig
-	if digest != "" {
-		rep.Outputs["catalog_digest"] = digest
-	} else {
+	if st.Status != report.Pass && st.Status != report.Skipped {
 		status.State = "failure"
-		status.Description = "not published: " + truncate(st.Summary+" "+st.Err, 120)
+		if len(res.Digests) == 0 && !strings.HasPrefix(st.Summary, "not published") {
+			status.Description = "not published: " + truncate(st.Summary+" "+st.Err, 120)
+		}
 	}
 	return jc.finishPublish(ctx, r, rep, status, st)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/pipeline"
 )
 
 // readinessMarker starts the bot's one comment per pull request; it is edited, never re-posted.
@@ -18,8 +19,7 @@ const readinessMarker = "<!-- catalogbot:readiness -->"
 // conditions lists every requirement for merging pull request pr (checks/merge decides), given its
 // latest check against its current base (nil: none on the current head and base), the approvals on its
 // head and who placed its hold.
-// moved, when given, is the base branch's tip now and the packages its move since the check changed that
-// the pull request changes too.
+// moved, when given, is the base branch's tip now and what its move since the check changed.
 func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, holders []string, moved ...baseMove) []merge.Condition {
 	f := merge.Facts{Head: pr.HeadSHA, BaseRef: pr.BaseRef, State: pr.State, Merged: pr.Merged, Draft: pr.Draft,
 		Mergeable: pr.Mergeable, Labels: pr.Labels, HoldLabel: b.cfg.Checks.HoldLabel, Holders: holders,
@@ -29,15 +29,15 @@ func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, 
 		f.ConfigError, f.RequiredApprovals, f.RequiredLabels = r.Settings.ConfigError, r.Settings.RequiredApprovals, r.Settings.RequiredLabels
 	}
 	for _, m := range moved {
-		f.BaseTip, f.BaseMoveOverlap = m.tip, m.overlap
+		f.BaseTip, f.BaseMoveHarmless, f.BaseMoveRules, f.BaseMoveOverlap = m.tip, m.move.Harmless(), m.move.Rules, m.move.Overlap
 	}
 	return merge.Decide(f)
 }
 
-// baseMove is what the base branch's move since a check changed that the pull request changes too.
+// baseMove is the base branch's tip now and what its move since a check changed.
 type baseMove struct {
-	tip     string
-	overlap []string
+	tip  string
+	move *pipeline.BaseMove
 }
 
 // readinessBody renders the comment: the conditions (unmet first, then met ones, then information), then

@@ -1,10 +1,8 @@
 package bot
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/config"
@@ -104,35 +102,4 @@ func (br *baseRules) mayAct(ctx context.Context, login string, lk approval.Looku
 // ownersOf are pkg's owners: the configuration's, then its owners file's.
 func (br *baseRules) ownersOf(pkg string) ([]string, error) {
 	return br.rules.PackageOwners(br.repo, pkg)
-}
-
-// rulesMoved names the rule files (configuration, owners files) that differ between the tip a check used
-// and the base branch's tip now ("" when none): the owners stage must run again before any merge.
-func rulesMoved(repo *gitrepo.Repo, checked, tip string, files []string) (string, error) {
-	if len(files) == 0 {
-		files = []string{config.ConfigFile}
-	}
-	a, err := repo.Resolve(checked)
-	if err != nil {
-		return "", err
-	}
-	b, err := repo.Resolve(tip)
-	if err != nil {
-		return "", err
-	}
-	var moved []string
-	for _, f := range files {
-		da, oka, err := repo.ReadFile(a, f)
-		if err != nil {
-			return "", err
-		}
-		db, okb, err := repo.ReadFile(b, f)
-		if err != nil {
-			return "", err
-		}
-		if oka != okb || !bytes.Equal(da, db) {
-			moved = append(moved, f)
-		}
-	}
-	return strings.Join(moved, ", "), nil
 }

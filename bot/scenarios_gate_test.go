@@ -29,7 +29,13 @@ type gateScenario struct {
 	mergeable *bool
 	// retarget: checked against release-0.1 (cut before .catalogbot.yaml existed), now targeting main.
 	retarget bool
-	merged   bool
+	// moveBase, when set, are the files main's next commit changes after the check and before the
+	// decision (the configuration requires the lgtm label, set only then, so nothing merges earlier).
+	moveBase func(h *harness) map[string]string
+	// rerun: the move changes the rules; the bot runs the checks again under them, the Action says they
+	// must run again (the decision is the same, the unmet conditions are not compared).
+	rerun  bool
+	merged bool
 	// unmet are substrings of the unmet conditions, in order (both front-ends must list exactly these).
 	unmet []string
 }
@@ -37,6 +43,7 @@ type gateScenario struct {
 func gateScenarios() []gateScenario {
 	no := false
 	one := repoConfig + "  requiredApprovals: 1\n"
+	lgtm := repoConfig + "  requiredLabels: [lgtm]\n"
 	approved := func(users ...string) []githubtest.Review {
 		var out []githubtest.Review
 		for _, u := range users {
@@ -68,6 +75,20 @@ func gateScenarios() []gateScenario {
 		{name: "broken-base-config", config: strings.Replace(one, "maintainers:", "maintainer:", 1), author: "alice",
 			reviews: approved("catalog-admin"), unmet: []string{"did not pass on", "is invalid"}},
 		{name: "retarget-after-check", config: one, author: "mallory", retarget: true},
+		// The base branch moves between the check and the decision (issue 23): both front-ends weigh the
+		// move with pipeline.BaseMoveOf and checks/merge decides.
+		{name: "base-moved-other-package", config: lgtm, author: "alice", merged: true,
+			moveBase: func(h *harness) map[string]string {
+				return h.catalogFiles(map[string][]string{"bar-operator": {"0.1.0", "0.2.0"}})
+			}},
+		{name: "base-moved-same-package", config: lgtm, author: "alice", unmet: []string{"changed foo-operator, which this pull request also changes"},
+			moveBase: func(h *harness) map[string]string {
+				return map[string]string{"catalog/foo-operator/deprecations.json": deprecation("foo-operator", "olm.bundle", "foo-operator.v0.1.0")}
+			}},
+		{name: "base-moved-rules", config: lgtm, author: "alice", rerun: true,
+			moveBase: func(h *harness) map[string]string {
+				return map[string]string{".catalogbot.yaml": strings.Replace(lgtm, "foo-operator: [alice]", "foo-operator: [carol]", 1)}
+			}},
 	}
 }
 
@@ -82,7 +103,7 @@ func TestMergeDecisionScenarios(t *testing.T) {
 				t.Fatalf("merged: bot %v, Action %v, want %v\nbot: %v\nAction: %v", botMerged, actMerged, sc.merged, botUnmet, actUnmet)
 			}
 			t.Logf("bot %v %q; Action %v %q", botMerged, botUnmet, actMerged, actUnmet)
-			if sc.merged || sc.retarget { // a retarget: the bot checks again against main, the Action refuses the run's base
+			if sc.merged || sc.retarget || sc.rerun { // the bot checks again (against main, under the new rules); the Action refuses
 				return
 			}
 			if !slices.Equal(botUnmet, actUnmet) {
@@ -102,6 +123,7 @@ func TestMergeDecisionScenarios(t *testing.T) {
 
 type scenarioState struct {
 	base, rel, old, head string
+	moved                string // main after the move (moveBase)
 }
 
 // seedScenario commits the scenario's branches in the harness's git repository (both front-ends read it).
@@ -113,6 +135,9 @@ func seedScenario(h *harness, gh *githubtest.Server, sc gateScenario) scenarioSt
 	parent := s.base
 	if sc.retarget {
 		parent = s.rel
+	}
+	if sc.moveBase != nil {
+		s.moved = h.git.Commit("moved-main", s.base, "catalog-admin", "main moves on", sc.moveBase(h))
 	}
 	s.old = h.releaseFoo(sc.author+"/foo", parent, sc.author)
 	s.head = h.git.Commit(sc.author+"/foo", "", sc.author, "describe foo", h.describedFoo())
@@ -171,6 +196,11 @@ func botDecides(h *harness, sc gateScenario, s scenarioState) (bool, []string) {
 	}
 	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(40, sc.author, s.head, base, map[string]any{"pull_request.base.ref": map[bool]string{true: "release-0.1", false: "main"}[sc.retarget]}))
 	h.waitIdle()
+	if sc.moveBase != nil {
+		h.gh.SetRef(repoFull, "heads/main", s.moved)
+		h.addLabel(40, "lgtm", s.head, base)
+		h.waitIdle()
+	}
 	if sc.retarget {
 		h.retarget(40, sc.author, s.head, "release-0.1", "main")
 		h.waitIdle()
@@ -184,7 +214,13 @@ func botDecides(h *harness, sc gateScenario, s scenarioState) (bool, []string) {
 func actionDecides(t *testing.T, h *harness, sc gateScenario, s scenarioState) (bool, []string) {
 	t.Helper()
 	gh := githubtest.New(t)
+	if sc.moveBase != nil { // checked at s.base, decided with main moved and the label set
+		sc.labels = append(slices.Clone(sc.labels), "lgtm")
+	}
 	seedGitHub(gh, sc, s)
+	if sc.moveBase != nil {
+		gh.SetRef(repoFull, "heads/main", s.moved)
+	}
 	base, ref := s.base, "main"
 	if sc.retarget { // the run was of release-0.1; the pull request now targets main
 		base, ref = s.rel, "release-0.1"

@@ -23,6 +23,7 @@ import (
 //	  migrateLevel: bundle-object-to-csv-metadata
 //	  migrateFrom: v4.17                # versions from this one on use migrateLevel
 //	  opmVersion: v1.46.0               # the opm whose template rendering the catalogs keep
+//	  tags: ["v{kube_major_version}.{kube_minor_version}"]  # also pushed under, per catalog
 type CatalogsConfig struct {
 	Pattern      string         `yaml:"pattern"`
 	Image        string         `yaml:"image"`
@@ -30,6 +31,9 @@ type CatalogsConfig struct {
 	MigrateLevel string         `yaml:"migrateLevel"`
 	MigrateFrom  string         `yaml:"migrateFrom"`
 	List         []CatalogEntry `yaml:"list"`
+	// Tags are further tags each catalog's image is pushed under, in its image's repository (such as
+	// v{kube_major_version}.{kube_minor_version}: a tag a cluster follows).
+	Tags []string `yaml:"tags"`
 	// OPMVersion is the opm release whose template rendering the committed catalogs keep (the one the
 	// repository's Makefile pins; one of OPMVersions). Empty: the newest catalogbot reproduces.
 	OPMVersion string `yaml:"opmVersion"`
@@ -46,7 +50,7 @@ type CatalogEntry struct {
 	// Image is the index image the catalog is published as.
 	Image string `yaml:"image"`
 	// OpenShift is the cluster version the catalog serves ("4.16"); Kubernetes is derived from it
-	// unless set ("1.29").
+	// unless set ("1.29", or "1.29.3" for an image that uses {kube_patch_version}).
 	OpenShift    string `yaml:"openshift"`
 	Kubernetes   string `yaml:"kubernetes"`
 	MigrateLevel string `yaml:"migrateLevel"`
@@ -57,9 +61,15 @@ const VersionPlaceholder = "{version}"
 
 // Catalog is one configured catalog, resolved.
 type Catalog struct {
-	Name         string
-	Dir          string
-	Image        string
+	Name  string
+	Dir   string
+	Image string
+	// Tags are the further references the image is pushed under (catalogs.tags, resolved).
+	Tags []string
+	// FollowImage is the template (such as quay.io/org/index:v{kube_major_version}.{kube_minor_version})
+	// of the first of Image and Tags named by the Kubernetes placeholders alone: what a CatalogSource's
+	// olm.catalogImageTemplate follows; "" for none.
+	FollowImage  string
 	OpenShift    string
 	Kubernetes   string
 	MigrateLevel string
@@ -96,9 +106,13 @@ func (c *Config) ResolveCatalogs(root string) ([]Catalog, error) {
 			if k == "" {
 				k, _ = KubernetesOf(e.OpenShift)
 			}
-			out = append(out, Catalog{Name: e.Name, Dir: e.Dir, Image: e.Image, OpenShift: strings.TrimPrefix(e.OpenShift, "v"), Kubernetes: k, MigrateLevel: e.MigrateLevel, OPMVersion: cc.OPMVersion})
+			cat := Catalog{Name: e.Name, Dir: e.Dir, OpenShift: strings.TrimPrefix(e.OpenShift, "v"), Kubernetes: k, MigrateLevel: e.MigrateLevel, OPMVersion: cc.OPMVersion}
+			if err := cat.images(e.Image, cc.Tags); err != nil {
+				return nil, err
+			}
+			out = append(out, cat)
 		}
-		return out, nil
+		return out, distinctImages(out)
 	}
 	versions := cc.Versions
 	if len(versions) == 0 {
@@ -120,17 +134,46 @@ func (c *Config) ResolveCatalogs(root string) ([]Catalog, error) {
 	sort.SliceStable(versions, func(i, j int) bool { return versionLess(versions[i], versions[j]) })
 	out := make([]Catalog, 0, len(versions))
 	for _, v := range versions {
-		cat := Catalog{Name: v, Dir: strings.ReplaceAll(cc.Pattern, VersionPlaceholder, v),
-			Image: strings.ReplaceAll(cc.Image, VersionPlaceholder, v), OPMVersion: cc.OPMVersion}
+		cat := Catalog{Name: v, Dir: strings.ReplaceAll(cc.Pattern, VersionPlaceholder, v), OPMVersion: cc.OPMVersion}
 		if k, ok := KubernetesOf(v); ok {
 			cat.OpenShift, cat.Kubernetes = strings.TrimPrefix(v, "v"), k
+		}
+		if err := cat.images(cc.Image, cc.Tags); err != nil {
+			return nil, err
 		}
 		if cc.MigrateLevel != "" && (cc.MigrateFrom == "" || !versionLess(v, cc.MigrateFrom)) {
 			cat.MigrateLevel = cc.MigrateLevel
 		}
 		out = append(out, cat)
 	}
-	return out, nil
+	return out, distinctImages(out)
+}
+
+// images resolves the catalog's image template and further tags.
+func (c *Catalog) images(image string, tags []string) error {
+	var err error
+	if c.Image, c.Tags, c.FollowImage, err = catalogImages(image, tags, c.Name, c.Kubernetes); err != nil {
+		return fmt.Errorf("catalog %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+// distinctImages refuses two catalogs pushed under the same reference: one would overwrite the other
+// (two catalogs of one Kubernetes version, say).
+func distinctImages(cats []Catalog) error {
+	seen := map[string]string{}
+	for _, c := range cats {
+		for _, ref := range append([]string{c.Image}, c.Tags...) {
+			if ref == "" {
+				continue
+			}
+			if other, ok := seen[ref]; ok && other != c.Name {
+				return fmt.Errorf("catalogs %s and %s are both pushed as %s: give each catalog its own tags", other, c.Name, ref)
+			}
+			seen[ref] = c.Name
+		}
+	}
+	return nil
 }
 
 // versionLess orders versions such as v4.9 < v4.12 by their numbers, other names as strings.
@@ -162,8 +205,6 @@ func versionNumbers(v string) ([]int, bool) {
 
 var catalogNameRE = lazyRegexp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 
-var kubernetesMinorRE = lazyRegexp(`^1\.\d{1,2}$`)
-
 // validateCatalogs checks the catalogs section: one form only, names and paths safe, placeholders where
 // they must be, known migrate levels, cluster versions of the form 4.Y.
 func (d *decoder) validateCatalogs(c *Config) {
@@ -182,8 +223,22 @@ func (d *decoder) validateCatalogs(c *Config) {
 		if !strings.Contains(cc.Pattern, VersionPlaceholder) {
 			d.errorAt("catalogs.pattern", "config-bad-value", "such as catalogs/{version}", "catalogs.pattern: %q has no {version}", cc.Pattern)
 		}
-		if cc.Image != "" && !strings.Contains(cc.Image, VersionPlaceholder) {
+		switch {
+		case cc.Image == "" || !d.imageTemplate("catalogs.image", cc.Image):
+		case !strings.Contains(cc.Image, VersionPlaceholder) && kubePlaceholder(cc.Image) == "":
 			d.errorAt("catalogs.image", "config-bad-value", "such as quay.io/example/index:{version}", "catalogs.image: %q has no {version}: every catalog would publish to the same tag", cc.Image)
+		default:
+			for i, v := range cc.Versions {
+				k, _ := KubernetesOf(v)
+				d.kubeKnown("catalogs.image", cc.Image, fmt.Sprintf("catalogs.versions[%d]", i), v, k)
+			}
+		}
+		d.validateTags(cc)
+		for _, t := range cc.Tags {
+			for i, v := range cc.Versions {
+				k, _ := KubernetesOf(v)
+				d.kubeKnown("catalogs.tags", t, fmt.Sprintf("catalogs.versions[%d]", i), v, k)
+			}
 		}
 		for i, v := range cc.Versions {
 			if !catalogNameRE().MatchString(v) {
@@ -203,6 +258,7 @@ func (d *decoder) validateCatalogs(c *Config) {
 			d.errorAt(f.p, "config-bad-value", "it belongs with catalogs.pattern", "%s: set without catalogs.pattern", f.p)
 		}
 	}
+	d.validateTags(cc)
 	names, dirs := map[string]bool{}, map[string]bool{}
 	for i, e := range cc.List {
 		p := fmt.Sprintf("catalogs.list[%d]", i)
@@ -217,16 +273,23 @@ func (d *decoder) validateCatalogs(c *Config) {
 			d.errorAt(p+".dir", "config-bad-value", "", "%s.dir: %q is another catalog's directory", p, e.Dir)
 		}
 		dirs[path.Clean(e.Dir)] = true
-		if e.Image != "" {
-			d.image(p+".image", e.Image)
+		k := e.Kubernetes
+		if k == "" {
+			k, _ = KubernetesOf(e.OpenShift)
+		}
+		if e.Image != "" && d.imageTemplate(p+".image", e.Image) {
+			d.kubeKnown(p+".image", e.Image, p, e.Name, k)
+			for _, t := range cc.Tags {
+				d.kubeKnown(p, t, p, e.Name, k)
+			}
 		}
 		if e.OpenShift != "" {
 			if _, ok := KubernetesOf(e.OpenShift); !ok {
 				d.errorAt(p+".openshift", "config-bad-value", "such as 4.16", "%s.openshift: %q is not an OpenShift 4.Y version", p, e.OpenShift)
 			}
 		}
-		if e.Kubernetes != "" && !kubernetesMinorRE().MatchString(e.Kubernetes) {
-			d.errorAt(p+".kubernetes", "config-bad-value", "such as 1.29", "%s.kubernetes: %q is not a Kubernetes 1.Y version", p, e.Kubernetes)
+		if e.Kubernetes != "" && !kubeVersionRE().MatchString(e.Kubernetes) {
+			d.errorAt(p+".kubernetes", "config-bad-value", "such as 1.29 (or 1.29.3)", "%s.kubernetes: %q is not a Kubernetes 1.Y or 1.Y.Z version", p, e.Kubernetes)
 		}
 		d.oneOf(p+".migrateLevel", e.MigrateLevel, levels...)
 	}

@@ -78,7 +78,7 @@ func TestCatalogsRefused(t *testing.T) {
 		"duplicate dir":      "catalogs: {list: [{name: a, dir: a}, {name: b, dir: a}]}\n",
 		"escaping dir":       "catalogs: {list: [{name: a, dir: /etc}]}\n",
 		"image without list": "catalogs: {image: 'quay.io/e/i:{version}'}\n",
-		"unknown field":      "catalogs: {pattern: 'c/{version}', tags: x}\n",
+		"unknown field":      "catalogs: {pattern: 'c/{version}', tagz: x}\n",
 		"unsupported opm":    "catalogs: {pattern: 'c/{version}', opmVersion: v1.50.0}\n",
 		"opm without v":      "catalogs: {list: [{name: a, dir: a}], opmVersion: 1.46.0}\n",
 	}

@@ -60,7 +60,9 @@ func (d *decoder) validate(c *Config) {
 		d.errorAt("merge.requiredApprovals", "config-bad-value", "", "merge.requiredApprovals: %d is negative", c.Merge.RequiredApprovals)
 	}
 	d.limits(c.Limits)
-	d.image("publish.image", c.Publish.Image)
+	if d.publishImageKube(c.Publish.Image) {
+		d.image("publish.image", c.Publish.Image)
+	}
 	d.image("publish.base", c.Publish.Base)
 	d.each("publish.platforms", c.Publish.Platforms, platformRE(), "os/arch[/variant], such as linux/amd64")
 	d.validateCatalogs(c)

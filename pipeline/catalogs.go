@@ -48,7 +48,7 @@ func (s *state) affectedCatalogs(ctx context.Context) (*affected, error) {
 	a := &affected{catalogs: l.Catalogs, packages: slices.Sorted(maps.Keys(at.Packages))}
 	hit := map[string]bool{}
 	for _, p := range s.changes.paths {
-		if c, _, ok := l.catalogOf(p); ok {
+		if c, _, ok := l.CatalogOf(p); ok {
 			hit[c.Name] = true
 		}
 	}
@@ -120,7 +120,8 @@ func (s *state) renderTemplates(ctx context.Context, a *affected) report.Stage {
 	if err != nil {
 		return stageFromErr(err)
 	}
-	results := template.RenderJobs(ctx, s.headDir, a.jobs, &template.Images{Store: store, Pull: pull}, 0, true, s.stageWriter("render"))
+	results := template.RenderJobs(ctx, s.headDir, a.jobs, &template.Images{Store: store, Pull: pull, SeededTags: true}, 0, true, s.stageWriter("render"))
+	s.rendered = results
 	ds := append(append([]diag.Diagnostic(nil), a.planDs...), template.GroupDrift(template.Diagnostics(s.headDir, results, true), template.CatalogsOf(a.catalogs))...)
 	seen := map[string]bool{}
 	for _, j := range a.jobs {

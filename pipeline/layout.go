@@ -37,6 +37,12 @@ type Layout struct {
 	// NothingToRender says why the render stage has nothing to render when no template mapping of a
 	// touched package and no references config applies.
 	NothingToRender string
+	// Sources are the paths the catalogs are built from besides the references config's own (the
+	// catalogs' directories; in a template-driven layout also the configuration, the templates and the
+	// catalogs' parent): a push that touches none of them publishes nothing.
+	Sources []string
+	// ImageSetting is the setting that names the catalogs' images (publish.image or catalogs.image).
+	ImageSetting string
 }
 
 // noTemplateMapping is a template-driven layout's NothingToRender.
@@ -46,25 +52,71 @@ const noTemplateMapping = "no template mapping of a touched package"
 // directories the pattern matches in any of commits (a change that removes or adds a catalog still has
 // it in its layout).
 func LayoutAt(cfg *config.Config, commits ...*object.Commit) (*Layout, error) {
+	versions, err := patternVersions(cfg.Catalogs, commits) // nil unless a versions-less pattern
+	if err != nil {
+		return nil, err
+	}
+	return layoutOf(cfg, func() ([]config.Catalog, error) {
+		switch {
+		case versions == nil:
+			return cfg.ResolveCatalogs("")
+		case len(versions) == 0:
+			return nil, nil // no catalog yet
+		}
+		c := *cfg
+		c.Catalogs.Versions = versions
+		return c.ResolveCatalogs("")
+	})
+}
+
+// LayoutIn resolves cfg's layout in the directory root (a work tree): for a catalogs pattern without
+// versions, the catalogs are the directories the pattern matches under root.
+func LayoutIn(cfg *config.Config, root string) (*Layout, error) {
+	return layoutOf(cfg, func() ([]config.Catalog, error) { return cfg.ResolveCatalogs(root) })
+}
+
+// layoutOf is cfg's layout: catalog.dir as a layout of one, or, with catalogs:, the template-driven
+// layout of the catalogs resolve lists.
+func layoutOf(cfg *config.Config, resolve func() ([]config.Catalog, error)) (*Layout, error) {
 	if !cfg.MultiCatalog() {
 		dir := path.Clean(cfg.Catalog.Dir)
-		return &Layout{Catalogs: []config.Catalog{{Name: path.Base(dir), Dir: dir}}, References: cfg.References.File,
-			NothingToRender: "no references config (references.file in " + config.ConfigFile + ")"}, nil
+		return &Layout{Catalogs: []config.Catalog{{Name: path.Base(dir), Dir: dir, Image: cfg.Publish.Image}}, References: cfg.References.File,
+			NothingToRender: "no references config (references.file in " + config.ConfigFile + ")",
+			Sources:         []string{dir}, ImageSetting: "publish.image"}, nil
 	}
-	c := *cfg
-	if versions, err := patternVersions(cfg.Catalogs, commits); err != nil {
-		return nil, err
-	} else if versions != nil {
-		if len(versions) == 0 {
-			return &Layout{Templates: true, OwnersFrom: DefaultMultiOwnersFrom, NothingToRender: noTemplateMapping}, nil // no catalog yet
-		}
-		c.Catalogs.Versions = versions
-	}
-	cats, err := c.ResolveCatalogs("")
+	cats, err := resolve()
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("resolving the catalogs of %s: %w", config.ConfigFile, err))
 	}
-	return &Layout{Catalogs: cats, Templates: true, OwnersFrom: DefaultMultiOwnersFrom, NothingToRender: noTemplateMapping}, nil
+	return &Layout{Catalogs: cats, Templates: true, OwnersFrom: DefaultMultiOwnersFrom, NothingToRender: noTemplateMapping,
+		Sources: multiSources(cfg), ImageSetting: "catalogs.image"}, nil
+}
+
+// multiSources are the paths a template-driven repository's catalogs are built from: the configuration
+// (images, build settings), the templates and ci.yaml files, and the catalogs' directories (the pattern's
+// parent, where a catalog may be added). Which catalogs are rebuilt is decided per catalog (publishOne).
+func multiSources(cfg *config.Config) []string {
+	out := []string{config.ConfigFile, template.OperatorsDir}
+	if cc := cfg.Catalogs; cc.Pattern != "" {
+		if parent, _, _ := strings.Cut(cc.Pattern, config.VersionPlaceholder); strings.HasSuffix(parent, "/") {
+			return append(out, path.Clean(parent))
+		}
+		return append(out, ".")
+	}
+	for _, e := range cfg.Catalogs.List {
+		out = append(out, path.Clean(e.Dir))
+	}
+	return out
+}
+
+// HasImage tells whether any catalog of the layout is published (names an image).
+func (l *Layout) HasImage() bool {
+	for _, c := range l.Catalogs {
+		if c.Image != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // patternVersions lists the directories a versions-less catalogs pattern matches at commits; nil when the
@@ -99,14 +151,42 @@ func patternVersions(cc config.CatalogsConfig, commits []*object.Commit) ([]stri
 	return out, nil
 }
 
-// catalogOf is the catalog holding repository path p, and p relative to the catalog's directory.
-func (l *Layout) catalogOf(p string) (config.Catalog, string, bool) {
+// CatalogOf is the catalog holding repository path p, and p relative to the catalog's directory.
+func (l *Layout) CatalogOf(p string) (config.Catalog, string, bool) {
 	for _, c := range l.Catalogs {
 		if rel, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
 			return c, rel, true
 		}
 	}
 	return config.Catalog{}, "", false
+}
+
+// catalogAt tells whether catalog c's directory exists at commit (the owners and smoke stages ask it of
+// the base: a directory the change adds is a new catalog). A tree that cannot be read is an error, never
+// a guess either way.
+func catalogAt(commit *object.Commit, c config.Catalog) (bool, error) {
+	tree, err := commit.Tree()
+	if err != nil {
+		return false, fmt.Errorf("tree of %s: %w", short(commit.Hash.String()), err)
+	}
+	_, err = tree.Tree(path.Clean(c.Dir))
+	switch {
+	case errors.Is(err, object.ErrDirectoryNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("catalog %s (%s) at %s: %w", c.Name, c.Dir, short(commit.Hash.String()), err)
+	}
+	return true, nil
+}
+
+// catalogNamed is the layout's catalog called name.
+func (l *Layout) catalogNamed(name string) (config.Catalog, bool) {
+	for _, c := range l.Catalogs {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return config.Catalog{}, false
 }
 
 // templatePackage is the package whose operators/<package>/ directory holds p, in a template-driven layout.
@@ -129,7 +209,7 @@ func (l *Layout) packageDir(p string) (string, bool) {
 	if pkg, ok := l.templatePackage(p); ok {
 		return pkg, true
 	}
-	if _, rel, ok := l.catalogOf(p); ok {
+	if _, rel, ok := l.CatalogOf(p); ok {
 		pkg, _, nested := strings.Cut(rel, "/")
 		return pkg, nested
 	}
@@ -164,7 +244,7 @@ func (l *Layout) Attribute(ctx context.Context, repo *gitrepo.Repo, base, head *
 			add(pkg, p)
 			continue
 		}
-		c, rel, ok := l.catalogOf(p)
+		c, rel, ok := l.CatalogOf(p)
 		if !ok {
 			a.Other = append(a.Other, p)
 			continue
@@ -202,7 +282,7 @@ func (l *Layout) Attribute(ctx context.Context, repo *gitrepo.Repo, base, head *
 		if named[p] {
 			continue
 		}
-		_, rel, _ := l.catalogOf(p)
+		_, rel, _ := l.CatalogOf(p)
 		if top, _, nested := strings.Cut(rel, "/"); nested && a.Packages[top] != nil {
 			add(top, p)
 			continue

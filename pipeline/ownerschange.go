@@ -40,7 +40,9 @@ func (s *state) ownersChange(ctx context.Context) (*config.Config, owners.Change
 	}
 	existing := &Layout{Templates: s.layout.Templates}
 	for _, c := range s.layout.Catalogs {
-		if _, err := baseTree.Tree(path.Clean(c.Dir)); err == nil {
+		if ok, err := catalogAt(s.base, c); err != nil {
+			return nil, ch, err
+		} else if ok {
 			existing.Catalogs = append(existing.Catalogs, c)
 		}
 	}

@@ -44,7 +44,7 @@ func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, err
 	// name a package another directory holds).
 	changedTops := map[string]map[string]bool{}
 	for _, p := range s.changes.paths {
-		if c, rel, ok := s.layout.catalogOf(p); ok {
+		if c, rel, ok := s.layout.CatalogOf(p); ok {
 			if changedTops[c.Name] == nil {
 				changedTops[c.Name] = map[string]bool{}
 			}
@@ -200,6 +200,45 @@ type imageUse struct {
 	catalogs []string
 }
 
+// imageUses are the unique uses (image, package, bundle, field) of the new or changed bundles, in the
+// order found, and those bundles.
+type imageUses struct {
+	uses    []*imageUse
+	byKey   map[string]*imageUse
+	bundles map[string]bool
+}
+
+// add records the image uses of head's bundles of the packages pkgs that base does not hold or holds
+// changed, in catalog c; place sets a new use's file and line.
+func (u *imageUses) add(c config.Catalog, base, head *catalog.Catalog, pkgs map[string]bool, place func(*images.Ref)) {
+	old := map[string]*catalog.Bundle{}
+	if base != nil {
+		for _, b := range base.Bundles {
+			old[b.Package+"/"+b.Name] = b
+		}
+	}
+	sub := &catalog.Catalog{}
+	for _, b := range head.Bundles {
+		if prev, ok := old[b.Package+"/"+b.Name]; pkgs[b.Package] && (!ok || graph.BundleChange(prev, b) != "") {
+			sub.Bundles = append(sub.Bundles, b)
+			u.bundles[b.Package+"/"+b.Name] = true
+		}
+	}
+	for _, r := range images.RefsFromCatalog(sub) {
+		k := strings.Join([]string{r.Image, r.Package, r.Bundle, r.Field}, "\x00")
+		use, ok := u.byKey[k]
+		if !ok {
+			place(&r)
+			use = &imageUse{ref: r}
+			u.byKey[k] = use
+			u.uses = append(u.uses, use)
+		}
+		if !slices.Contains(use.catalogs, c.Name) {
+			use.catalogs = append(use.catalogs, c.Name)
+		}
+	}
+}
+
 // images checks the images of the new or changed bundles of the touched packages in every catalog holding
 // one, each unique use (image, package, bundle, field) once: its diagnostic is on the first catalog's
 // line and names every catalog that references the image (a layout of one catalog names none).
@@ -219,37 +258,22 @@ func (s *state) images(ctx context.Context) report.Stage {
 	for _, p := range a.packages {
 		pkgs[p] = true
 	}
-	var uses []*imageUse
-	byKey := map[string]*imageUse{}
-	bundles := map[string]bool{}
+	u := &imageUses{byKey: map[string]*imageUse{}, bundles: map[string]bool{}}
+	baseOf := map[string]*catalog.Catalog{}
 	for _, p := range pairs {
-		old := map[string]*catalog.Bundle{}
-		for _, b := range p.base.Bundles {
-			old[b.Package+"/"+b.Name] = b
-		}
-		sub := &catalog.Catalog{}
-		for _, b := range p.head.Bundles {
-			if prev, ok := old[b.Package+"/"+b.Name]; pkgs[b.Package] && (!ok || graph.BundleChange(prev, b) != "") {
-				sub.Bundles = append(sub.Bundles, b)
-				bundles[b.Package+"/"+b.Name] = true
+		baseOf[p.cat.Name] = p.base
+		u.add(p.cat, p.base, p.head, pkgs, func(r *images.Ref) {
+			if r.File != "" {
+				r.File = path.Join(p.cat.Dir, r.File)
 			}
-		}
-		for _, r := range images.RefsFromCatalog(sub) {
-			k := strings.Join([]string{r.Image, r.Package, r.Bundle, r.Field}, "\x00")
-			u, ok := byKey[k]
-			if !ok {
-				if r.File != "" {
-					r.File = path.Join(p.cat.Dir, r.File)
-				}
-				u = &imageUse{ref: r}
-				byKey[k] = u
-				uses = append(uses, u)
-			}
-			if !slices.Contains(u.catalogs, p.cat.Name) {
-				u.catalogs = append(u.catalogs, p.cat.Name)
-			}
-		}
+		})
 	}
+	// The bundles the rendered change adds: a template change committed without its render (the render
+	// stage fails it) still has its new bundle images checked, on the template's line naming them.
+	if err := s.renderedImages(ctx, u, baseOf, pkgs); err != nil {
+		return stageFromErr(err)
+	}
+	uses, bundles := u.uses, u.bundles
 	if len(uses) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no new or changed bundle references an image"}
 	}

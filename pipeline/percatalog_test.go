@@ -450,3 +450,43 @@ func TestMultiCatalogBrokenBaseCIYAMLBlocks(t *testing.T) {
 		t.Fatal("verdict pass with the base's ci.yaml broken")
 	}
 }
+
+// A template change that adds bundles to a catalog without committing the render (odf mapped into v4.19
+// as well) fails the drift gate, and the images stage still checks the bundle images the rendered
+// change adds, on the template's lines, instead of finding "no new or changed bundle".
+func TestMultiCatalogTemplateAddsBundleImagesChecked(t *testing.T) {
+	base := multiBase(t)
+	ci := base.files[odfCI]
+	old := `catalog_names: ["v4.12", "v4.13", "v4.14","v4.15", "v4.16", "v4.17","v4.18"]`
+	if !strings.Contains(ci, old) {
+		t.Fatalf("unexpected %s:\n%s", odfCI, ci)
+	}
+	head := base.with(map[string]string{odfCI: strings.Replace(ci, old, `catalog_names: ["v4.12", "v4.13", "v4.14","v4.15", "v4.16", "v4.17","v4.18", "v4.19"]`, 1)})
+	var requests atomic.Int64
+	r := runMultiAs(t, base, head, "catalog-admin", remote.WithTransport(refusingTransport{&requests})).r
+	if st := stageOf(t, r, "render"); st.Status != report.Fail {
+		t.Errorf("render %s, want the missing v4.19 render to fail: %s", st.Status, st.Summary)
+	}
+	st := stageOf(t, r, "images")
+	if st.Status == report.Skipped || !strings.Contains(st.Summary, "2 new or changed bundles") {
+		t.Fatalf("images %s: %q, want the two odf bundles the render adds to v4.19 checked", st.Status, st.Summary)
+	}
+	tmpl := strings.Split(base.files[odfTemplate], "\n")
+	onItsLine := 0
+	for _, d := range st.Diagnostics {
+		if d.File != odfTemplate || d.Line < 1 || d.Line > len(tmpl) || d.Package != odfPkg {
+			t.Errorf("diagnostic not on the template: %s:%d %s", d.File, d.Line, d.Message)
+			continue
+		}
+		if _, img, ok := strings.Cut(tmpl[d.Line-1], "image: "); ok && strings.Contains(d.Message, strings.TrimSpace(img)) {
+			onItsLine++
+		}
+	}
+	if len(st.Diagnostics) != 5 || onItsLine != 2 { // the two bundle images; their related images on line 1
+		t.Errorf("%d diagnostics, %d on the template line naming their image: %+v", len(st.Diagnostics), onItsLine, st.Diagnostics)
+	}
+	if requests.Load() == 0 {
+		t.Error("no image was asked of a registry")
+	}
+	t.Logf("images: %s %q %s; %d diagnostics", st.Status, st.Summary, st.Err, len(st.Diagnostics))
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -24,6 +25,9 @@ type PublishInput struct {
 	CatalogDir string
 	// Target is the image reference to push (a tag; the digest is pushed first, the tag moved last).
 	Target string
+	// Tags are further references (tags) the image is pushed under after Target, each moved only
+	// forward as Target is (config.Catalog.Tags).
+	Tags []string
 	// Build are the image build options (base, platforms, epoch, registry options).
 	Build build.Options
 	// Repo and Commit are where the catalog comes from (the pushed commit). When set, the image records
@@ -88,8 +92,27 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 		}
 		return finish(st, start), ""
 	}
+	tagged := []string{target.String()}
+	for _, t := range in.Tags {
+		ref, err := parseTarget(t)
+		if err == nil && in.Commit != nil && in.Repo != nil {
+			opts.BeforeTag = forwardOnly(in.Repo, in.Commit, ref, opts)
+		}
+		if err == nil {
+			_, err = build.Push(ctx, img, ref, opts)
+		}
+		if err != nil { // the image is pushed and the tags before this one moved: say which
+			st = stageFromErr(err)
+			st.Summary = fmt.Sprintf("pushed %s%s and tagged %s, but not %s", dig.String(), from, strings.Join(tagged, ", "), t)
+			if nf := (*NotForwardError)(nil); errors.As(err, &nf) {
+				st.Summary += ": " + nf.Summary
+			}
+			return finish(st, start), dig.String()
+		}
+		tagged = append(tagged, ref.String())
+	}
 	st = report.Stage{Name: "publish", Status: report.Pass,
-		Summary: fmt.Sprintf("pushed %s%s (%s), then tagged %s", dig.String(), from, plural(len(img.Platforms), "platform"), target.String())}
+		Summary: fmt.Sprintf("pushed %s%s (%s), then tagged %s", dig.String(), from, plural(len(img.Platforms), "platform"), strings.Join(tagged, ", "))}
 	return finish(st, start), dig.String()
 }
 

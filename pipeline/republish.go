@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/config"
@@ -28,6 +29,8 @@ import (
 type PublishPlan struct {
 	Commit *object.Commit
 	Config *config.Config
+	// Layout is the commit's layout: the catalogs published, each to its image.
+	Layout *Layout
 	// Platforms are publish.platforms, parsed (empty: every platform of the base).
 	Platforms []v1.Platform
 	// Before is the push's previous commit when it is in the repository (nil otherwise): a
@@ -67,18 +70,18 @@ func PlanPublish(ctx context.Context, repo *gitrepo.Repo, before, after string) 
 	if err != nil {
 		return nil, "", err
 	}
-	multi := cfg.MultiCatalog()
-	switch {
-	case multi && !multiImages(cfg):
-		return nil, "no catalog image is configured (catalogs.image in " + config.ConfigFile + ")", nil
-	case !multi && cfg.Publish.Image == "":
-		return nil, "publish.image is not configured in " + config.ConfigFile, nil
+	layout, err := LayoutAt(cfg, commit)
+	if err != nil {
+		return nil, "", err
+	}
+	if !layout.HasImage() {
+		return nil, "no catalog image is configured (" + layout.ImageSetting + " in " + config.ConfigFile + ")", nil
 	}
 	platforms, err := build.ParsePlatforms(cfg.Publish.Platforms)
 	if err != nil {
 		return nil, "", fmt.Errorf("publish.platforms in %s: %w", config.ConfigFile, err)
 	}
-	plan = &PublishPlan{Commit: commit, Config: cfg, Platforms: platforms}
+	plan = &PublishPlan{Commit: commit, Config: cfg, Layout: layout, Platforms: platforms}
 	if before == "" || strings.Trim(before, "0") == "" {
 		return plan, "", nil
 	}
@@ -91,33 +94,28 @@ func PlanPublish(ctx context.Context, repo *gitrepo.Repo, before, after string) 
 		return nil, "", err
 	}
 	plan.Before = prev
-	if multi {
-		if !Touches(changed, multiSources(cfg)) {
-			return nil, fmt.Sprintf("no template or catalog changed in %s..%s", short(before), short(after)), nil
-		}
-		return plan, "", nil
-	}
-	if !catalogChanged(repo, commit, cfg, changed) {
-		return nil, fmt.Sprintf("nothing the catalog is built from changed in %s..%s", short(before), short(after)), nil
+	if !Touches(changed, publishSources(repo, commit, layout)) {
+		return nil, fmt.Sprintf("nothing the catalogs are built from changed in %s..%s", short(before), short(after)), nil
 	}
 	return plan, "", nil
 }
 
-// catalogChanged tells whether a changed path is in the catalog directory or is read by the render of
-// the references config (the file itself or a local reference's directory).
-func catalogChanged(repo *gitrepo.Repo, c *object.Commit, cfg *config.Config, changed []string) bool {
-	dir := path.Clean(cfg.Catalog.Dir)
-	if Touches(changed, []string{dir}) {
-		return true
+// publishSources are the paths the layout's catalogs are built from at commit c: its Sources, and the
+// references config with what its render reads (the file itself and a local reference's directory). A
+// references config that cannot be read counts as changed.
+func publishSources(repo *gitrepo.Repo, c *object.Commit, l *Layout) []string {
+	out := l.Sources
+	if l.References == "" {
+		return out
 	}
-	if cfg.References.File == "" {
-		return false
+	data, ok, err := repo.ReadFile(c, l.References)
+	switch {
+	case err != nil:
+		return []string{"."}
+	case !ok:
+		return out
 	}
-	data, ok, err := repo.ReadFile(c, cfg.References.File)
-	if err != nil || !ok {
-		return err != nil
-	}
-	return Touches(changed, RenderSources(cfg.References.File, data))
+	return append(slices.Clone(out), RenderSources(l.References, data)...)
 }
 
 // CommitPublish is the outcome of PublishCommit.
@@ -125,9 +123,10 @@ type CommitPublish struct {
 	// Stages are the render stage (when a references config exists) and the publish stage (when the
 	// render passed).
 	Stages []report.Stage
-	// Digest is the pushed image ("repo@sha256:..."), empty when nothing was pushed.
+	// Digest is, in a layout of one catalog, its pushed image ("repo@sha256:..."); empty when nothing
+	// was pushed or the layout has several catalogs.
 	Digest string
-	// Digests are, in a template-driven repository, the pushed images by catalog name (Digest is empty).
+	// Digests are the pushed images by catalog name.
 	Digests map[string]string
 	// Rendered is the render when the committed catalog is not what the references config renders
 	// (Rendered.Dir holds the rendered catalog when rendering itself succeeded); call Cleanup when done.
@@ -145,17 +144,14 @@ func (p CommitPublish) Cleanup() {
 // when the committed catalog is what it renders, publishes it with Publish. A catalog that differs from
 // its render is not published: the last stage says why, and Rendered keeps the render.
 func PublishCommit(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, remoteOpts []remote.Option) (CommitPublish, error) {
-	if plan.Config.MultiCatalog() {
-		return publishCatalogs(ctx, repo, plan, remoteOpts)
-	}
-	out := CommitPublish{Rendered: Rendered{Cleanup: func() {}}}
-	cfg := plan.Config
+	out := CommitPublish{Rendered: Rendered{Cleanup: func() {}}, Digests: map[string]string{}}
+	cfg, layout := plan.Config, plan.Layout
 	tree, cleanup, err := repo.Checkout(ctx, plan.Commit)
 	if err != nil {
 		return out, err
 	}
 	defer cleanup()
-	if refs := cfg.References.File; refs != "" {
+	if refs := layout.References; refs != "" {
 		if _, err := os.Stat(filepath.Join(tree, filepath.FromSlash(refs))); err == nil {
 			out.Rendered = RenderCatalog(ctx, RenderInput{Tree: tree, RefsFile: refs, CatalogDir: cfg.Catalog.Dir,
 				Format: cfg.Catalog.Format, RemoteOptions: remoteOpts})
@@ -169,14 +165,41 @@ func PublishCommit(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, r
 			}
 		}
 	}
-	st, digest := Publish(ctx, PublishInput{CatalogDir: filepath.Join(tree, filepath.FromSlash(cfg.Catalog.Dir)),
-		Target: cfg.Publish.Image, Repo: repo, Commit: plan.Commit,
-		Build: build.Options{Base: cfg.Publish.Base, Platforms: plan.Platforms, RemoteOptions: remoteOpts}})
+	drifted := map[string]bool{}
+	if layout.Templates {
+		var rst report.Stage
+		rst, drifted, err = renderForPublish(ctx, repo, plan, tree, layout.Catalogs, remoteOpts, &out.Rendered)
+		if err != nil {
+			return out, err
+		}
+		if rst.Status != report.Skipped {
+			out.Stages = append(out.Stages, rst)
+		}
+	}
+	cats := layout.Catalogs
+	outcomes := make([]catalogOutcome, len(cats))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(publishConcurrency)
+	for i, c := range cats {
+		outcomes[i].cat = c
+		g.Go(func() error {
+			outcomes[i].st, outcomes[i].digest = publishOne(gctx, repo, plan, tree, c, drifted[c.Name], remoteOpts)
+			return nil // one catalog's failure is its own stage's; the others go on
+		})
+	}
+	_ = g.Wait()
 	if err := ctx.Err(); err != nil {
 		out.Cleanup()
 		return CommitPublish{}, err
 	}
-	out.Stages = append(out.Stages, st)
-	out.Digest = digest
+	out.Stages = append(out.Stages, publishSummary(outcomes))
+	for _, o := range outcomes {
+		if o.digest != "" {
+			out.Digests[o.cat.Name] = o.digest
+		}
+	}
+	if len(cats) == 1 {
+		out.Digest = out.Digests[cats[0].Name]
+	}
 	return out, nil
 }

@@ -135,9 +135,15 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 		if len(plan.Packages) == 0 {
 			continue // only removed packages: nothing to install
 		}
-		if !s.cfg.Smoke.SmokesCatalog(p.cat) && s.catalogAtBase(p.cat) {
-			excluded = append(excluded, p.cat.Name)
-			continue
+		if !s.cfg.Smoke.SmokesCatalog(p.cat) {
+			atBase, err := catalogAt(s.base, p.cat)
+			if err != nil {
+				return stageFromErr(err)
+			}
+			if atBase { // a catalog directory the change adds is smoked anyway
+				excluded = append(excluded, p.cat.Name)
+				continue
+			}
 		}
 		img := ""
 		if !existing {

@@ -30,7 +30,7 @@ func TestMultiCatalogSmokePerClusterVersion(t *testing.T) {
 	}
 	f.checkLifecycles(t)
 	for i, o := range f.calls {
-		cat := catalogOf(o.ClusterName)
+		cat := CatalogOf(o.ClusterName)
 		wantPkg := nfsPkg
 		if cat == "v4.12" {
 			wantPkg = odfPkg
@@ -358,10 +358,10 @@ func TestSmokeInstallsThePackageABlobNames(t *testing.T) {
 	head := base.with(map[string]string{"catalogs/v4.19/" + nfsPkg + "/odf.yaml": base.files["catalogs/v4.18/"+odfPkg+"/catalog.yaml"]})
 	f := newFakeSmoke(t)
 	st := stageOf(t, runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages}, nil, 0), "smoke")
-	if len(f.calls) != 1 || !slices.Equal(f.calls[0].Packages, []string{odfPkg}) || catalogOf(f.calls[0].ClusterName) != "v4.19" {
+	if len(f.calls) != 1 || !slices.Equal(f.calls[0].Packages, []string{odfPkg}) || CatalogOf(f.calls[0].ClusterName) != "v4.19" {
 		var got [][]string
 		for _, o := range f.calls {
-			got = append(got, append([]string{catalogOf(o.ClusterName)}, o.Packages...))
+			got = append(got, append([]string{CatalogOf(o.ClusterName)}, o.Packages...))
 		}
 		t.Fatalf("odf's bundles in nfs's directory of v4.19: installs %q; smoke %s %s %q", got, st.Status, st.Summary, st.Err)
 	}

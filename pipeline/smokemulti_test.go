@@ -129,7 +129,7 @@ func (f *fakeSmoke) event(s string) {
 }
 
 // catalogOf is the catalog a cluster name was made for (its last part, as smokeClusterName writes it).
-func catalogOf(cluster string) string {
+func CatalogOf(cluster string) string {
 	i := strings.LastIndex(cluster, "-v4-")
 	if i < 0 {
 		return cluster
@@ -141,7 +141,7 @@ func (f *fakeSmoke) run(ctx context.Context, opts smoke.Options) (res smoke.Resu
 	f.mu.Lock()
 	f.calls = append(f.calls, opts)
 	f.mu.Unlock()
-	cat := catalogOf(opts.ClusterName)
+	cat := CatalogOf(opts.ClusterName)
 	if !strings.Contains(opts.CatalogImage, "@sha256:") || (len(opts.FromBase) > 0) != strings.Contains(opts.BaseCatalogImage, "@sha256:") {
 		return res, diag.UsageError(fmt.Errorf("fake: catalog images %q, base %q for %v", opts.CatalogImage, opts.BaseCatalogImage, opts.FromBase))
 	}

@@ -6,13 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/checks/smoke"
 	"github.com/catalogbot/catalogbot/config"
@@ -328,17 +325,6 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 	return st
 }
 
-// catalogAtBase reports whether the catalog's directory exists at the base revision (an unreadable tree
-// counts as existing: the limit then applies as configured).
-func (s *state) catalogAtBase(c config.Catalog) bool {
-	tree, err := s.base.Tree()
-	if err != nil {
-		return true
-	}
-	_, err = tree.Tree(path.Clean(c.Dir))
-	return !errors.Is(err, object.ErrDirectoryNotFound)
-}
-
 // changedPackagesByCatalog lists, per catalog, the packages whose committed files under the catalog's
 // directory the change touched, by blob identity (Attribute; the drift gate holds a template-driven
 // catalog equal to its templates' render), sorted.
@@ -350,7 +336,7 @@ func (s *state) changedPackagesByCatalog(ctx context.Context) (map[string][]stri
 	out := map[string][]string{}
 	for pkg, files := range at.Packages {
 		for _, f := range files {
-			if c, _, ok := s.layout.catalogOf(f); ok && !slices.Contains(out[c.Name], pkg) {
+			if c, _, ok := s.layout.CatalogOf(f); ok && !slices.Contains(out[c.Name], pkg) {
 				out[c.Name] = append(out[c.Name], pkg)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render"
+	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -34,10 +35,11 @@ type state struct {
 	noConfig bool
 	changes  *changes
 
-	layout     *Layout        // the repository's catalogs, resolved once from the base configuration
-	attributed *Attribution   // the change's files by package (catalogs.go)
-	affected   *affected      // the touched packages and the catalogs holding them (catalogs.go)
-	pairs      *[]catalogPair // their base and head catalogs (percatalog.go)
+	layout     *Layout           // the repository's catalogs, resolved once from the base configuration
+	attributed *Attribution      // the change's files by package (catalogs.go)
+	affected   *affected         // the touched packages and the catalogs holding them (catalogs.go)
+	pairs      *[]catalogPair    // their base and head catalogs (percatalog.go)
+	rendered   []template.Result // the render stage's renders of the touched packages' templates (catalogs.go)
 
 	openLines []*stageLines // the stage writers handed out to the running stage (observer.go)
 }

@@ -49,10 +49,14 @@ type Facts struct {
 	// Head, BaseRef are the pull request's current head commit and base branch.
 	Head, BaseRef string
 	// BaseTip is the base branch's tip now ("" when the front-end did not look it up; then it is not
-	// compared); BaseMoveHarmless says the front-end found that the move since Check.BaseTip changes
-	// neither the rules nor what the pull request changes.
+	// compared). When it differs from Check.BaseTip, the front-end compares the move with the change
+	// (pipeline.BaseMoveOf): BaseMoveHarmless says the move changes neither the rules nor what the pull
+	// request changes; otherwise a move is never merged over.
 	BaseTip          string
 	BaseMoveHarmless bool
+	// BaseMoveRules are the rule files (configuration, owners files) the move changed: the checks must
+	// run again, under the new rules, before anything merges.
+	BaseMoveRules []string
 	// BaseMoveOverlap are the packages that the base branch's move since Check.BaseTip changed and this
 	// pull request changes too: no check saw both changes together, so the branch must be brought up to
 	// date (and its new head checked) before it merges.
@@ -111,11 +115,15 @@ func Decide(f Facts) []Condition {
 			code(c.BaseRef), code(f.BaseRef), code(f.BaseRef))
 	}
 	switch {
-	case c == nil || f.BaseTip == "" || c.BaseTip == f.BaseTip || f.BaseMoveHarmless:
+	case c == nil || f.BaseTip == "" || c.BaseTip == f.BaseTip:
+	case len(f.BaseMoveRules) > 0:
+		add(IDBaseCurrent, false, "%s moved to %s and changed %s after the checks ran against %s: the checks run again under the new rules",
+			code(f.BaseRef), short(f.BaseTip), report.Text(strings.Join(f.BaseMoveRules, ", ")), short(c.BaseTip))
 	case len(f.BaseMoveOverlap) > 0:
 		add(IDBaseCurrent, false, "the base branch moved to %s and changed %s, which this pull request also changes: "+
 			"update the branch (merge or rebase %s) so that one check sees both changes together",
 			short(f.BaseTip), report.Text(strings.Join(f.BaseMoveOverlap, ", ")), code(f.BaseRef))
+	case f.BaseMoveHarmless:
 	default:
 		add(IDBaseCurrent, false, "%s moved to %s after the checks ran against %s: run the checks again", code(f.BaseRef), short(f.BaseTip), short(c.BaseTip))
 	}

@@ -40,6 +40,8 @@ func TestDecide(t *testing.T) {
 		"retargeted":          {func(f *Facts) { f.BaseRef = "release" }, IDCheckedBase},
 		"base moved":          {func(f *Facts) { f.BaseTip = "t2" }, IDBaseCurrent},
 		"base moved, overlap": {func(f *Facts) { f.BaseTip, f.BaseMoveOverlap = "t2", []string{"etcd"} }, IDBaseCurrent},
+		"base moved, rules":   {func(f *Facts) { f.BaseTip, f.BaseMoveRules = "t2", []string{".catalogbot.yaml"} }, IDBaseCurrent},
+		"rules beat harmless": {func(f *Facts) { f.BaseTip, f.BaseMoveHarmless, f.BaseMoveRules = "t2", true, []string{"OWNERS"} }, IDBaseCurrent},
 		"broken config":       {func(f *Facts) { f.ConfigError = "typo" }, IDConfig},
 		"no approval":         {func(f *Facts) { f.Approvals = approval.Result{} }, IDApprovals},
 		"ineligible approval": {func(f *Facts) { f.Approvals = approval.Result{Current: []string{"x"}, Ineligible: []string{"x"}} }, IDApprovals},

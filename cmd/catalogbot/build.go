@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/build"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/registry"
@@ -81,6 +82,8 @@ type publishOptions struct {
 	out         outputFlags
 	image       buildFlags
 	dir, target string
+	tags        []string
+	kubernetes  string
 }
 
 func newPublishCmd(runF runner[publishOptions]) *cobra.Command {
@@ -91,7 +94,13 @@ func newPublishCmd(runF runner[publishOptions]) *cobra.Command {
 		Long: `publish validates the catalog in DIR (and refuses to publish one that does not validate), builds
 its image as build does, pushes it by digest, then moves IMAGE's tag to that digest and prints the digest.
 Base layers already in the registry, or mountable from another repository of it, are not uploaded again.
-A failed push never moves the tag. Credentials come from the docker config (docker login / DOCKER_CONFIG).`,
+A failed push never moves the tag. Credentials come from the docker config (docker login / DOCKER_CONFIG).
+
+With --kubernetes (the Kubernetes version the catalog serves), IMAGE and each --tag may use
+{kube_major_version}, {kube_minor_version} and {kube_patch_version}: the image is also pushed under every
+--tag (in IMAGE's repository), and the report prints the CatalogSource whose olm.catalogImageTemplate
+annotation follows the first tag named by those placeholders alone. In a repository, configure the tags
+in .catalogbot.yaml instead (catalogs.tags): publishing there moves each tag only forward.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.io, o.dir, o.target = streamsOf(cmd), args[0], args[1]
@@ -100,6 +109,8 @@ A failed push never moves the tag. Credentials come from the docker config (dock
 	}
 	o.image.add(cmd)
 	o.out.add(cmd)
+	cmd.Flags().StringSliceVar(&o.tags, "tag", nil, "also push under this tag of IMAGE's repository (repeatable), such as 'v{kube_major_version}.{kube_minor_version}'")
+	cmd.Flags().StringVar(&o.kubernetes, "kubernetes", "", "the Kubernetes version the catalog serves (1.Y or 1.Y.Z), for the placeholders of IMAGE and --tag")
 	return cmd
 }
 
@@ -145,8 +156,15 @@ func runPublish(ctx context.Context, o *publishOptions) error {
 	if err != nil {
 		return err
 	}
-	st, digest := pipeline.Publish(ctx, pipeline.PublishInput{CatalogDir: o.dir, Target: o.target, Build: opts})
-	r := &report.Report{Title: "publish " + o.dir + " to " + o.target, Stages: []report.Stage{st}}
+	target, tags, follow, err := config.ResolveImages(o.target, o.tags, o.kubernetes)
+	if err != nil {
+		return diag.UsageError(fmt.Errorf("publish %s: %w", o.target, err))
+	}
+	st, digest := pipeline.Publish(ctx, pipeline.PublishInput{CatalogDir: o.dir, Target: target, Tags: tags, Build: opts})
+	if digest != "" {
+		st.Details += pipeline.CatalogSourceDetails([]config.Catalog{{Kubernetes: o.kubernetes, FollowImage: follow}})
+	}
+	r := &report.Report{Title: "publish " + o.dir + " to " + target, Stages: []report.Stage{st}}
 	if digest != "" {
 		r.Outputs = map[string]string{"catalog_digest": digest}
 	}

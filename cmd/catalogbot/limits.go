@@ -53,13 +53,16 @@ func (f *limitFlags) override() validate.Limits { return f.limits(nil) }
 
 // repoConfig finds the .catalogbot.yaml governing dir: in dir or the nearest parent, stopping at the
 // repository's top (a directory holding .git). None found is not an error (nil); a broken one is.
-func repoConfig(dir string) (*config.Config, error) {
+func repoConfig(dir string, known *repoSetup) (*config.Config, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("catalog directory %s: %w", dir, err))
 	}
 	for d := abs; ; d = filepath.Dir(d) {
 		p := filepath.Join(d, config.ConfigFile)
+		if cfg, ok := known.configOf(p); ok {
+			return cfg, nil
+		}
 		data, err := os.ReadFile(p)
 		switch {
 		case err == nil:

@@ -38,7 +38,7 @@ func TestLimitsFromConfigAndFlags(t *testing.T) {
 		}
 	}
 	write("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nlimits:\n  maxFileBytes: 1000\n  maxDiagnosticsPerRule: 5\n")
-	cfg, err := repoConfig(cat)
+	cfg, err := repoConfig(cat, nil)
 	if err != nil || cfg == nil {
 		t.Fatalf("repoConfig: %v, %v", cfg, err)
 	}
@@ -48,13 +48,48 @@ func TestLimitsFromConfigAndFlags(t *testing.T) {
 		t.Fatalf("limits %+v: want the file's maxFileBytes and the flag's per-rule limit", l)
 	}
 	write("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nlimits:\n  maxFileBytes: -1\n")
-	if _, err := repoConfig(cat); err == nil {
+	if _, err := repoConfig(cat, nil); err == nil {
 		t.Fatal("a negative limit must be an error")
 	}
 	if err := os.Remove(filepath.Join(repo, ".catalogbot.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := repoConfig(cat); cfg != nil || err != nil {
+	if cfg, err := repoConfig(cat, nil); cfg != nil || err != nil {
 		t.Fatalf("no config up to the repository's top: got %v, %v", cfg, err)
+	}
+}
+
+// A command resolves the repository's configuration once: looking up the configuration of a catalog
+// directory under it (validate's limits and policy) uses what resolveRepo read, not the file again.
+func TestRepoConfigResolvedOnce(t *testing.T) {
+	repo := t.TempDir()
+	cat := filepath.Join(repo, "catalog", "etcd")
+	if err := os.MkdirAll(cat, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(repo, ".catalogbot.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nlimits:\n  maxFileBytes: 1000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	setup, err := resolveRepo(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := setup.layout; l.Templates || len(l.Catalogs) != 1 || l.Catalogs[0].Dir != "catalog" {
+		t.Fatalf("layout %+v, want the layout of one catalog", l)
+	}
+	// changed after the command read it: the command goes on with what it read
+	if err := os.WriteFile(file, []byte("limits: [broken\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := repoConfig(cat, setup)
+	if err != nil || cfg != setup.cfg {
+		t.Fatalf("repoConfig read the file again: %v, %v", cfg, err)
+	}
+	if _, err := repoConfig(cat, nil); err == nil {
+		t.Fatal("without the resolved setup the file is read (and is now broken)")
 	}
 }

@@ -75,26 +75,16 @@ func repoRelativeTo(top, dir string) string {
 // defaultCatalogDir is the catalog directory of a verb given no DIR: in a git repository, the
 // repository's catalog.dir (from its .catalogbot.yaml, default "catalog") when that directory exists,
 // so a pre-commit hook without args never loads .git or other trees; else the working directory.
-func defaultCatalogDir(ctx context.Context) (string, error) {
+func defaultCatalogDir(ctx context.Context, known *repoSetup) (string, error) {
 	top, err := gitrepo.TopLevel(ctx, ".")
 	if err != nil {
 		return ".", nil
 	}
-	cfg := config.Default()
-	data, err := os.ReadFile(filepath.Join(top, config.ConfigFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return "", diag.UsageError(fmt.Errorf("read %s: %w", config.ConfigFile, err))
-	default:
-		parsed, ds, err := config.ParseConfig(config.ConfigFile, data)
-		if err != nil {
+	cfg, ok := known.configOf(filepath.Join(top, config.ConfigFile)) // read once, by resolveRepo
+	if !ok {
+		if cfg, err = topConfig(top); err != nil {
 			return "", err
 		}
-		if diag.HasErrors(ds) {
-			return "", diag.UsageError(fmt.Errorf("%s is invalid: %s (give the catalog directory as an argument)", config.ConfigFile, ds[0]))
-		}
-		cfg = parsed
 	}
 	dir := filepath.Join(top, filepath.FromSlash(cfg.Catalog.Dir))
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -108,10 +98,29 @@ func defaultCatalogDir(ctx context.Context) (string, error) {
 	return dir, nil
 }
 
+// topConfig is the configuration at the top of a repository (the defaults when it has none).
+func topConfig(top string) (*config.Config, error) {
+	data, err := os.ReadFile(filepath.Join(top, config.ConfigFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return config.Default(), nil
+	case err != nil:
+		return nil, diag.UsageError(fmt.Errorf("read %s: %w", config.ConfigFile, err))
+	}
+	cfg, ds, err := config.ParseConfig(config.ConfigFile, data)
+	if err != nil {
+		return nil, err
+	}
+	if diag.HasErrors(ds) {
+		return nil, diag.UsageError(fmt.Errorf("%s is invalid: %s (give the catalog directory as an argument)", config.ConfigFile, ds[0]))
+	}
+	return cfg, nil
+}
+
 // catalogDirArg is a verb's optional DIR argument ("" when not given), or defaultCatalogDir.
-func catalogDirArg(ctx context.Context, dir string) (string, error) {
+func catalogDirArg(ctx context.Context, dir string, known *repoSetup) (string, error) {
 	if dir != "" {
 		return dir, nil
 	}
-	return defaultCatalogDir(ctx)
+	return defaultCatalogDir(ctx, known)
 }

@@ -100,11 +100,12 @@ The file is rewritten atomically.`,
 // runRender renders the references config (or every template mapping of a template-driven repository),
 // or with check compares the render with what is committed.
 func runRender(ctx context.Context, o *renderOptions) error {
-	if _, cats, err := multiCatalogConfig(o.repo.repo); err != nil || cats != nil {
-		if err != nil {
-			return err
-		}
-		return runTemplateRender(ctx, o.io, &o.repo, cats, o.check, o.opts, &o.out)
+	setup, err := resolveRepo(o.repo.repo)
+	if err != nil {
+		return err
+	}
+	if setup.layout.Templates {
+		return runTemplateRender(ctx, o.io, &o.repo, setup, o.check, o.opts, &o.out)
 	}
 	start := time.Now()
 	cfg, ds, err := readRefsConfig(o.cfgPath)

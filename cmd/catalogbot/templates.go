@@ -17,6 +17,7 @@ import (
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
@@ -39,35 +40,65 @@ func (f *repoFlags) addRender(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cacheDir, "template-cache-dir", "", "with catalogs: where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
 }
 
-// multiCatalogConfig returns the repository's configuration when it describes several catalogs, nil
-// when the repository has no configuration or a single catalog.
-func multiCatalogConfig(repo string) (*config.Config, []config.Catalog, error) {
-	data, err := os.ReadFile(filepath.Join(repo, config.ConfigFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+// repoSetup is a command's repository, resolved once per command: the configuration of its
+// .catalogbot.yaml (the defaults when it has none) and the layout it describes.
+type repoSetup struct {
+	cfg    *config.Config
+	layout *pipeline.Layout
+	// file is the absolute path of the configuration read ("" when there is none): a verb that looks
+	// for the configuration of a directory under the repository uses cfg rather than read it again.
+	file string
+}
+
+// configOf is the configuration parsed from file when it is the one setup read.
+func (s *repoSetup) configOf(file string) (*config.Config, bool) {
+	if s == nil || s.file == "" || s.file != realFile(file) {
+		return nil, false
 	}
+	return s.cfg, true
+}
+
+// realFile is file's absolute path with its directory's symbolic links resolved (git names the top of
+// a repository so), or file when that fails.
+func realFile(file string) string {
+	dir, err := filepath.Abs(filepath.Dir(file))
 	if err != nil {
-		return nil, nil, diag.UsageError(fmt.Errorf("reading %s: %w", config.ConfigFile, err))
+		return file
 	}
-	cfg, _, err := config.ParseConfig(config.ConfigFile, data)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return filepath.Join(dir, filepath.Base(file))
+}
+
+// resolveRepo reads repo's .catalogbot.yaml and resolves its layout (a template-driven layout's
+// catalogs are the directories under repo that catalogs: names).
+func resolveRepo(repo string) (*repoSetup, error) {
+	cfg, file := config.Default(), ""
+	p := filepath.Join(repo, config.ConfigFile)
+	data, err := os.ReadFile(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, diag.UsageError(fmt.Errorf("reading %s: %w", config.ConfigFile, err))
+	default:
+		if cfg, _, err = config.ParseConfig(config.ConfigFile, data); err != nil {
+			return nil, err
+		}
+		file = realFile(p)
+	}
+	layout, err := pipeline.LayoutIn(cfg, repo)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if !cfg.MultiCatalog() {
-		return nil, nil, nil
-	}
-	cats, err := cfg.ResolveCatalogs(repo)
-	if err != nil {
-		return nil, nil, diag.UsageError(err)
-	}
-	return cfg, cats, nil
+	return &repoSetup{cfg: cfg, layout: layout, file: file}, nil
 }
 
 // runTemplateRender renders every mapping (or --package's) into every catalog, writing the files, or,
 // with check, failing with a diff per catalog file that differs from the render.
-func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []config.Catalog, check bool, opts render.Options, out *outputFlags) error {
+func runTemplateRender(ctx context.Context, io streams, f *repoFlags, setup *repoSetup, check bool, opts render.Options, out *outputFlags) error {
 	start := time.Now()
-	tcats := template.CatalogsOf(cats)
+	tcats := template.CatalogsOf(setup.layout.Catalogs)
 	jobs, warnings, err := template.Plan(f.repo, tcats, f.pkg)
 	if f.pkg != "" && errors.Is(err, fs.ErrNotExist) {
 		ci := path.Join(template.OperatorsDir, f.pkg, template.CIFile)
@@ -91,10 +122,10 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 			return err
 		}
 		seeded = "the committed catalogs of " + f.seedFrom
-	} else if seeded, err = seedFromHEAD(ctx, store, f.repo, tcats, jobs); err != nil {
+	} else if seeded, err = seedFromHEAD(ctx, store, f.repo, setup.layout, jobs); err != nil {
 		return err
 	}
-	src := &template.Images{Store: store, Offline: f.offline}
+	src := &template.Images{Store: store, Offline: f.offline, SeededTags: check}
 	if !f.offline {
 		opts.Bundle.CSVMetadata = false
 		if src.Pull, err = render.NewBundleImages(opts); err != nil {
@@ -133,7 +164,8 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, cats []con
 
 // runMultiValidate validates every configured catalog (two at a time), one stage and one progress line
 // per catalog.
-func runMultiValidate(ctx context.Context, io streams, repo string, cats []config.Catalog, out *outputFlags, cfg *config.Config, presets []string) error {
+func runMultiValidate(ctx context.Context, io streams, repo string, setup *repoSetup, out *outputFlags, presets []string) error {
+	cats, cfg := setup.layout.Catalogs, setup.cfg
 	dirs := make([]validate.CatalogDir, len(cats))
 	for i, c := range cats {
 		dirs[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
@@ -177,7 +209,7 @@ func catalogStage(r validate.CatalogResult) report.Stage {
 // from git, never from the work tree, whose uncommitted changes are the change being checked), limited
 // to the packages of jobs. It says what it seeded from ("" outside a repository or before its first
 // commit).
-func seedFromHEAD(ctx context.Context, store *template.Store, repo string, tcats []template.Catalog, jobs []template.Job) (string, error) {
+func seedFromHEAD(ctx context.Context, store *template.Store, repo string, layout *pipeline.Layout, jobs []template.Job) (string, error) {
 	top, err := gitrepo.TopLevel(ctx, repo)
 	if err != nil {
 		return "", nil
@@ -195,19 +227,15 @@ func seedFromHEAD(ctx context.Context, store *template.Store, repo string, tcats
 		pkgs[j.Package] = true
 	}
 	include := func(p string) bool {
-		for _, c := range tcats {
-			if rest, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
-				pkg, _, _ := strings.Cut(rest, "/")
-				return pkgs[pkg]
-			}
-		}
-		return false
+		_, rel, ok := layout.CatalogOf(p)
+		pkg, _, _ := strings.Cut(rel, "/")
+		return ok && pkgs[pkg]
 	}
 	fsys, err := g.TreeFS(head, repoRelativeTo(top, repo), include)
 	if err != nil {
 		return "", err
 	}
-	if err := template.SeedFromFS(ctx, store, fsys, tcats, jobs); err != nil {
+	if err := template.SeedFromFS(ctx, store, fsys, template.CatalogsOf(layout.Catalogs), jobs); err != nil {
 		return "", fmt.Errorf("seeding the bundle cache from HEAD (%s): %w", head.Hash.String()[:12], err)
 	}
 	return fmt.Sprintf("HEAD (%s)'s committed catalogs", head.Hash.String()[:12]), nil

@@ -82,24 +82,24 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 			root = top
 		}
 	}
-	if cfg, cats, err := multiCatalogConfig(root); err != nil || cats != nil {
-		switch {
-		case err != nil:
-			return err
-		case changed:
-			return runChangedCatalogs(ctx, o, root, cfg, cats)
-		default:
-			return runMultiValidate(ctx, o.io, root, cats, &o.out, cfg, o.policy)
+	setup, err := resolveRepo(root)
+	if err != nil {
+		return err
+	}
+	if setup.layout.Templates {
+		if changed {
+			return runChangedCatalogs(ctx, o, root, setup)
 		}
+		return runMultiValidate(ctx, o.io, root, setup, &o.out, o.policy)
 	}
 	if err := templateLayoutWithoutCatalogs(root); err != nil {
 		return err
 	}
-	dir, err := catalogDirArg(ctx, o.dir)
+	dir, err := catalogDirArg(ctx, o.dir, setup)
 	if err != nil {
 		return err
 	}
-	cfg, err := repoConfig(dir)
+	cfg, err := repoConfig(dir, setup)
 	if err != nil {
 		return err
 	}
@@ -171,24 +171,17 @@ func refuseNotStaged(dir string, files []string) error {
 // holding a changed file validates the packages the change touched in it (validate.Changed, by package
 // identity), as its own report stage; files outside the catalogs (templates, ci.yaml) are the drift
 // gate's (render --check), not validate's.
-func runChangedCatalogs(ctx context.Context, o *validateOptions, root string, cfg *config.Config, cats []config.Catalog) error {
+func runChangedCatalogs(ctx context.Context, o *validateOptions, root string, setup *repoSetup) error {
 	wt, err := gitrepo.WorkTreeChanges(ctx, root, o.changedSince, o.staged)
 	if err != nil {
 		return err
 	}
-	lim := o.limits.limits(cfg)
+	cats := setup.layout.Catalogs
+	lim := o.limits.limits(setup.cfg)
 	byCatalog := map[string][]string{}
 	var notStaged []string
-	inCatalog := func(p string) (config.Catalog, string, bool) {
-		for _, c := range cats {
-			if rel, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
-				return c, rel, true
-			}
-		}
-		return config.Catalog{}, "", false
-	}
 	for _, p := range wt.NotStaged {
-		if _, _, ok := inCatalog(p); ok {
+		if _, _, ok := setup.layout.CatalogOf(p); ok {
 			notStaged = append(notStaged, p)
 		}
 	}
@@ -197,7 +190,7 @@ func runChangedCatalogs(ctx context.Context, o *validateOptions, root string, cf
 	}
 	outside := 0
 	for _, p := range wt.Files {
-		c, rel, ok := inCatalog(p)
+		c, rel, ok := setup.layout.CatalogOf(p)
 		if !ok {
 			outside++
 			continue

@@ -48,6 +48,18 @@ func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, l
 	if _, err := local.Resolve(tip); err != nil {
 		return fail(report.Error, fmt.Errorf("the tip %s of %s is not in the checkout (use fetch-depth: 0): %w", short(tip), now.BaseRef, err))
 	}
+	if tip != pr.Base.SHA && strings.EqualFold(now.BaseRef, pr.Base.Ref) {
+		// the base branch moved since the run's check: what the move changed decides (as in the bot)
+		base, err := local.MergeBase(pr.Base.SHA, pr.Head.SHA)
+		if err != nil {
+			return fail(report.Error, err)
+		}
+		mv, err := pipeline.BaseMoveOf(ctx, local, base, pr.Head.SHA, pr.Base.SHA, tip, nil)
+		if err != nil {
+			return fail(report.Error, err)
+		}
+		f.BaseMoveHarmless, f.BaseMoveRules, f.BaseMoveOverlap = mv.Harmless(), mv.Rules, mv.Overlap
+	}
 	method := config.Default().Merge.Method
 	rules, st := pipeline.LoadRules(local, tip)
 	if rules == nil {

@@ -68,10 +68,11 @@ func TestActionMergeAttacks(t *testing.T) {
 	gh.AddPullRequest(full, githubtest.PullRequest{Number: 3, User: "alice", HeadSHA: head, BaseRef: "main", BaseSHA: base})
 	gh.AddReview(full, 3, githubtest.Review{User: "bob", State: "APPROVED", CommitID: head})
 	notMerged(3, "0 of 1 required approvals")
-	// The maintainer approved the tested head, but main moved after the checks ran.
+	// The maintainer approved the tested head, but main moved after the checks ran, changing foo, which
+	// the pull request changes too (main moved to the pull request's own head, say).
 	gh.AddReview(full, 3, githubtest.Review{User: "admin", State: "APPROVED", CommitID: head})
 	gh.SetRef(full, "heads/main", head)
-	notMerged(3, "`main` moved to")
+	notMerged(3, "moved to "+head[:12]+" and changed foo, which this pull request also changes")
 	gh.SetRef(full, "heads/main", base)
 	outs := run(3)
 	if merged, at := gh.Merged(full, 3); !merged || at != head || outs["merged"] != "true" {

@@ -194,12 +194,24 @@ type Images struct {
 	Offline bool
 	// Pull renders images the store does not have; nil means offline.
 	Pull *render.BundleImages
+	// SeededTags is the drift gate's rule: a tag the store was seeded with (from the trusted committed
+	// catalogs: the base branch, locally HEAD) is rendered as committed, not resolved again, so only the
+	// references the change adds reach a registry. Without it (render writing the catalogs), a tag is
+	// resolved online before the seed is used: a tag moved since it was committed renders what it names now.
+	SeededTags bool
 }
 
 // Bundle implements Source.
 func (im *Images) Bundle(ctx context.Context, image string, csvMetadata bool) (*Bundle, error) {
 	digest := digestOf(image)
 	online := !im.Offline && im.Pull != nil
+	if digest == "" && online && im.SeededTags {
+		if e := im.Store.get(storeKey(image, "")); e != nil {
+			if b, err := e.bundleOf(csvMetadata); b != nil || err != nil {
+				return b, err
+			}
+		}
+	}
 	if digest == "" && online {
 		d, err := im.Pull.Resolve(ctx, image)
 		if err != nil {

@@ -126,6 +126,49 @@ func TestTagResolvedBeforeSeed(t *testing.T) {
 	}
 }
 
+// TestDriftGateResolvesOnlyWhatTheChangeAdds: in the drift gate (SeededTags), a tag the trusted
+// committed catalogs hold is rendered as committed and never resolved, so a registry outage is reported
+// on the bundle the change adds, not on an untouched one, and a tag moved since it was committed does
+// not fail a change that does not touch it. Only the added tag reaches a registry.
+func TestDriftGateResolvesOnlyWhatTheChangeAdds(t *testing.T) {
+	reg := newRegistry(t, "etcd/0.9.4", "etcd/0.9.2")
+	untouched := reg.tag["etcd/0.9.4"] // committed, and moved since: the seed holds an older render
+	stale := &catalog.Bundle{Schema: catalog.SchemaBundle, Name: "etcdoperator.v0.0.1-stale", Package: "etcd", Image: untouched,
+		Properties: []catalog.Property{{Type: catalog.PropertyPackage, Value: []byte(`{"packageName":"etcd","version":"0.0.1"}`)}}}
+	store := NewStore("")
+	if err := store.Seed(&catalog.Catalog{Bundles: []*catalog.Bundle{stale}}, false); err != nil {
+		t.Fatal(err)
+	}
+	pull, err := render.NewBundleImages(render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{MigrateLevel: MigrateCSVMetadata}
+	gate := &Images{Store: store, Pull: pull, SeededTags: true}
+	tmpl := func(added string) []byte {
+		return []byte("schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: " + untouched + "\n- schema: olm.bundle\n  image: " + added + "\n")
+	}
+
+	down := "127.0.0.1:1/gone/etcd-bundle:v0.0.3"
+	_, err = Render(context.Background(), tmpl(down), "operators/etcd/catalog-templates/t.yaml", gate, opts)
+	results := []Result{{Job: Job{Package: "etcd", CI: "operators/etcd/ci.yaml", Catalog: Catalog{Name: "v4.20", Dir: "catalogs/v4.20"}}, Err: err}}
+	ds := Diagnostics(t.TempDir(), results, false)
+	if len(ds) != 1 || !ds[0].IsInfra() || !strings.Contains(ds[0].Message, down) || strings.Contains(ds[0].Message, untouched) || ds[0].Line != 6 {
+		t.Fatalf("want one registry-unavailable diagnostic on line 6 naming the added %s only: %+v", down, ds)
+	}
+	if InfraErr(results) == nil {
+		t.Error("an outage must be an error of the infrastructure, not the author's")
+	}
+
+	out, err := ours(t, gate, tmpl(reg.tag["etcd/0.9.2"]), opts, "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "etcdoperator.v0.0.1-stale") || !strings.Contains(string(out), "etcdoperator.v0.9.2") || strings.Contains(string(out), "etcdoperator.v0.9.4") {
+		t.Errorf("the gate resolved the untouched tag again, or not the added one:\n%.600s", out)
+	}
+}
+
 // TestSeededBundlesAreNotPulled renders, online, a template naming a bundle of the committed catalogs
 // (which the registry does not even have) and a new one: only the new one is asked for.
 func TestSeededBundlesAreNotPulled(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/config"
@@ -24,97 +23,21 @@ import (
 	"github.com/catalogbot/catalogbot/report"
 )
 
-// Publishing a template-driven repository (catalogs: in .catalogbot.yaml): the templates of the packages
-// the push touched are rendered (the drift gate, the bundle cache seeded from the default branch's
-// committed catalogs before the push and at the pushed commit), and every catalog whose directory differs from the commit its tag holds is validated, built
+// Publishing the catalogs of a layout (a single-catalog repository is a layout of one): in a
+// template-driven layout the templates of the packages the push touched are rendered (the drift gate,
+// the bundle cache seeded from the default branch's committed catalogs before the push and at the pushed
+// commit), and every catalog whose directory differs from the commit its tag holds is validated, built
 // and pushed to its own image (by digest, then the tag, never backwards), publishConcurrency at a time. A
 // catalog that drifts from its templates or does not validate is not published; the others still are.
 
 // publishConcurrency bounds the catalogs built and pushed at once.
 const publishConcurrency = 3
 
-// multiSources are the paths a template-driven repository's catalogs are built from: the configuration
-// (images, build settings), the templates and ci.yaml files, and the catalogs' directories. Which
-// catalogs are rebuilt is decided per catalog (publishOne).
-func multiSources(cfg *config.Config) []string {
-	out := []string{config.ConfigFile, template.OperatorsDir}
-	if cc := cfg.Catalogs; cc.Pattern != "" {
-		if parent, _, _ := strings.Cut(cc.Pattern, config.VersionPlaceholder); strings.HasSuffix(parent, "/") {
-			return append(out, path.Clean(parent))
-		}
-		return append(out, ".")
-	}
-	for _, e := range cfg.Catalogs.List {
-		out = append(out, path.Clean(e.Dir))
-	}
-	return out
-}
-
-// multiImages tells whether a template-driven configuration names an image for its catalogs.
-func multiImages(cfg *config.Config) bool {
-	if cfg.Catalogs.Image != "" {
-		return true
-	}
-	for _, e := range cfg.Catalogs.List {
-		if e.Image != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // catalogOutcome is one catalog's publish.
 type catalogOutcome struct {
 	cat    config.Catalog
 	st     report.Stage
 	digest string
-}
-
-// publishCatalogs is PublishCommit for a template-driven repository.
-func publishCatalogs(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, remoteOpts []remote.Option) (CommitPublish, error) {
-	out := CommitPublish{Rendered: Rendered{Cleanup: func() {}}, Digests: map[string]string{}}
-	cfg := plan.Config
-	tree, cleanup, err := repo.Checkout(ctx, plan.Commit)
-	if err != nil {
-		return out, err
-	}
-	defer cleanup()
-	cats, err := cfg.ResolveCatalogs(tree)
-	if err != nil {
-		st := stageFromErr(diag.UsageError(fmt.Errorf("resolving the catalogs of %s: %w", config.ConfigFile, err)))
-		st.Name = "publish"
-		out.Stages = append(out.Stages, st)
-		return out, nil
-	}
-	rst, drifted, err := renderForPublish(ctx, repo, plan, tree, cats, remoteOpts, &out.Rendered)
-	if err != nil {
-		return out, err
-	}
-	if rst.Status != report.Skipped {
-		out.Stages = append(out.Stages, rst)
-	}
-	outcomes := make([]catalogOutcome, len(cats))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(publishConcurrency)
-	for i, c := range cats {
-		outcomes[i].cat = c
-		g.Go(func() error {
-			outcomes[i].st, outcomes[i].digest = publishOne(gctx, repo, plan, tree, c, drifted[c.Name], remoteOpts)
-			return nil // one catalog's failure is its own stage's; the others go on
-		})
-	}
-	_ = g.Wait()
-	if err := ctx.Err(); err != nil {
-		out.Cleanup()
-		return CommitPublish{}, err
-	}
-	out.Stages = append(out.Stages, publishSummary(outcomes))
-	for _, o := range outcomes {
-		if o.digest != "" {
-			out.Digests[o.cat.Name] = o.digest
-		}
-	}
-	return out, nil
 }
 
 // publishOne publishes one catalog unless it drifted from its templates or is what its tag holds.
@@ -130,20 +53,40 @@ func publishOne(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, tree
 		return stageFromErr(err), ""
 	} else if found && rev != "" {
 		if same, err := sameDir(repo, rev, plan.Commit, c.Dir); err == nil && same && sameBuild(repo, rev, plan.Config) {
-			return report.Stage{Status: report.Skipped, Summary: "unchanged since " + short(rev) + ", which " + c.Image + " holds"}, ""
+			if held, err := tagsHold(ctx, c.Tags, rev, bopts); err != nil {
+				return stageFromErr(err), ""
+			} else if held {
+				refs, verb := append([]string{c.Image}, c.Tags...), " holds"
+				if len(refs) > 1 {
+					verb = " hold"
+				}
+				return report.Stage{Status: report.Skipped, Summary: "unchanged since " + short(rev) + ", which " + strings.Join(refs, ", ") + verb}, ""
+			}
 		}
 	}
 	dir := filepath.Join(tree, filepath.FromSlash(c.Dir))
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return report.Stage{Status: report.Skipped, Summary: "no directory " + c.Dir + " at " + short(plan.Commit.Hash.String())}, ""
 	}
-	st, digest := Publish(ctx, PublishInput{CatalogDir: dir, Target: c.Image, Repo: repo, Commit: plan.Commit, Build: bopts})
+	st, digest := Publish(ctx, PublishInput{CatalogDir: dir, Target: c.Image, Tags: c.Tags, Repo: repo, Commit: plan.Commit, Build: bopts})
 	for i := range st.Diagnostics {
 		if st.Diagnostics[i].File != "" {
 			st.Diagnostics[i].File = path.Join(c.Dir, st.Diagnostics[i].File)
 		}
 	}
 	return st, digest
+}
+
+// tagsHold tells whether every one of tags holds the image built from revision rev (a tag added to the
+// configuration since, or one left behind, is pushed again).
+func tagsHold(ctx context.Context, tags []string, rev string, opts build.Options) (bool, error) {
+	for _, t := range tags {
+		held, found, err := TagRevision(ctx, t, opts)
+		if err != nil || !found || held != rev {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // sameBuild tells whether the image built at revision rev used the build settings of cfg (publish.base
@@ -183,8 +126,15 @@ func sameDir(repo *gitrepo.Repo, rev string, c *object.Commit, dir string) (bool
 }
 
 // publishSummary is the one publish stage of every catalog: its status the worst of theirs, its details
-// one line per catalog, the catalogs that were pushed, unchanged or failed named as spans.
+// one line per catalog, the catalogs that were pushed, unchanged or failed named as spans. A layout of one
+// catalog has that catalog's stage.
 func publishSummary(outcomes []catalogOutcome) report.Stage {
+	if len(outcomes) == 1 {
+		st := outcomes[0].st
+		st.Name = "publish"
+		st.Details += catalogSourceDetails(outcomes)
+		return st
+	}
 	st := report.Stage{Name: "publish", Status: report.Skipped}
 	var order, pushed, unchanged, failed []string
 	var errs []string
@@ -224,8 +174,28 @@ func publishSummary(outcomes []catalogOutcome) report.Stage {
 	}
 	st.Summary = fmt.Sprintf("%s: %s", plural(len(outcomes), "catalog"), strings.Join(parts, "; "))
 	st.Err = strings.Join(errs, "; ")
-	st.Details = details.String()
+	st.Details = details.String() + catalogSourceDetails(outcomes)
 	return st
+}
+
+// catalogSourceDetails prints the CatalogSource that follows the catalogs' Kubernetes-version tags
+// (CatalogSourceDetails) for the outcomes' catalogs.
+func catalogSourceDetails(outcomes []catalogOutcome) string {
+	cats := make([]config.Catalog, len(outcomes))
+	for i, o := range outcomes {
+		cats[i] = o.cat
+	}
+	return CatalogSourceDetails(cats)
+}
+
+// CatalogSourceDetails is CatalogSources as a section of a publish stage's details; "" when no catalog
+// has a tag a cluster follows.
+func CatalogSourceDetails(cats []config.Catalog) string {
+	cs := CatalogSources(cats)
+	if cs == "" {
+		return ""
+	}
+	return "\n#### CatalogSource\n\nA CatalogSource that follows the cluster's Kubernetes version (olm.catalogImageTemplate):\n\n```yaml\n" + cs + "```\n"
 }
 
 // renderForPublish renders the templates of the packages the push touched (since plan.Before, else the

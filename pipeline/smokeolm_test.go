@@ -20,7 +20,7 @@ func (f *fakeSmoke) olmCalls() []string {
 		if olm == "" {
 			olm = smoke.OLMv0
 		}
-		out = append(out, catalogOf(o.ClusterName)+" "+olm)
+		out = append(out, CatalogOf(o.ClusterName)+" "+olm)
 	}
 	return out
 }

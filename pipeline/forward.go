@@ -90,14 +90,23 @@ func CheckForward(repo *gitrepo.Repo, tag string, current string, c *object.Comm
 			"refusing to replace it; move or delete the tag by hand to publish again", tag, short(current), short(want)))
 }
 
-// forwardOnly is the build.Options.BeforeTag check of publishing c to target.
-func forwardOnly(repo *gitrepo.Repo, c *object.Commit, target name.Reference, opts build.Options) func(context.Context) error {
+// forwardOnly is the build.Options.BeforeTag check of publishing c to targets: every one of them must
+// move forward (or be new), so that a refused tag leaves all of them where they were.
+func forwardOnly(repo *gitrepo.Repo, c *object.Commit, targets []name.Reference, opts build.Options) func(context.Context) error {
 	return func(ctx context.Context) error {
-		current, found, err := build.ReadRevision(ctx, target, opts)
-		if err != nil || !found {
-			return err
+		for _, target := range targets {
+			current, found, err := build.ReadRevision(ctx, target, opts)
+			if err != nil {
+				return err
+			}
+			if !found {
+				continue
+			}
+			if err := CheckForward(repo, target.String(), current, c); err != nil {
+				return err
+			}
 		}
-		return CheckForward(repo, target.String(), current, c)
+		return nil
 	}
 }
 

@@ -64,6 +64,14 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 	if err != nil {
 		return finish(stageFromErr(err), start), ""
 	}
+	extra := make([]name.Reference, 0, len(in.Tags))
+	for _, t := range in.Tags { // every tag is parsed before anything is pushed
+		ref, err := parseTarget(t)
+		if err != nil {
+			return finish(stageFromErr(err), start), ""
+		}
+		extra = append(extra, ref)
+	}
 	opts := in.Build
 	if registry.RefIsLoopback(opts.Base) {
 		opts.NameOptions = append(opts.NameOptions, name.Insecure)
@@ -75,8 +83,8 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 			opts.Labels = map[string]string{}
 		}
 		opts.Labels[build.RevisionLabel] = in.Commit.Hash.String()
-		if in.Repo != nil {
-			opts.BeforeTag = forwardOnly(in.Repo, in.Commit, target, opts)
+		if in.Repo != nil { // no tag moves unless every tag would move forward (no half-moved set)
+			opts.BeforeTag = forwardOnly(in.Repo, in.Commit, append([]name.Reference{target}, extra...), opts)
 		}
 		from = " from " + short(in.Commit.Hash.String())
 	}
@@ -93,17 +101,13 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 		return finish(st, start), ""
 	}
 	tagged := []string{target.String()}
-	for _, t := range in.Tags {
-		ref, err := parseTarget(t)
-		if err == nil && in.Commit != nil && in.Repo != nil {
-			opts.BeforeTag = forwardOnly(in.Repo, in.Commit, ref, opts)
+	for _, ref := range extra {
+		if in.Commit != nil && in.Repo != nil { // checked again: another publisher may have moved it since
+			opts.BeforeTag = forwardOnly(in.Repo, in.Commit, []name.Reference{ref}, opts)
 		}
-		if err == nil {
-			_, err = build.Push(ctx, img, ref, opts)
-		}
-		if err != nil { // the image is pushed and the tags before this one moved: say which
+		if _, err := build.Push(ctx, img, ref, opts); err != nil { // the tags before this one moved: say which
 			st = stageFromErr(err)
-			st.Summary = fmt.Sprintf("pushed %s%s and tagged %s, but not %s", dig.String(), from, strings.Join(tagged, ", "), t)
+			st.Summary = fmt.Sprintf("pushed %s%s and tagged %s, but not %s", dig.String(), from, strings.Join(tagged, ", "), ref.String())
 			if nf := (*NotForwardError)(nil); errors.As(err, &nf) {
 				st.Summary += ": " + nf.Summary
 			}

@@ -28,7 +28,7 @@ func benchCatalogs(b *testing.B, withPolicy bool) {
 				var opts validate.Options
 				var col *Collector
 				if withPolicy {
-					col = NewCollector()
+					col = NewCollector(sev)
 					opts.VisitBundle = col.Visit
 				}
 				res, err := validate.Dir(context.Background(), dir, opts)

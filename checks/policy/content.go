@@ -51,6 +51,9 @@ type content struct {
 	total, compressed   int    // the manifests' size, and gzipped (computed only when total is over the limit)
 	mediatype           string // olm.bundle.mediatype, "" when absent
 	constraint          bool   // an olm.constraint property
+	// manifests are the olm.bundle.object data, kept only for operator-framework's validators (which
+	// drop them once they ran: see ofValidate).
+	manifests [][]byte
 }
 
 // csvFields are the CSV fields the rules read. olm.csv.metadata has no icon, webhooks or permissions.
@@ -102,17 +105,21 @@ type csvObject struct {
 // that a lean load (validate's, which drops the values) serves every rule: pass Visit as the load's
 // bundle visitor (validate.Options.VisitBundle) and the Collector as Input.Collected.
 type Collector struct {
-	mu sync.Mutex
-	m  map[*catalog.Bundle]*content
+	mu        sync.Mutex
+	m         map[*catalog.Bundle]*content
+	manifests bool
 }
 
-// NewCollector returns an empty Collector.
-func NewCollector() *Collector { return &Collector{m: map[*catalog.Bundle]*content{}} }
+// NewCollector returns an empty Collector for the rules sev enables: it keeps the bundles' manifests
+// only when operator-framework's validators run.
+func NewCollector(sev Severities) *Collector {
+	return &Collector{m: map[*catalog.Bundle]*content{}, manifests: sev.keepsManifests()}
+}
 
 // Visit decodes b's property values; it is safe to call from the loader's workers at once, and keeps
 // nothing of the values themselves.
 func (c *Collector) Visit(b *catalog.Bundle) {
-	ct := decodeContent(b)
+	ct := decodeContent(b, c.manifests)
 	c.mu.Lock()
 	c.m[b] = ct
 	c.mu.Unlock()
@@ -124,12 +131,12 @@ func (r *run) contentOf(b *catalog.Bundle) *content {
 	if c, ok := r.contents[b]; ok {
 		return c
 	}
-	c := decodeContent(b)
+	c := decodeContent(b, r.keepManifests)
 	r.contents[b] = c
 	return c
 }
 
-func decodeContent(b *catalog.Bundle) *content {
+func decodeContent(b *catalog.Bundle, keepManifests bool) *content {
 	c := &content{}
 	var csv *csvFields
 	var gz *gzipCounter
@@ -148,6 +155,9 @@ func decodeContent(b *catalog.Bundle) *content {
 					csv, c.csvFromMeta = f, false
 				}
 				c.total += len(data)
+				if keepManifests && data != nil {
+					c.manifests = append(c.manifests, data)
+				}
 				if c.total > maxCompressedBytes && gz == nil {
 					gz = newGzipCounter() // only a large bundle is compressed to be measured
 					for _, q := range b.Properties[:i] {

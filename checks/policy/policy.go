@@ -79,6 +79,8 @@ type run struct {
 	res  *Result
 	// contents caches each bundle's decoded properties for the content and OLM v1 rules.
 	contents map[*catalog.Bundle]*content
+	// keepManifests: decode each bundle's manifests for operator-framework's validators.
+	keepManifests bool
 }
 
 // Run checks in with the rules sev enables. It returns early with ctx's error when ctx is done.
@@ -88,7 +90,7 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 		max = diag.DefaultMaxPerRule
 	}
 	r := &run{ctx: ctx, in: in, sev: sev, sink: diag.NewLimiter(max), res: &Result{},
-		contents: map[*catalog.Bundle]*content{}}
+		contents: map[*catalog.Bundle]*content{}, keepManifests: sev.keepsManifests()}
 	if in.Collected != nil {
 		r.contents = in.Collected.m
 	}
@@ -100,7 +102,7 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 	for _, p := range r.ix.order {
 		r.res.Bundles += len(p.bundles)
 	}
-	for _, step := range []func(){r.graphs, r.dependencies, r.bundleContents, r.removedAPIs, r.olmv1} {
+	for _, step := range []func(){r.graphs, r.dependencies, r.bundleContents, r.removedAPIs, r.olmv1, r.ofValidate} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -122,8 +124,16 @@ type finding struct {
 	msg, hint            string
 }
 
-func (r *run) add(f finding) {
-	sev := r.sev[f.rule]
+func (r *run) add(f finding) { r.addAs(f, r.sev[f.rule]) }
+
+// addWarning adds f as a warning if its rule runs, whatever its severity.
+func (r *run) addWarning(f finding) {
+	if r.sev[f.rule] != "" {
+		r.addAs(f, diag.Warning)
+	}
+}
+
+func (r *run) addAs(f finding, sev diag.Severity) {
 	if sev == "" {
 		return
 	}
@@ -152,7 +162,8 @@ func Requires(c *catalog.Catalog, only map[string]bool) bool {
 
 // valueRules read bundle property values, which a lean catalog does not keep (the others need only the
 // channels, the property types and the decoded packages and dependencies a lean load keeps).
-var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleSize, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks}
+var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleSize, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks,
+	ruleOFBundle, ruleOFCSV, ruleOFCRD, ruleOFOperatorHub, ruleOFCapabilities, ruleOFCategories, ruleOFDeprecatedAPIs, ruleOFGoodPractices}
 
 // NeedsValues reports whether an enabled rule reads bundle property values: the catalog must then be
 // loaded without catalog.LoadOptions.Lean.

@@ -14,6 +14,7 @@ import (
 //	  rules:
 //	    policy-skiprange-without-replaces: off
 //	    policy-skipped-in-replaces-chain: error
+//	  bundleImages: true
 //
 // Like every rule, it is read from the base branch's tip: a pull request cannot switch a rule off for
 // itself. A policy section that does not decode blocks the change (ParseConfig fails); it never falls
@@ -21,6 +22,10 @@ import (
 type PolicyConfig struct {
 	Presets []string          `yaml:"presets"`
 	Rules   map[string]string `yaml:"rules"`
+	// BundleImages lets the pull-request pipeline read a touched bundle's objects from its image when
+	// the catalog holds only olm.csv.metadata, for the rules that need them (the CSV's icon, webhooks and
+	// OperatorConditions, operator-framework's validators). Off, those rules judge what the catalog holds.
+	BundleImages bool `yaml:"bundleImages"`
 }
 
 // Presets of policy rules. PresetNone (the default) enables nothing.

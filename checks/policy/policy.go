@@ -40,6 +40,9 @@ type Input struct {
 	Collected *Collector
 	// MaxPerRule bounds the diagnostics kept per rule (diag.DefaultMaxPerRule when zero).
 	MaxPerRule int
+	// ImageObjects, when set, reads the objects of checked bundles whose catalog entry holds none
+	// (olm.csv.metadata form) from their image, for the rules that need them (imageRules).
+	ImageObjects ImageObjects
 }
 
 // Result is what the rules found, with what they looked at.
@@ -50,6 +53,8 @@ type Result struct {
 	Packages, Bundles int
 	// OLMv1 counts, when an olmv1 rule ran, the checked bundles OLM v1 can install (no olmv1 finding).
 	OLMv1Installable, OLMv1Checked int
+	// FromImages counts the bundles whose objects were read from their image (Input.ImageObjects).
+	FromImages int
 }
 
 // Severities is config.PolicyConfig.Severities as diagnostic severities: the rules that run.
@@ -101,6 +106,9 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 	r.res.Packages = len(r.ix.order)
 	for _, p := range r.ix.order {
 		r.res.Bundles += len(p.bundles)
+	}
+	if err := r.fetchObjects(); err != nil {
+		return nil, err
 	}
 	for _, step := range []func(){r.graphs, r.dependencies, r.bundleContents, r.removedAPIs, r.olmv1, r.ofValidate} {
 		if err := ctx.Err(); err != nil {

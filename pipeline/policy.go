@@ -93,12 +93,15 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: s.limits().MaxPerRule,
 			ImageObjects: objects}
 		if policy.Requires(t.head, t.pkgs) {
-			whole, err := catalog.LoadDir(ctx, path.Join(s.headDir, t.dir), catalog.LoadOptions{Lean: true,
-				MaxFileSize: s.limits().MaxFileBytes, MaxTotalSize: s.limits().MaxTotalBytes})
-			if err != nil {
-				return stageFromErr(fmt.Errorf("loading catalog %s for dependency lookups: %w", t.dir, err))
+			// the validate stage's load of the same checkout, else (it did not finish) a load of its own
+			if in.Universe = s.validated[t.dir]; in.Universe == nil {
+				whole, err := catalog.LoadDir(ctx, path.Join(s.headDir, t.dir), catalog.LoadOptions{Lean: true,
+					MaxFileSize: s.limits().MaxFileBytes, MaxTotalSize: s.limits().MaxTotalBytes})
+				if err != nil {
+					return stageFromErr(fmt.Errorf("loading catalog %s for dependency lookups: %w", t.dir, err))
+				}
+				in.Universe = whole.Catalog
 			}
-			in.Universe = whole.Catalog
 		}
 		res, err := policy.Run(ctx, in, sev)
 		if err != nil {

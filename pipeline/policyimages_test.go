@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 	renderbundle "github.com/catalogbot/catalogbot/render/bundle"
@@ -99,5 +102,35 @@ func TestPolicyStageReadsObjectsFromBundleImages(t *testing.T) {
 	st = run(true)
 	if st.Status != report.Error || !strings.Contains(st.Err, image) || !strings.Contains(st.Err, b.Name) {
 		t.Fatalf("registry down: %s %q %v", st.Status, st.Err, st.Diagnostics)
+	}
+}
+
+// Dependencies are looked up in the whole head catalog, which the validate stage loaded: the touched
+// rabbitmq-messaging-topology-operator requires rabbitmq-cluster-operator, which the change does not
+// touch (real v4.20 packages). Without that package in the catalog, the requirement is unsatisfied.
+func TestPolicyStageLooksDependenciesUpInTheWholeHeadCatalog(t *testing.T) {
+	src := shareddata.Dir(t, "catalogs", "community-operators-prod-v4.20")
+	read := func(pkg string) string {
+		data, err := os.ReadFile(filepath.Join(src, pkg, "catalog.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	const topology, cluster = "catalog/rabbitmq-messaging-topology-operator/catalog.yaml", "catalog/rabbitmq-cluster-operator/catalog.yaml"
+	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\ncatalog: {format: yaml}\npolicy: {presets: [community]}\n"
+	var requests atomic.Int64
+	for _, withCluster := range []bool{true, false} {
+		base := tree{files: map[string]string{".catalogbot.yaml": cfg, topology: read("rabbitmq-messaging-topology-operator")}}
+		if withCluster {
+			base.files[cluster] = read("rabbitmq-cluster-operator")
+		}
+		st := stageOf(t, runMulti(t, base, base.with(map[string]string{topology: base.files[topology] + "\n"}), remote.WithTransport(refusingTransport{&requests})), "policy")
+		unsatisfied := slices.ContainsFunc(st.Diagnostics, func(d diag.Diagnostic) bool {
+			return d.Rule == "policy-dependency-unsatisfied" && strings.Contains(d.Message, "rabbitmq-cluster-operator")
+		})
+		if unsatisfied == withCluster {
+			t.Fatalf("rabbitmq-cluster-operator in the catalog: %v; policy: %s %s %v", withCluster, st.Status, st.Summary, st.Diagnostics)
+		}
 	}
 }

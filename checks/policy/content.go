@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/blang/semver/v4"
 	"sigs.k8s.io/yaml"
@@ -59,9 +61,9 @@ type content struct {
 // csvFields are the CSV fields the rules read. olm.csv.metadata has no icon, webhooks or permissions.
 type csvFields struct {
 	Name        string
-	DisplayName string `json:"displayName"`
-	Description string `json:"description"`
-	Version     string `json:"version"`
+	DisplayName string     `json:"displayName"`
+	Description textLength `json:"description"`
+	Version     string     `json:"version"`
 	Icon        []struct {
 		Data      string `json:"base64data"`
 		MediaType string `json:"mediatype"`
@@ -140,7 +142,8 @@ func decodeContent(b *catalog.Bundle, keepManifests bool) *content {
 	c := &content{}
 	var csv *csvFields
 	var gz *gzipCounter
-	for i, p := range b.Properties {
+	var below [][]byte // the objects so far, while their total is under the gzip limit
+	for _, p := range b.Properties {
 		switch p.Type {
 		case "olm.constraint":
 			c.constraint = true
@@ -158,19 +161,20 @@ func decodeContent(b *catalog.Bundle, keepManifests bool) *content {
 				if keepManifests && data != nil {
 					c.manifests = append(c.manifests, data)
 				}
-				if c.total > maxCompressedBytes && gz == nil {
-					gz = newGzipCounter() // only a large bundle is compressed to be measured
-					for _, q := range b.Properties[:i] {
-						if q.Type == catalog.PropertyBundleObject {
-							var bo catalog.BundleObject
-							if catalog.DecodeJSON(q.Value, &bo) == nil {
-								gz.Write(bo.Data)
-							}
-						}
-					}
-				}
-				if gz != nil {
+				switch {
+				case gz != nil:
 					gz.Write(data)
+				case c.total > maxCompressedBytes:
+					// only a large bundle is compressed to be measured: what came before is fed from
+					// below, never decoded again (at most the limit is held meanwhile)
+					gz = newGzipCounter()
+					for _, d := range below {
+						gz.Write(d)
+					}
+					gz.Write(data)
+					below = nil
+				default:
+					below = append(below, data)
 				}
 			}
 		case catalog.PropertyCSVMetadata:
@@ -307,7 +311,7 @@ func requiredFields(c *csvFields, fromMeta bool) []string {
 	if n := len([]rune(c.DisplayName)); n < 3 || n > 50 {
 		out = append(out, fmt.Sprintf("displayName %q must be 3 to 50 characters", c.DisplayName))
 	}
-	if len([]rune(strings.TrimSpace(c.Description))) < 20 {
+	if c.Description < 20 {
 		out = append(out, "description must be at least 20 characters")
 	}
 	if !fromMeta && (len(c.Icon) == 0 || c.Icon[0].Data == "" || !iconTypes[c.Icon[0].MediaType]) {
@@ -326,4 +330,96 @@ func requiredFields(c *csvFields, fromMeta bool) []string {
 		out = append(out, "at least one link is required")
 	}
 	return out
+}
+
+// textLength is a JSON string's length in runes once trimmed of white space (strings.TrimSpace), read
+// without building the string: a CSV's description is most of what the policy decodes of it.
+type textLength int
+
+// UnmarshalJSON implements json.Unmarshaler on a JSON string (null is empty); raw is valid JSON.
+func (n *textLength) UnmarshalJSON(raw []byte) error {
+	if string(raw) == "null" {
+		*n = 0
+		return nil
+	}
+	if len(raw) < 2 || raw[0] != '"' {
+		return fmt.Errorf("want a string, got %.20s", raw)
+	}
+	s := raw[1 : len(raw)-1]
+	first, last, idx := -1, -1, 0
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRune(s[i:])
+		if s[i] == '\\' && i+1 < len(s) {
+			r, w = unescape(s[i:])
+		}
+		i += w
+		if !unicode.IsSpace(r) {
+			if first < 0 {
+				first = idx
+			}
+			last = idx
+		}
+		idx++
+	}
+	*n = 0
+	if first >= 0 {
+		*n = textLength(last - first + 1)
+	}
+	return nil
+}
+
+// unescape decodes the JSON escape s starts with, as encoding/json does (a lone surrogate is U+FFFD),
+// and returns its width.
+func unescape(s []byte) (rune, int) {
+	switch s[1] {
+	case 'n':
+		return '\n', 2
+	case 't':
+		return '\t', 2
+	case 'r':
+		return '\r', 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'u':
+		r := hex4(s[2:])
+		if r < 0 {
+			return utf8.RuneError, 2
+		}
+		if utf16.IsSurrogate(r) {
+			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+				if lo := hex4(s[8:]); lo >= 0 {
+					if dec := utf16.DecodeRune(r, lo); dec != unicode.ReplacementChar {
+						return dec, 12
+					}
+				}
+			}
+			return unicode.ReplacementChar, 6
+		}
+		return r, 6
+	}
+	return rune(s[1]), 2 // \" \\ \/
+}
+
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(d)
+	}
+	return r
 }

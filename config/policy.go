@@ -14,6 +14,7 @@ import (
 //	  rules:
 //	    policy-skiprange-without-replaces: off
 //	    policy-skipped-in-replaces-chain: error
+//	  bundleImages: true
 //
 // Like every rule, it is read from the base branch's tip: a pull request cannot switch a rule off for
 // itself. A policy section that does not decode blocks the change (ParseConfig fails); it never falls
@@ -21,6 +22,10 @@ import (
 type PolicyConfig struct {
 	Presets []string          `yaml:"presets"`
 	Rules   map[string]string `yaml:"rules"`
+	// BundleImages lets the pull-request pipeline read a touched bundle's objects from its image when
+	// the catalog holds only olm.csv.metadata, for the rules that need them (the CSV's icon, webhooks and
+	// OperatorConditions, operator-framework's validators). Off, those rules judge what the catalog holds.
+	BundleImages bool `yaml:"bundleImages"`
 }
 
 // Presets of policy rules. PresetNone (the default) enables nothing.
@@ -66,6 +71,14 @@ var PolicyRules = []PolicyRule{
 	{"policy-one-template-per-catalog", "a package's catalog mapped from more than one template in its ci.yaml", community(PolicyError)},
 	{"policy-ci-schema", "a changed operators/<package>/ci.yaml that does not follow operator-pipelines' ci.yaml schema", community(PolicyError)},
 	{"policy-release-config", "a changed release-config.yaml naming a template the ci.yaml does not map, or semver channels other than Candidate/Fast/Stable", community(PolicyError)},
+	{"policy-of-bundle", "operator-framework's bundle validator (sizes, service accounts, names, related images)", community(PolicyError)},
+	{"policy-of-csv", "operator-framework's ClusterServiceVersion validator", community(PolicyError)},
+	{"policy-of-crd", "operator-framework's CustomResourceDefinition validator", community(PolicyError)},
+	{"policy-of-operatorhub", "operator-framework's OperatorHub v2 validator (operator-sdk's operatorhubv2)", community(PolicyError)},
+	{"policy-of-capabilities", "operator-framework's standard capabilities validator", community(PolicyError)},
+	{"policy-of-categories", "operator-framework's standard categories validator", community(PolicyError)},
+	{"policy-of-deprecated-apis", "operator-framework's deprecated APIs validator (alpha-deprecated-apis, with the catalog's Kubernetes version)", community(PolicyError)},
+	{"policy-of-good-practices", "operator-framework's good practices validator", community(PolicyError)},
 	{"olmv1-bundle-format", "the bundle is not registry+v1", olmv1()},
 	{"olmv1-all-namespaces", "the bundle does not support the AllNamespaces install mode", olmv1()},
 	{"olmv1-dependencies", "the bundle declares olm.gvk.required, olm.package.required or olm.constraint", olmv1()},

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
@@ -188,6 +189,14 @@ func (s *state) validate(ctx context.Context) report.Stage {
 	failed := 0
 	st := report.Stage{}
 	results := validate.Catalogs(ctx, s.headDir, cats, 2, validate.Options{Limits: s.limits()}, nil)
+	if s.cfg.Policy.Enabled() {
+		s.validated = map[string]*catalog.Catalog{}
+		for _, r := range results {
+			if r.Err == nil && r.Result != nil && r.Catalog != nil {
+				s.validated[path.Clean(r.Dir)] = r.Catalog
+			}
+		}
+	}
 	if len(a.catalogs) == 1 {
 		r := results[0]
 		if r.Err != nil {

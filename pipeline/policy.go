@@ -11,6 +11,9 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/policy"
 	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/render"
+	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -78,16 +81,27 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
 	}
 	st := report.Stage{}
-	checked, bundles, v1ok, v1checked := 0, 0, 0, 0
+	checked, bundles, v1ok, v1checked, fromImages := 0, 0, 0, 0, 0
+	var objects policy.ImageObjects
+	if s.cfg.Policy.BundleImages {
+		var err error
+		if objects, err = s.imageObjects(); err != nil {
+			return stageFromErr(err)
+		}
+	}
 	for _, t := range targets {
-		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: s.limits().MaxPerRule}
+		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: s.limits().MaxPerRule,
+			ImageObjects: objects}
 		if policy.Requires(t.head, t.pkgs) {
-			whole, err := catalog.LoadDir(ctx, path.Join(s.headDir, t.dir), catalog.LoadOptions{Lean: true,
-				MaxFileSize: s.limits().MaxFileBytes, MaxTotalSize: s.limits().MaxTotalBytes})
-			if err != nil {
-				return stageFromErr(fmt.Errorf("loading catalog %s for dependency lookups: %w", t.dir, err))
+			// the validate stage's load of the same checkout, else (it did not finish) a load of its own
+			if in.Universe = s.validated[t.dir]; in.Universe == nil {
+				whole, err := catalog.LoadDir(ctx, path.Join(s.headDir, t.dir), catalog.LoadOptions{Lean: true,
+					MaxFileSize: s.limits().MaxFileBytes, MaxTotalSize: s.limits().MaxTotalBytes})
+				if err != nil {
+					return stageFromErr(fmt.Errorf("loading catalog %s for dependency lookups: %w", t.dir, err))
+				}
+				in.Universe = whole.Catalog
 			}
-			in.Universe = whole.Catalog
 		}
 		res, err := policy.Run(ctx, in, sev)
 		if err != nil {
@@ -102,6 +116,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		st.Truncated = append(st.Truncated, res.Truncated...)
 		checked, bundles = checked+res.Packages, bundles+res.Bundles
 		v1ok, v1checked = v1ok+res.OLMv1Installable, v1checked+res.OLMv1Checked
+		fromImages += res.FromImages
 	}
 	st.Status, st.Diagnostics = report.StatusOf(ds, nil), ds
 	st.Summary = fmt.Sprintf("%d policy rules on %s (%s) in %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"), plural(len(targets), "catalog"))
@@ -112,7 +127,42 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	if v1checked > 0 {
 		st.Summary += fmt.Sprintf("; OLM v1 can install %d of the %d bundles whose CSV the catalogs hold", v1ok, v1checked)
 	}
+	if fromImages > 0 {
+		st.Summary += fmt.Sprintf("; the objects of %s read from their images", plural(fromImages, "bundle"))
+	}
 	return st
+}
+
+// imageObjects reads bundle images' objects for the policy rules that need them when the catalog holds
+// only olm.csv.metadata: through the render cache's source (template.Images), with the registry client,
+// limits and allow-list of the render stage, within the stage's deadline.
+func (s *state) imageObjects() (policy.ImageObjects, error) {
+	pull, err := render.NewBundleImages(render.Options{RemoteOptions: s.in.RemoteOptions, AllowedRegistries: s.cfg.Images.AllowedRegistries})
+	if err != nil {
+		return nil, err
+	}
+	images := &template.Images{Store: template.NewStore(""), Pull: pull}
+	return func(ctx context.Context, image string) ([][]byte, error) {
+		b, err := images.Bundle(ctx, image, false)
+		if err != nil {
+			return nil, err
+		}
+		if b == nil || b.Bundle == nil {
+			return nil, fmt.Errorf("image %s: no bundle rendered", image)
+		}
+		var out [][]byte
+		for _, p := range b.Properties {
+			if p.Type != catalog.PropertyBundleObject {
+				continue
+			}
+			var bo catalog.BundleObject
+			if err := catalog.DecodeJSON(p.Value, &bo); err != nil {
+				return nil, diag.InvalidError(fmt.Errorf("image %s: %w", image, err))
+			}
+			out = append(out, bo.Data)
+		}
+		return out, nil
+	}, nil
 }
 
 func joinSorted(names []string) string {

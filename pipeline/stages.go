@@ -40,6 +40,9 @@ type state struct {
 	affected   *affected         // the touched packages and the catalogs holding them (catalogs.go)
 	pairs      *[]catalogPair    // their base and head catalogs (percatalog.go)
 	rendered   []template.Result // the render stage's renders of the touched packages' templates (catalogs.go)
+	// validated are the whole head catalogs (lean) the validate stage loaded, by directory, kept for the
+	// policy stage's dependency lookups when a policy is enabled (policy.go).
+	validated map[string]*catalog.Catalog
 
 	openLines []*stageLines // the stage writers handed out to the running stage (observer.go)
 }

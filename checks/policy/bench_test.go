@@ -15,12 +15,25 @@ import (
 // cost:
 //
 //	go test ./checks/policy -run '^$' -bench 'Validate' -benchtime 5x
-func BenchmarkValidate(b *testing.B) { benchCatalogs(b, false) }
+//
+// BenchmarkValidatePolicyOwnRules turns operator-framework's validators (policy-of-*) off: the rest of
+// the policy, next to validation.
+func BenchmarkValidate(b *testing.B) { benchCatalogs(b, nil) }
 
-func BenchmarkValidatePolicy(b *testing.B) { benchCatalogs(b, true) }
+func BenchmarkValidatePolicy(b *testing.B) {
+	benchCatalogs(b, SeveritiesOf(config.PolicyConfig{Presets: []string{config.PresetCommunity, config.PresetOLMv1}}))
+}
 
-func benchCatalogs(b *testing.B, withPolicy bool) {
+func BenchmarkValidatePolicyOwnRules(b *testing.B) {
 	sev := SeveritiesOf(config.PolicyConfig{Presets: []string{config.PresetCommunity, config.PresetOLMv1}})
+	for _, id := range ofRules {
+		delete(sev, id)
+	}
+	benchCatalogs(b, sev)
+}
+
+func benchCatalogs(b *testing.B, sev Severities) {
+	withPolicy := sev != nil
 	for _, name := range []string{"composed-279", "community-operators-prod-v4.16"} {
 		dir := shareddata.Dir(b, "catalogs", name)
 		b.Run(name, func(b *testing.B) {
@@ -28,7 +41,7 @@ func benchCatalogs(b *testing.B, withPolicy bool) {
 				var opts validate.Options
 				var col *Collector
 				if withPolicy {
-					col = NewCollector()
+					col = NewCollector(sev)
 					opts.VisitBundle = col.Visit
 				}
 				res, err := validate.Dir(context.Background(), dir, opts)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/blang/semver/v4"
 	"sigs.k8s.io/yaml"
@@ -51,14 +53,17 @@ type content struct {
 	total, compressed   int    // the manifests' size, and gzipped (computed only when total is over the limit)
 	mediatype           string // olm.bundle.mediatype, "" when absent
 	constraint          bool   // an olm.constraint property
+	// manifests are the olm.bundle.object data, kept only for operator-framework's validators (which
+	// drop them once they ran: see ofValidate).
+	manifests [][]byte
 }
 
 // csvFields are the CSV fields the rules read. olm.csv.metadata has no icon, webhooks or permissions.
 type csvFields struct {
 	Name        string
-	DisplayName string `json:"displayName"`
-	Description string `json:"description"`
-	Version     string `json:"version"`
+	DisplayName string     `json:"displayName"`
+	Description textLength `json:"description"`
+	Version     string     `json:"version"`
 	Icon        []struct {
 		Data      string `json:"base64data"`
 		MediaType string `json:"mediatype"`
@@ -102,17 +107,21 @@ type csvObject struct {
 // that a lean load (validate's, which drops the values) serves every rule: pass Visit as the load's
 // bundle visitor (validate.Options.VisitBundle) and the Collector as Input.Collected.
 type Collector struct {
-	mu sync.Mutex
-	m  map[*catalog.Bundle]*content
+	mu        sync.Mutex
+	m         map[*catalog.Bundle]*content
+	manifests bool
 }
 
-// NewCollector returns an empty Collector.
-func NewCollector() *Collector { return &Collector{m: map[*catalog.Bundle]*content{}} }
+// NewCollector returns an empty Collector for the rules sev enables: it keeps the bundles' manifests
+// only when operator-framework's validators run.
+func NewCollector(sev Severities) *Collector {
+	return &Collector{m: map[*catalog.Bundle]*content{}, manifests: sev.keepsManifests()}
+}
 
 // Visit decodes b's property values; it is safe to call from the loader's workers at once, and keeps
 // nothing of the values themselves.
 func (c *Collector) Visit(b *catalog.Bundle) {
-	ct := decodeContent(b)
+	ct := decodeContent(b, c.manifests)
 	c.mu.Lock()
 	c.m[b] = ct
 	c.mu.Unlock()
@@ -124,16 +133,17 @@ func (r *run) contentOf(b *catalog.Bundle) *content {
 	if c, ok := r.contents[b]; ok {
 		return c
 	}
-	c := decodeContent(b)
+	c := decodeContent(b, r.keepManifests)
 	r.contents[b] = c
 	return c
 }
 
-func decodeContent(b *catalog.Bundle) *content {
+func decodeContent(b *catalog.Bundle, keepManifests bool) *content {
 	c := &content{}
 	var csv *csvFields
 	var gz *gzipCounter
-	for i, p := range b.Properties {
+	var below [][]byte // the objects so far, while their total is under the gzip limit
+	for _, p := range b.Properties {
 		switch p.Type {
 		case "olm.constraint":
 			c.constraint = true
@@ -148,19 +158,23 @@ func decodeContent(b *catalog.Bundle) *content {
 					csv, c.csvFromMeta = f, false
 				}
 				c.total += len(data)
-				if c.total > maxCompressedBytes && gz == nil {
-					gz = newGzipCounter() // only a large bundle is compressed to be measured
-					for _, q := range b.Properties[:i] {
-						if q.Type == catalog.PropertyBundleObject {
-							var bo catalog.BundleObject
-							if catalog.DecodeJSON(q.Value, &bo) == nil {
-								gz.Write(bo.Data)
-							}
-						}
-					}
+				if keepManifests && data != nil {
+					c.manifests = append(c.manifests, data)
 				}
-				if gz != nil {
+				switch {
+				case gz != nil:
 					gz.Write(data)
+				case c.total > maxCompressedBytes:
+					// only a large bundle is compressed to be measured: what came before is fed from
+					// below, never decoded again (at most the limit is held meanwhile)
+					gz = newGzipCounter()
+					for _, d := range below {
+						gz.Write(d)
+					}
+					gz.Write(data)
+					below = nil
+				default:
+					below = append(below, data)
 				}
 			}
 		case catalog.PropertyCSVMetadata:
@@ -297,7 +311,7 @@ func requiredFields(c *csvFields, fromMeta bool) []string {
 	if n := len([]rune(c.DisplayName)); n < 3 || n > 50 {
 		out = append(out, fmt.Sprintf("displayName %q must be 3 to 50 characters", c.DisplayName))
 	}
-	if len([]rune(strings.TrimSpace(c.Description))) < 20 {
+	if c.Description < 20 {
 		out = append(out, "description must be at least 20 characters")
 	}
 	if !fromMeta && (len(c.Icon) == 0 || c.Icon[0].Data == "" || !iconTypes[c.Icon[0].MediaType]) {
@@ -316,4 +330,96 @@ func requiredFields(c *csvFields, fromMeta bool) []string {
 		out = append(out, "at least one link is required")
 	}
 	return out
+}
+
+// textLength is a JSON string's length in runes once trimmed of white space (strings.TrimSpace), read
+// without building the string: a CSV's description is most of what the policy decodes of it.
+type textLength int
+
+// UnmarshalJSON implements json.Unmarshaler on a JSON string (null is empty); raw is valid JSON.
+func (n *textLength) UnmarshalJSON(raw []byte) error {
+	if string(raw) == "null" {
+		*n = 0
+		return nil
+	}
+	if len(raw) < 2 || raw[0] != '"' {
+		return fmt.Errorf("want a string, got %.20s", raw)
+	}
+	s := raw[1 : len(raw)-1]
+	first, last, idx := -1, -1, 0
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRune(s[i:])
+		if s[i] == '\\' && i+1 < len(s) {
+			r, w = unescape(s[i:])
+		}
+		i += w
+		if !unicode.IsSpace(r) {
+			if first < 0 {
+				first = idx
+			}
+			last = idx
+		}
+		idx++
+	}
+	*n = 0
+	if first >= 0 {
+		*n = textLength(last - first + 1)
+	}
+	return nil
+}
+
+// unescape decodes the JSON escape s starts with, as encoding/json does (a lone surrogate is U+FFFD),
+// and returns its width.
+func unescape(s []byte) (rune, int) {
+	switch s[1] {
+	case 'n':
+		return '\n', 2
+	case 't':
+		return '\t', 2
+	case 'r':
+		return '\r', 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'u':
+		r := hex4(s[2:])
+		if r < 0 {
+			return utf8.RuneError, 2
+		}
+		if utf16.IsSurrogate(r) {
+			if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+				if lo := hex4(s[8:]); lo >= 0 {
+					if dec := utf16.DecodeRune(r, lo); dec != unicode.ReplacementChar {
+						return dec, 12
+					}
+				}
+			}
+			return unicode.ReplacementChar, 6
+		}
+		return r, 6
+	}
+	return rune(s[1]), 2 // \" \\ \/
+}
+
+func hex4(s []byte) rune {
+	if len(s) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range s[:4] {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(d)
+	}
+	return r
 }

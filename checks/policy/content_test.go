@@ -183,7 +183,7 @@ func TestOLMv1Readiness(t *testing.T) {
 // A CRD still at apiextensions.k8s.io/v1beta1 (removed in Kubernetes 1.22) added to a real bundle: the
 // v4.16 catalog (Kubernetes 1.29) cannot serve it, a catalog for Kubernetes 1.21 can, and the table has no
 // last OpenShift version (a v4.30 catalog, 1.43, is judged too). Without a Kubernetes version the rule has
-// nothing to judge against.
+// nothing to judge against: a note says it did not run.
 func TestRemovedAPI(t *testing.T) {
 	c := load(t, "community-operators-prod-v4.16", "coherence-operator")
 	wantNone(t, check(t, Input{Catalog: c, Kubernetes: "1.29"}, ruleRemovedAPI))
@@ -198,7 +198,14 @@ func TestRemovedAPI(t *testing.T) {
 	if ds := check(t, Input{Catalog: c, Kubernetes: "1.43"}, ruleRemovedAPI); len(ds) != 1 {
 		t.Errorf("Kubernetes 1.43: %v", ds)
 	}
-	wantNone(t, check(t, Input{Catalog: c}, ruleRemovedAPI))
+	// without a Kubernetes version the rule does not run, and the report says so in a note (no finding)
+	res, err := Run(t.Context(), Input{Catalog: c}, Severities{ruleRemovedAPI: diag.Error})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Diagnostics) != 1 || res.Diagnostics[0].Severity != diag.Note || !strings.Contains(res.Diagnostics[0].Message, "did not run") {
+		t.Fatalf("no Kubernetes version: %v", res.Diagnostics)
+	}
 }
 
 // A ConfigMap of 1.5 MiB is over what OLM stores as one object; seven of 0.9 MiB of random text are each
@@ -235,7 +242,7 @@ func TestBundleSize(t *testing.T) {
 // rules are the implemented rule ids, by what they walk.
 var rules = func() map[string]bool {
 	m := map[string]bool{}
-	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules, {ruleRemovedAPI}, changeRules, {ruleCISchema, ruleReleaseConfig}} {
+	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules, {ruleRemovedAPI}, changeRules, {ruleCISchema, ruleReleaseConfig}, ofRules} {
 		for _, id := range ids {
 			m[id] = true
 		}

@@ -40,6 +40,9 @@ type Input struct {
 	Collected *Collector
 	// MaxPerRule bounds the diagnostics kept per rule (diag.DefaultMaxPerRule when zero).
 	MaxPerRule int
+	// ImageObjects, when set, reads the objects of checked bundles whose catalog entry holds none
+	// (olm.csv.metadata form) from their image, for the rules that need them (imageRules).
+	ImageObjects ImageObjects
 }
 
 // Result is what the rules found, with what they looked at.
@@ -50,6 +53,8 @@ type Result struct {
 	Packages, Bundles int
 	// OLMv1 counts, when an olmv1 rule ran, the checked bundles OLM v1 can install (no olmv1 finding).
 	OLMv1Installable, OLMv1Checked int
+	// FromImages counts the bundles whose objects were read from their image (Input.ImageObjects).
+	FromImages int
 }
 
 // Severities is config.PolicyConfig.Severities as diagnostic severities: the rules that run.
@@ -79,6 +84,8 @@ type run struct {
 	res  *Result
 	// contents caches each bundle's decoded properties for the content and OLM v1 rules.
 	contents map[*catalog.Bundle]*content
+	// keepManifests: decode each bundle's manifests for operator-framework's validators.
+	keepManifests bool
 }
 
 // Run checks in with the rules sev enables. It returns early with ctx's error when ctx is done.
@@ -88,7 +95,7 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 		max = diag.DefaultMaxPerRule
 	}
 	r := &run{ctx: ctx, in: in, sev: sev, sink: diag.NewLimiter(max), res: &Result{},
-		contents: map[*catalog.Bundle]*content{}}
+		contents: map[*catalog.Bundle]*content{}, keepManifests: sev.keepsManifests()}
 	if in.Collected != nil {
 		r.contents = in.Collected.m
 	}
@@ -100,7 +107,10 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 	for _, p := range r.ix.order {
 		r.res.Bundles += len(p.bundles)
 	}
-	for _, step := range []func(){r.graphs, r.dependencies, r.bundleContents, r.removedAPIs, r.olmv1} {
+	if err := r.fetchObjects(); err != nil {
+		return nil, err
+	}
+	for _, step := range []func(){r.graphs, r.dependencies, r.bundleContents, r.removedAPIs, r.olmv1, r.ofValidate} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -122,8 +132,16 @@ type finding struct {
 	msg, hint            string
 }
 
-func (r *run) add(f finding) {
-	sev := r.sev[f.rule]
+func (r *run) add(f finding) { r.addAs(f, r.sev[f.rule]) }
+
+// addWarning adds f as a warning if its rule runs, whatever its severity.
+func (r *run) addWarning(f finding) {
+	if r.sev[f.rule] != "" {
+		r.addAs(f, diag.Warning)
+	}
+}
+
+func (r *run) addAs(f finding, sev diag.Severity) {
 	if sev == "" {
 		return
 	}
@@ -152,7 +170,8 @@ func Requires(c *catalog.Catalog, only map[string]bool) bool {
 
 // valueRules read bundle property values, which a lean catalog does not keep (the others need only the
 // channels, the property types and the decoded packages and dependencies a lean load keeps).
-var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleSize, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks}
+var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleSize, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks,
+	ruleOFBundle, ruleOFCSV, ruleOFCRD, ruleOFOperatorHub, ruleOFCapabilities, ruleOFCategories, ruleOFDeprecatedAPIs, ruleOFGoodPractices}
 
 // NeedsValues reports whether an enabled rule reads bundle property values: the catalog must then be
 // loaded without catalog.LoadOptions.Lean.

@@ -43,7 +43,7 @@ func newPolicyRun(cfg *config.Config, presets []string) *policyRun {
 	pc.Presets = append(slices.Clone(pc.Presets), presets...)
 	p := &policyRun{presets: pc.Presets, sev: policy.SeveritiesOf(pc)}
 	if p.sev.NeedsValues() {
-		p.collected = policy.NewCollector()
+		p.collected = policy.NewCollector(p.sev)
 	}
 	return p
 }

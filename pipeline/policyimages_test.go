@@ -1,0 +1,136 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/internal/registrytest"
+	"github.com/catalogbot/catalogbot/internal/shareddata"
+	renderbundle "github.com/catalogbot/catalogbot/render/bundle"
+	"github.com/catalogbot/catalogbot/report"
+)
+
+// onlyHost sends requests to host through the default transport and refuses every other (the shared
+// bundle's related images name real registries this test does not reach).
+type onlyHost struct{ host string }
+
+func (o onlyHost) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host != o.host {
+		return nil, errors.New("no registry but the test's: " + req.URL.String())
+	}
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// A catalog in olm.csv.metadata form holds no webhook definitions and no objects for
+// operator-framework's validators: with policy.bundleImages the pipeline reads the touched bundle's
+// objects from its image (a real registry), so kube-green's webhook is reported as the olm.bundle.object
+// form would report it. A registry that fails is the stage's infrastructure error naming the image,
+// never a pass.
+func TestPolicyStageReadsObjectsFromBundleImages(t *testing.T) {
+	var down atomic.Bool
+	reg := registrytest.New(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if down.Load() && r.URL.Path != "/v2/" {
+				http.Error(w, "registry down", http.StatusServiceUnavailable)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	dir := shareddata.Dir(t, "bundles", "kube-green", "0.7.0")
+	image := reg.Host + "/ops/kube-green-bundle:v0.7.0"
+	if err := remote.Write(mustTag(t, image), registrytest.BundleImage(t, dir)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := renderbundle.RenderDir(context.Background(), dir, image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = renderbundle.ToCSVMetadata(b); err != nil {
+		t.Fatal(err)
+	}
+	blob, err := renderbundle.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const file = "catalog/kube-green/catalog.json"
+	cat := `{"schema": "olm.package", "name": "kube-green", "defaultChannel": "alpha"}
+{"schema": "olm.channel", "name": "alpha", "package": "kube-green", "entries": [{"name": "` + b.Name + `"}]}
+` + string(blob)
+	config := func(images bool) string {
+		c := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\npolicy:\n  presets: [community, olmv1]\n"
+		if images {
+			c += "  bundleImages: true\n"
+		}
+		return c
+	}
+	run := func(images bool) report.Stage {
+		base := tree{files: map[string]string{".catalogbot.yaml": config(images), file: cat}}
+		return stageOf(t, runMulti(t, base, base.with(map[string]string{file: cat + "\n"}), remote.WithTransport(onlyHost{reg.Host})), "policy")
+	}
+	rules := func(st report.Stage) []string {
+		var out []string
+		for _, d := range st.Diagnostics {
+			if d.Bundle == b.Name && d.File == file && d.Line > 0 {
+				out = append(out, d.Rule)
+			}
+		}
+		return out
+	}
+
+	st := run(false)
+	if slices.Contains(rules(st), "olmv1-webhooks") || slices.ContainsFunc(rules(st), func(r string) bool { return strings.HasPrefix(r, "policy-of-") }) {
+		t.Fatalf("without bundleImages the catalog's csv-metadata is all there is: %s %v", st.Summary, st.Diagnostics)
+	}
+	st = run(true)
+	if !slices.Contains(rules(st), "olmv1-webhooks") || !slices.Contains(rules(st), "policy-of-good-practices") ||
+		!strings.Contains(st.Summary, "the objects of 1 bundle read from their images") {
+		t.Fatalf("with bundleImages: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
+
+	down.Store(true)
+	st = run(true)
+	if st.Status != report.Error || !strings.Contains(st.Err, image) || !strings.Contains(st.Err, b.Name) {
+		t.Fatalf("registry down: %s %q %v", st.Status, st.Err, st.Diagnostics)
+	}
+}
+
+// Dependencies are looked up in the whole head catalog, which the validate stage loaded: the touched
+// rabbitmq-messaging-topology-operator requires rabbitmq-cluster-operator, which the change does not
+// touch (real v4.20 packages). Without that package in the catalog, the requirement is unsatisfied.
+func TestPolicyStageLooksDependenciesUpInTheWholeHeadCatalog(t *testing.T) {
+	src := shareddata.Dir(t, "catalogs", "community-operators-prod-v4.20")
+	read := func(pkg string) string {
+		data, err := os.ReadFile(filepath.Join(src, pkg, "catalog.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	const topology, cluster = "catalog/rabbitmq-messaging-topology-operator/catalog.yaml", "catalog/rabbitmq-cluster-operator/catalog.yaml"
+	cfg := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\ncatalog: {format: yaml}\npolicy: {presets: [community]}\n"
+	var requests atomic.Int64
+	for _, withCluster := range []bool{true, false} {
+		base := tree{files: map[string]string{".catalogbot.yaml": cfg, topology: read("rabbitmq-messaging-topology-operator")}}
+		if withCluster {
+			base.files[cluster] = read("rabbitmq-cluster-operator")
+		}
+		st := stageOf(t, runMulti(t, base, base.with(map[string]string{topology: base.files[topology] + "\n"}), remote.WithTransport(refusingTransport{&requests})), "policy")
+		unsatisfied := slices.ContainsFunc(st.Diagnostics, func(d diag.Diagnostic) bool {
+			return d.Rule == "policy-dependency-unsatisfied" && strings.Contains(d.Message, "rabbitmq-cluster-operator")
+		})
+		if unsatisfied == withCluster {
+			t.Fatalf("rabbitmq-cluster-operator in the catalog: %v; policy: %s %s %v", withCluster, st.Status, st.Summary, st.Diagnostics)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/checkrun"
@@ -110,10 +111,26 @@ func (b *Bot) announceCheckRun(ctx context.Context, gh ghclient.GitHub, an annou
 		return
 	}
 	b.metrics.inProgress.WithLabelValues("announcer").Observe(time.Since(an.received).Seconds())
-	// A newer push may have superseded the job while its check run was being created.
+	// A newer push or the pull request's closing may have superseded the job while its check run was being
+	// created: whichever of this and the superseding delivery's announcement settles first says why.
 	if j, err := b.queue.Get(ctx, an.job); err == nil && j != nil && j.State == queue.Superseded {
-		b.closeQueuedRuns(ctx, gh, an.ref.Repo, []int64{an.job}, "Superseded by a newer push before the check started.")
+		b.closeQueuedRuns(ctx, gh, an.ref.Repo, []int64{an.job}, supersededReason(j.Error))
 	}
+}
+
+// closedCancel is the queue's record of jobs cancelled because their pull request was closed.
+const closedCancel = "pull request closed"
+
+// supersededReason is the check run's summary for a queued job the queue superseded, from the reason the
+// queue recorded (closedCancel, or "superseded by job N").
+func supersededReason(recorded string) string {
+	switch {
+	case recorded == closedCancel:
+		return "The pull request was closed."
+	case strings.HasPrefix(recorded, "superseded by job "):
+		return "Superseded by job " + strings.TrimPrefix(recorded, "superseded by job ") + "."
+	}
+	return "Superseded before the check started."
 }
 
 // claimAnnouncement records the run of a check job being queued and claims the creation of its check

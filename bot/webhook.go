@@ -128,7 +128,7 @@ func (b *Bot) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if rt.cancelKey != "" {
-		superseded, cancel, err := b.queue.CancelKey(ctx, rt.cancelKey, "pull request closed")
+		superseded, cancel, err := b.queue.CancelKey(ctx, rt.cancelKey, closedCancel)
 		if err != nil {
 			b.log.Error("cancel jobs", "key", rt.cancelKey, "err", err)
 			reply(http.StatusServiceUnavailable, "error", "queue unavailable")

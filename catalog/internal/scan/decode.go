@@ -52,7 +52,7 @@ var (
 type fieldInfo struct {
 	name  string
 	index []int
-	typ   reflect.Type
+	c     *codec
 }
 
 type structInfo struct {
@@ -60,12 +60,67 @@ type structInfo struct {
 	exact  map[string]int
 }
 
-var structCache sync.Map // reflect.Type -> *structInfo
+// codec is what the decoder needs to know about a Go type, worked out once per type (reflection's
+// method-set and field lookups cost more than the scanning they steer): the values of one type decode by
+// following its codec, and its element's or fields' codecs, with no further lookups by type.
+type codec struct {
+	t           reflect.Type
+	kind        reflect.Kind
+	raw         bool // json.RawMessage: kept as its text
+	unmarshaler bool // *T implements json.Unmarshaler (T not a pointer)
+	bytes       bool // a slice of bytes: base64 text
+	elem        *codec
+	st          *structInfo
+	want        string        // describeType(t), for type errors
+	empty       reflect.Value // a non-nil empty slice of the type (what [] decodes to)
+}
+
+var (
+	codecs    sync.Map // reflect.Type -> *codec, complete codecs only
+	codecMu   sync.Mutex
+	codecWork = map[reflect.Type]*codec{} // under codecMu: codecs being built (types may refer to themselves)
+)
+
+// codecFor returns the codec of t, building it (and its elements') on first use.
+func codecFor(t reflect.Type) *codec {
+	if c, ok := codecs.Load(t); ok {
+		return c.(*codec)
+	}
+	codecMu.Lock()
+	defer codecMu.Unlock()
+	c := buildCodec(t)
+	for t, c := range codecWork {
+		codecs.Store(t, c)
+	}
+	clear(codecWork)
+	return c
+}
+
+func buildCodec(t reflect.Type) *codec {
+	if c, ok := codecs.Load(t); ok {
+		return c.(*codec)
+	}
+	if c, ok := codecWork[t]; ok {
+		return c
+	}
+	c := &codec{t: t, kind: t.Kind(), want: describeType(t)}
+	codecWork[t] = c
+	c.raw = t == rawMessageType
+	c.unmarshaler = t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType)
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map:
+		c.elem = buildCodec(t.Elem())
+	case reflect.Slice:
+		c.bytes = t.Elem().Kind() == reflect.Uint8
+		c.elem = buildCodec(t.Elem())
+		c.empty = reflect.MakeSlice(t, 0, 0)
+	case reflect.Struct:
+		c.st = structFields(t)
+	}
+	return c
+}
 
 func structFields(t reflect.Type) *structInfo {
-	if si, ok := structCache.Load(t); ok {
-		return si.(*structInfo)
-	}
 	si := &structInfo{exact: map[string]int{}}
 	var walk func(t reflect.Type, index []int)
 	walk = func(t reflect.Type, index []int) {
@@ -91,24 +146,24 @@ func structFields(t reflect.Type) *structInfo {
 				continue
 			}
 			si.exact[name] = len(si.fields)
-			si.fields = append(si.fields, fieldInfo{name: name, index: idx, typ: f.Type})
+			si.fields = append(si.fields, fieldInfo{name: name, index: idx, c: buildCodec(f.Type)})
 		}
 	}
 	walk(t, nil)
-	actual, _ := structCache.LoadOrStore(t, si)
-	return actual.(*structInfo)
+	return si
 }
 
-func (si *structInfo) lookup(key []byte) (fieldInfo, bool) {
+// lookup returns the index of the field key names (exactly, else case-insensitively), or -1.
+func (si *structInfo) lookup(key []byte) int {
 	if i, ok := si.exact[string(key)]; ok {
-		return si.fields[i], true
+		return i
 	}
-	for _, f := range si.fields {
+	for i, f := range si.fields {
 		if bytes.EqualFold([]byte(f.name), key) {
-			return f, true
+			return i
 		}
 	}
-	return fieldInfo{}, false
+	return -1
 }
 
 // inField prefixes a type error's field path with the name of the field or key it happened in; the
@@ -152,24 +207,24 @@ func describeType(t reflect.Type) string {
 	return t.String()
 }
 
-// decodeValue decodes the (already syntax-checked) value at data[i] into v, a settable value of type t,
+// decodeValue decodes the (already syntax-checked) value at data[i] into v, a settable value of c's type,
 // or only checks it when v is not valid. It returns the offset after the value.
-func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, error) {
-	if t == rawMessageType {
+func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
+	if c.raw {
 		end, err := SkipValue(data, i, 0)
 		if err == nil && v.IsValid() {
 			v.SetBytes(data[i:end])
 		}
 		return end, err
 	}
-	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType) {
+	if c.unmarshaler {
 		end, err := SkipValue(data, i, 0)
 		if err != nil {
 			return end, err
 		}
 		target := v
 		if !target.IsValid() {
-			target = reflect.New(t).Elem()
+			target = reflect.New(c.t).Elem()
 		}
 		if err := target.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data[i:end]); err != nil {
 			return end, &TypeError{Off: i, cause: err}
@@ -179,32 +234,21 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 	if data[i] == 'n' {
 		return ScanLiteral(data, i, "null")
 	}
-	mismatch := func() (int, error) {
-		end, err := SkipValue(data, i, 0)
-		if err != nil {
-			return end, err
-		}
-		got := KindAt(data, i)
-		if got == "number" {
-			got = "number " + string(data[i:end])
-		}
-		return end, &TypeError{Off: i, got: got, want: describeType(t)}
-	}
-	switch t.Kind() {
+	switch c.kind {
 	case reflect.Pointer:
 		var elem reflect.Value
 		if v.IsValid() {
 			if v.IsNil() {
-				v.Set(reflect.New(t.Elem()))
+				v.Set(reflect.New(c.elem.t))
 			}
 			elem = v.Elem()
 		}
-		return decodeValue(data, i, t.Elem(), elem)
+		return decodeValue(data, i, c.elem, elem)
 	case reflect.Interface:
 		return SkipValue(data, i, 0)
 	case reflect.String:
 		if data[i] != '"' {
-			return mismatch()
+			return mismatch(data, i, c)
 		}
 		end, esc, err := ScanString(data, i)
 		if err == nil && v.IsValid() {
@@ -224,18 +268,18 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 			}
 			return ScanLiteral(data, i, "false")
 		}
-		return mismatch()
+		return mismatch(data, i, c)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if KindAt(data, i) != "number" {
-			return mismatch()
+			return mismatch(data, i, c)
 		}
 		end, err := ScanNumber(data, i)
 		if err != nil {
 			return end, err
 		}
 		n, ok := jsonInt(data[i:end])
-		if !ok || reflect.Zero(t).OverflowInt(n) {
-			return mismatch()
+		if !ok || reflect.Zero(c.t).OverflowInt(n) {
+			return mismatch(data, i, c)
 		}
 		if v.IsValid() {
 			v.SetInt(n)
@@ -243,15 +287,15 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		return end, nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if KindAt(data, i) != "number" {
-			return mismatch()
+			return mismatch(data, i, c)
 		}
 		end, err := ScanNumber(data, i)
 		if err != nil {
 			return end, err
 		}
 		n, ok := jsonInt(data[i:end])
-		if !ok || n < 0 || reflect.Zero(t).OverflowUint(uint64(n)) {
-			return mismatch()
+		if !ok || n < 0 || reflect.Zero(c.t).OverflowUint(uint64(n)) {
+			return mismatch(data, i, c)
 		}
 		if v.IsValid() {
 			v.SetUint(uint64(n))
@@ -259,37 +303,41 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		return end, nil
 	case reflect.Float32, reflect.Float64:
 		if KindAt(data, i) != "number" {
-			return mismatch()
+			return mismatch(data, i, c)
 		}
 		end, err := ScanNumber(data, i)
 		if err != nil {
 			return end, err
 		}
-		f, perr := strconv.ParseFloat(string(data[i:end]), t.Bits())
+		f, perr := strconv.ParseFloat(string(data[i:end]), c.t.Bits())
 		if perr != nil {
-			return mismatch()
+			return mismatch(data, i, c)
 		}
 		if v.IsValid() {
 			v.SetFloat(f)
 		}
 		return end, nil
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && data[i] == '"' {
+		if c.bytes && data[i] == '"' {
 			return decodeBase64(data, i, v)
 		}
 		if data[i] != '[' {
-			return mismatch()
+			return mismatch(data, i, c)
 		}
 		if v.IsValid() {
-			v.Set(reflect.MakeSlice(t, 0, 0)) // [] is an empty slice, not nil, as in encoding/json
+			v.Set(c.empty) // [] is an empty slice, not nil, as in encoding/json
 		}
 		return IterArray(data, i, func(n int, at int) (int, error) {
 			var elem reflect.Value
 			if v.IsValid() {
-				v.Set(reflect.Append(v, reflect.Zero(t.Elem())))
-				elem = v.Index(v.Len() - 1)
+				// grown in place (reflect.Append allocates a slice header for every element)
+				if n == v.Cap() {
+					v.Grow(1)
+				}
+				v.SetLen(n + 1)
+				elem = v.Index(n)
 			}
-			end, err := decodeValue(data, at, t.Elem(), elem)
+			end, err := decodeValue(data, at, c.elem, elem)
 			if te, ok := err.(*TypeError); ok {
 				te.field = "[" + strconv.Itoa(n) + "]" + strings.TrimPrefix("."+te.field, ".")
 				if te.field[len(te.field)-1] == '.' {
@@ -299,57 +347,77 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 			return end, err
 		})
 	case reflect.Map:
-		if data[i] != '{' || t.Key().Kind() != reflect.String {
-			return mismatch()
+		if data[i] != '{' || c.t.Key().Kind() != reflect.String {
+			return mismatch(data, i, c)
 		}
 		if v.IsValid() && v.IsNil() {
-			v.Set(reflect.MakeMap(t))
+			v.Set(reflect.MakeMap(c.t))
 		}
 		return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
 			if !v.IsValid() {
-				end, err := decodeValue(data, at, t.Elem(), reflect.Value{})
+				end, err := decodeValue(data, at, c.elem, reflect.Value{})
 				return end, inField(err, func() string { return StringValue(data, ks, ke, esc) })
 			}
 			key := StringValue(data, ks, ke, esc)
-			elem := reflect.New(t.Elem()).Elem()
-			end, err := decodeValue(data, at, t.Elem(), elem)
+			elem := reflect.New(c.elem.t).Elem()
+			end, err := decodeValue(data, at, c.elem, elem)
 			if err == nil {
-				v.SetMapIndex(reflect.ValueOf(key).Convert(t.Key()), elem)
+				v.SetMapIndex(reflect.ValueOf(key).Convert(c.t.Key()), elem)
 			}
 			return end, inField(err, func() string { return key })
 		})
 	case reflect.Struct:
 		if data[i] != '{' {
-			return mismatch()
+			return mismatch(data, i, c)
 		}
-		si := structFields(t)
+		si := c.st
 		// opm decodes every blob into a map and re-encodes it before the typed decode, so of several keys
-		// naming one field (case-insensitively) the one sorting last wins, not the last in the file.
-		var winners []string
+		// naming one field (case-insensitively) the one sorting last wins, not the last in the file. The
+		// winning keys are slices of data (or of their unescaped copy), so keeping them costs nothing.
+		var winners [][]byte
+		var room [8][]byte
 		if v.IsValid() {
-			winners = make([]string, len(si.fields))
+			if len(si.fields) <= len(room) {
+				winners = room[:len(si.fields)]
+			} else {
+				winners = make([][]byte, len(si.fields))
+			}
 		}
 		return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
 			key := data[ks+1 : ke-1]
 			if esc {
 				key = []byte(StringValue(data, ks, ke, esc))
 			}
-			f, ok := si.lookup(key)
-			if !ok {
+			k := si.lookup(key)
+			if k < 0 {
 				return SkipValue(data, at, 0)
 			}
+			f := &si.fields[k]
 			var fv reflect.Value
 			if v.IsValid() {
-				if w := &winners[si.exact[f.name]]; *w == "" || string(key) >= *w {
-					*w = string(key)
+				if w := &winners[k]; *w == nil || bytes.Compare(key, *w) >= 0 {
+					*w = key
 					fv = v.FieldByIndex(f.index)
 				}
 			}
-			end, err := decodeValue(data, at, f.typ, fv)
+			end, err := decodeValue(data, at, f.c, fv)
 			return end, inField(err, func() string { return f.name })
 		})
 	}
-	return mismatch()
+	return mismatch(data, i, c)
+}
+
+// mismatch reports the value at data[i] as the wrong kind for c's type (after checking its syntax).
+func mismatch(data []byte, i int, c *codec) (int, error) {
+	end, err := SkipValue(data, i, 0)
+	if err != nil {
+		return end, err
+	}
+	got := KindAt(data, i)
+	if got == "number" {
+		got = "number " + string(data[i:end])
+	}
+	return end, &TypeError{Off: i, got: got, want: c.want}
 }
 
 // decodeBase64 decodes a JSON string into a []byte the way encoding/json does (standard encoding, padded;
@@ -383,12 +451,12 @@ func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
 
 // DecodeInto decodes the value at data[i] into *out.
 func DecodeInto[T any](data []byte, i int, out *T) (int, error) {
-	return decodeValue(data, i, reflect.TypeFor[T](), reflect.ValueOf(out).Elem())
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T]()), reflect.ValueOf(out).Elem())
 }
 
 // CheckAs checks the value at data[i] against type T without building it.
 func CheckAs[T any](data []byte, i int) (int, error) {
-	return decodeValue(data, i, reflect.TypeFor[T](), reflect.Value{})
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T]()), reflect.Value{})
 }
 
 // jsonInt reads a JSON number as opm ends up reading it: through a float64 (opm round-trips every blob

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -99,32 +100,49 @@ func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) 
 		return m, end, &blobError{off: i, rule: RuleNotObject,
 			msg: fmt.Sprintf("expected a JSON object (a blob with a \"schema\" key), got %s", scan.KindAt(data, i))}
 	}
-	clear(sc.list) // drop the previous blob's strings
-	sc.list, sc.index = sc.list[:0], nil
+	sc.reset()
 	end, err = scan.IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
-		key := scan.StringValue(data, ks, ke, esc)
-		f := foldKey(key)
-		j := sc.find(f)
-		if j < 0 {
-			sc.list = append(sc.list, seenKey{fold: f, key: key})
-			j = len(sc.list) - 1
-			if sc.index != nil {
-				sc.index[f] = j
-			} else if len(sc.list) > 16 {
-				sc.index = make(map[string]int, 2*len(sc.list))
-				for n, e := range sc.list {
-					sc.index[e.fold] = n
-				}
-			}
-		} else if e := &sc.list[j]; e.key != key && !slices.Contains(e.others, key) {
-			e.others = append(e.others, key)
-		}
-		sc.list[j].val = at
+		sc.see(data, ks, ke, esc, at)
 		return scan.FastSkip(data, at)
 	})
 	if err != nil {
 		return m, end, err
 	}
+	m, err = sc.meta(data, i)
+	return m, end, err
+}
+
+// reset forgets the previous blob's keys (and drops their strings).
+func (sc *keyScratch) reset() {
+	clear(sc.list)
+	sc.list, sc.index = sc.list[:0], nil
+}
+
+// see records a top-level key (the literal data[ks:ke]) whose value starts at data[at].
+func (sc *keyScratch) see(data []byte, ks, ke int, esc bool, at int) {
+	key := scan.StringValue(data, ks, ke, esc)
+	f := foldKey(key)
+	j := sc.find(f)
+	if j < 0 {
+		sc.list = append(sc.list, seenKey{fold: f, key: key})
+		j = len(sc.list) - 1
+		if sc.index != nil {
+			sc.index[f] = j
+		} else if len(sc.list) > 16 {
+			sc.index = make(map[string]int, 2*len(sc.list))
+			for n, e := range sc.list {
+				sc.index[e.fold] = n
+			}
+		}
+	} else if e := &sc.list[j]; e.key != key && !slices.Contains(e.others, key) {
+		e.others = append(e.others, key)
+	}
+	sc.list[j].val = at
+}
+
+// meta checks the keys seen in the blob at data[i] (duplicates differing in case, identifying values that
+// are not strings) and returns its identifying keys.
+func (sc *keyScratch) meta(data []byte, i int) (m Meta, err error) {
 	var dups []string
 	for _, e := range sc.list {
 		if len(e.others) > 0 {
@@ -132,7 +150,7 @@ func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) 
 		}
 	}
 	if len(dups) > 0 {
-		return m, end, &blobError{off: i, rule: RuleDuplicateKey,
+		return m, &blobError{off: i, rule: RuleDuplicateKey,
 			msg:  "duplicate keys differing only in case: " + strings.Join(dups, "; "),
 			hint: "keys of a blob are matched case-insensitively; keep exactly one spelling of each"}
 	}
@@ -151,18 +169,18 @@ func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) 
 		}
 		if data[s.val] != '"' {
 			vend, _ := scan.FastSkip(data, s.val)
-			return m, end, &blobError{off: s.val, rule: RuleMetaNotString,
+			return m, &blobError{off: s.val, rule: RuleMetaNotString,
 				msg:  fmt.Sprintf("value of key %q must be a string, got %s", last, strings.TrimSpace(string(data[s.val:vend]))),
 				hint: "quote the value"}
 		}
 		// values were only skipped so far, not validated: a bad string is a syntax error, as in opm
 		send, esc, serr := scan.ScanString(data, s.val)
 		if serr != nil {
-			return m, end, serr
+			return m, serr
 		}
 		*k.dst = scan.StringValue(data, s.val, send, esc)
 	}
-	return m, end, nil
+	return m, nil
 }
 
 func quoteAll(list []string) []string {
@@ -225,23 +243,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		if _, err := scan.DecodeInto(data, i, b); err != nil {
 			return wrapBlobError(err, &m, i)
 		}
-		parsed, err := parseProperties(data, b.Properties, l.lean, l.intern, &l.obj)
-		if err != nil {
-			return wrapBlobError(err, &m, i)
-		}
-		b.Parsed = parsed
-		b.Schema, b.Package = SchemaBundle, l.intern(b.Package)
-		if l.visit != nil {
-			l.visit(b) // before a lean load drops the property values: the visitor may read them
-		}
-		if l.lean {
-			b.Properties = l.leanProperties(b.Properties)
-			b.RelatedImages = exact(b.RelatedImages)
-			parsed.Packages, parsed.GVKs = exact(parsed.Packages), exact(parsed.GVKs)
-		} else {
-			b.Properties = cloneProperties(b.Properties)
-		}
-		l.cat.Bundles = append(l.cat.Bundles, b)
+		return l.addBundle(data, i, b, m)
 	case SchemaDeprecations:
 		d := &Deprecation{Pos: pos}
 		if _, err := scan.DecodeInto(data, i, d); err != nil {
@@ -260,6 +262,66 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		l.cat.Others = append(l.cat.Others, &o)
 	}
 	return nil
+}
+
+// addBundle checks the properties of b, decoded from the blob at data[i] (identified by m), and adds it.
+func (l *fileLoader) addBundle(data []byte, i int, b *Bundle, m Meta) error {
+	parsed, err := parseProperties(data, b.Properties, l.lean, l.intern, &l.obj)
+	if err != nil {
+		return wrapBlobError(err, &m, i)
+	}
+	b.Parsed = parsed
+	b.Schema, b.Package = SchemaBundle, l.intern(b.Package)
+	if l.visit != nil {
+		l.visit(b) // before a lean load drops the property values: the visitor may read them
+	}
+	if l.lean {
+		b.Properties = l.leanProperties(b.Properties)
+		b.RelatedImages = exact(b.RelatedImages)
+		parsed.Packages, parsed.GVKs = exact(parsed.Packages), exact(parsed.GVKs)
+	} else {
+		b.Properties = cloneProperties(b.Properties)
+	}
+	l.cat.Bundles = append(l.cat.Bundles, b)
+	return nil
+}
+
+// onePassBundles says whether bundles are read in one pass (bundleBlob); a variable so tests can compare
+// with the two passes every blob took before.
+var onePassBundles = true
+
+// errNotBundle stops the one-pass bundle decode at a blob that is not a bundle (see bundleBlob).
+var errNotBundle = errors.New("not a bundle blob")
+
+// bundleBlob reads the blob at data[i] in one pass when it is a well-formed bundle, the blob catalogs are
+// mostly made of: its keys are recorded (as metaKeys does) while it decodes into a Bundle, where metaKeys'
+// pass would only find the end of each value and the decode would read the blob again. It reports ok false,
+// having added nothing, at anything else: another schema, a duplicate key, any error. The caller then
+// reads the blob the usual way (metaKeys, then decodeBlob), which finds the same problems in the same
+// order as before. On ok, err is what checking the bundle's properties found (decodeBlob's error).
+func (l *fileLoader) bundleBlob(data []byte, i int) (end int, ok bool, err error) {
+	if !onePassBundles || data[i] != '{' {
+		return i, false, nil
+	}
+	sc := &l.keys
+	sc.reset()
+	b := &Bundle{}
+	end, derr := scan.DecodeObjectInto(data, i, b, func(ks, ke int, esc bool, at int) error {
+		if ke-ks == len(`"schema"`) && bytes.EqualFold(data[ks+1:ke-1], []byte("schema")) && !bytes.HasPrefix(data[at:], []byte(`"`+SchemaBundle+`"`)) {
+			return errNotBundle // a channel, a package...: not worth decoding as a bundle
+		}
+		sc.see(data, ks, ke, esc, at)
+		return nil
+	})
+	if derr != nil {
+		return i, false, nil
+	}
+	m, merr := sc.meta(data, i)
+	if merr != nil || m.Schema != SchemaBundle {
+		return i, false, nil
+	}
+	b.Pos = l.pos(i)
+	return end, true, l.addBundle(data, i, b, m)
 }
 
 // entryPositions finds where each entry of a channel starts (a third, cheap pass over the entries array).

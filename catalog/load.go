@@ -487,10 +487,18 @@ func (l *fileLoader) loadJSON(data []byte) {
 			return
 		}
 		l.releaseBefore(i)
-		m, end, err := l.keys.metaKeys(data, i)
+		end, ok, derr := l.bundleBlob(data, i)
+		var err error
+		if !ok {
+			var m Meta
+			m, end, err = l.keys.metaKeys(data, i)
+			if err == nil {
+				derr = l.decodeBlob(data, i, end, m)
+			}
+		}
 		l.reach(end)
 		if err == nil {
-			if derr := l.decodeBlob(data, i, end, m); derr != nil {
+			if derr != nil {
 				// a syntax error anywhere in the blob is found before any other problem, as in opm
 				if _, serr := scan.SkipValue(data, i, 0); serr != nil {
 					err = serr

@@ -207,9 +207,13 @@ func describeType(t reflect.Type) string {
 	return t.String()
 }
 
-// decodeValue decodes the (already syntax-checked) value at data[i] into v, a settable value of c's type,
-// or only checks it when v is not valid. It returns the offset after the value.
+// decodeValue decodes the value at data[i] into v, a settable value of c's type, or only checks it when v
+// is not valid. It returns the offset after the value. It validates what it reads (a value not checked
+// before, or cut short, is a syntax error), but reports a type error before a syntax error further on.
 func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
+	if i >= len(data) {
+		return i, ErrAt(data, i, "looking for beginning of value")
+	}
 	if c.raw {
 		end, err := SkipValue(data, i, 0)
 		if err == nil && v.IsValid() {
@@ -367,44 +371,56 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 			return end, inField(err, func() string { return key })
 		})
 	case reflect.Struct:
-		if data[i] != '{' {
-			return mismatch(data, i, c)
-		}
-		si := c.st
-		// opm decodes every blob into a map and re-encodes it before the typed decode, so of several keys
-		// naming one field (case-insensitively) the one sorting last wins, not the last in the file. The
-		// winning keys are slices of data (or of their unescaped copy), so keeping them costs nothing.
-		var winners [][]byte
-		var room [8][]byte
-		if v.IsValid() {
-			if len(si.fields) <= len(room) {
-				winners = room[:len(si.fields)]
-			} else {
-				winners = make([][]byte, len(si.fields))
-			}
-		}
-		return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
-			key := data[ks+1 : ke-1]
-			if esc {
-				key = []byte(StringValue(data, ks, ke, esc))
-			}
-			k := si.lookup(key)
-			if k < 0 {
-				return SkipValue(data, at, 0)
-			}
-			f := &si.fields[k]
-			var fv reflect.Value
-			if v.IsValid() {
-				if w := &winners[k]; *w == nil || bytes.Compare(key, *w) >= 0 {
-					*w = key
-					fv = v.FieldByIndex(f.index)
-				}
-			}
-			end, err := decodeValue(data, at, f.c, fv)
-			return end, inField(err, func() string { return f.name })
-		})
+		return decodeStruct(data, i, c, v, nil)
 	}
 	return mismatch(data, i, c)
+}
+
+// decodeStruct decodes the object at data[i] into v (a struct of c's type; only checked when not valid),
+// calling seen, when set, with each key and the offset of its value before the value is read: an error
+// from seen ends the decode with that error.
+func decodeStruct(data []byte, i int, c *codec, v reflect.Value, seen func(ks, ke int, esc bool, at int) error) (int, error) {
+	if data[i] != '{' {
+		return mismatch(data, i, c)
+	}
+	si := c.st
+	// opm decodes every blob into a map and re-encodes it before the typed decode, so of several keys
+	// naming one field (case-insensitively) the one sorting last wins, not the last in the file. The
+	// winning keys are slices of data (or of their unescaped copy), so keeping them costs nothing.
+	var winners [][]byte
+	var room [8][]byte
+	if v.IsValid() {
+		if len(si.fields) <= len(room) {
+			winners = room[:len(si.fields)]
+		} else {
+			winners = make([][]byte, len(si.fields))
+		}
+	}
+	return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+		if seen != nil {
+			if err := seen(ks, ke, esc, at); err != nil {
+				return at, err
+			}
+		}
+		key := data[ks+1 : ke-1]
+		if esc {
+			key = []byte(StringValue(data, ks, ke, esc))
+		}
+		k := si.lookup(key)
+		if k < 0 {
+			return SkipValue(data, at, 0)
+		}
+		f := &si.fields[k]
+		var fv reflect.Value
+		if v.IsValid() {
+			if w := &winners[k]; *w == nil || bytes.Compare(key, *w) >= 0 {
+				*w = key
+				fv = v.FieldByIndex(f.index)
+			}
+		}
+		end, err := decodeValue(data, at, f.c, fv)
+		return end, inField(err, func() string { return f.name })
+	})
 }
 
 // mismatch reports the value at data[i] as the wrong kind for c's type (after checking its syntax).
@@ -452,6 +468,21 @@ func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
 // DecodeInto decodes the value at data[i] into *out.
 func DecodeInto[T any](data []byte, i int, out *T) (int, error) {
 	return decodeValue(data, i, codecFor(reflect.TypeFor[T]()), reflect.ValueOf(out).Elem())
+}
+
+// DecodeObjectInto decodes the object at data[i] into *out, a struct, as DecodeInto does, calling seen with
+// each of the object's keys (the literal's span, whether it has escapes) and its value's offset before
+// reading the value; an error from seen stops the decode and is returned. A caller that must look at every
+// key of a blob (duplicates, identity) reads the blob once instead of twice.
+func DecodeObjectInto[T any](data []byte, i int, out *T, seen func(keyStart, keyEnd int, escaped bool, val int) error) (int, error) {
+	c := codecFor(reflect.TypeFor[T]())
+	if c.kind != reflect.Struct {
+		panic("scan.DecodeObjectInto: " + c.t.String() + " is not a struct")
+	}
+	if data[i] == 'n' {
+		return ScanLiteral(data, i, "null")
+	}
+	return decodeStruct(data, i, c, reflect.ValueOf(out).Elem(), seen)
 }
 
 // CheckAs checks the value at data[i] against type T without building it.

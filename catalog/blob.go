@@ -243,7 +243,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		if _, err := scan.DecodeInto(data, i, b); err != nil {
 			return wrapBlobError(err, &m, i)
 		}
-		return l.addBundle(data, i, b, m)
+		return l.addBundle(data, i, b, m, true)
 	case SchemaDeprecations:
 		d := &Deprecation{Pos: pos}
 		if _, err := scan.DecodeInto(data, i, d); err != nil {
@@ -264,9 +264,10 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 	return nil
 }
 
-// addBundle checks the properties of b, decoded from the blob at data[i] (identified by m), and adds it.
-func (l *fileLoader) addBundle(data []byte, i int, b *Bundle, m Meta) error {
-	parsed, err := parseProperties(data, b.Properties, l.lean, l.intern, &l.obj)
+// addBundle checks the properties of b, decoded from the blob at data[i] (identified by m), and adds it;
+// checked says whether their values were validated as they were decoded (see parseProperties).
+func (l *fileLoader) addBundle(data []byte, i int, b *Bundle, m Meta, checked bool) error {
+	parsed, err := parseProperties(data, b.Properties, checked, l.lean, l.intern, &l.obj)
 	if err != nil {
 		return wrapBlobError(err, &m, i)
 	}
@@ -321,7 +322,7 @@ func (l *fileLoader) bundleBlob(data []byte, i int) (end int, ok bool, err error
 		return i, false, nil
 	}
 	b.Pos = l.pos(i)
-	return end, true, l.addBundle(data, i, b, m)
+	return end, true, l.addBundle(data, i, b, m, false)
 }
 
 // entryPositions finds where each entry of a channel starts (a third, cheap pass over the entries array).
@@ -344,7 +345,9 @@ func (l *fileLoader) entryPositions(data []byte, i int, c *Channel) {
 // parseProperties decodes bundle property values into their types, as opm's property.Parse does. The
 // names a catalog repeats from bundle to bundle (packages, groups, kinds, versions of the APIs) go through
 // intern. Bundle objects are decoded into obj's memory, which is kept for the next when not too large.
-func parseProperties(data []byte, props []Property, lean bool, intern func(string) string, obj *[]byte) (*Parsed, error) {
+// Unless checked, the values were only delimited (scan.DecodeObjectInto): each is validated here, by its
+// typed decode, which must then end where the value does, or whole when its type has none.
+func parseProperties(data []byte, props []Property, checked, lean bool, intern func(string) string, obj *[]byte) (*Parsed, error) {
 	p := &Parsed{}
 	for idx, prop := range props {
 		off := -1
@@ -356,37 +359,38 @@ func parseProperties(data []byte, props []Property, lean bool, intern func(strin
 		}
 		v := []byte(prop.Value)
 		var err error
+		end := len(v)
 		switch prop.Type {
 		case PropertyPackage:
 			var x PackageProperty
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				x.PackageName = intern(x.PackageName)
 				p.Packages = append(p.Packages, x)
 			}
 		case PropertyPackageRequired:
 			var x PackageRequired
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.PackagesRequired = append(p.PackagesRequired, x)
 			}
 		case PropertyGVK:
 			var x GVK
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				x.Group, x.Kind, x.Version = intern(x.Group), intern(x.Kind), intern(x.Version)
 				p.GVKs = append(p.GVKs, x)
 			}
 		case PropertyGVKRequired:
 			var x GVK
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.GVKsRequired = append(p.GVKsRequired, x)
 			}
 		case PropertyChannel:
 			var x ChannelProperty
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.Channels = append(p.Channels, x)
 			}
 		case PropertyBundleObject:
 			x := bundleObjectCheck{Data: (*obj)[:0]}
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				err = checkManifest(x.Data)
 				p.Objects++
 			}
@@ -395,13 +399,20 @@ func parseProperties(data []byte, props []Property, lean bool, intern func(strin
 			}
 		case PropertyCSVMetadata:
 			if lean {
-				_, err = scan.CheckAs[CSVMetadata](v, 0)
+				end, err = scan.CheckAs[CSVMetadata](v, 0)
 			} else {
 				x := &CSVMetadata{} // decoded from a copy: its raw descriptor values must not alias the file
-				if _, err = scan.DecodeInto(bytes.Clone(v), 0, x); err == nil {
+				if end, err = scan.DecodeInto(bytes.Clone(v), 0, x); err == nil {
 					p.CSVMetadata = x
 				}
 			}
+		default:
+			if !checked {
+				err = scan.CheckRaw(v)
+			}
+		}
+		if err == nil && end != len(v) {
+			err = scan.ErrAt(v, end, "after top-level value")
 		}
 		if err != nil {
 			if te, ok := err.(*scan.TypeError); ok && off >= 0 {

@@ -50,6 +50,15 @@ func FuzzOnePassBundles(f *testing.F) {
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"olm.package","value":{"packageName":1}}]}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"olm.gvk","value":{"group":"g"}},{"type":"x","value":{"a":tru}}]}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","relatedImages":{}}`,
+		// property values are only delimited in the one pass and validated afterwards
+		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"x","value":truex}]}`,
+		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"x","value":1.}]}`,
+		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"olm.package","value":{"packageName":"a",}}]}`,
+		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"olm.gvk","value":"\x"}]}`,
+		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"value":{"a":[}],"type":"x"}]}`,
+		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"x","value":}}]}`,
+		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"x","value":x"},{"type":"y","value":"}"}]}`,
+		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"olm.csv.metadata","value":{"description":"a` + "\n" + `"}}]}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"olm.csv.metadata","value":{"installModes":[{"supported":"yes"}]}}]}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","extra":{"deep":[[[[{}]]]]}}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1"`,
@@ -60,6 +69,15 @@ func FuzzOnePassBundles(f *testing.F) {
 		"image: r/a:1\nname: a.v1\npackage: a\nschema: olm.bundle\n---\nschema: olm.bundle\nname: [a]\n",
 	} {
 		f.Add([]byte(s))
+	}
+	// encoding/json refuses nesting past 10,000; a typed check skips what its type does not name from depth 0
+	for _, depth := range []int{9999, 10000, 10001} {
+		nest := strings.Repeat("[", depth) + strings.Repeat("]", depth)
+		for _, value := range []string{nest, `{"unknown":` + nest + `}`} {
+			for _, typ := range []string{"x", "olm.csv.metadata"} {
+				f.Add([]byte(`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"` + typ + `","value":` + value + `}]}`))
+			}
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, name := range []string{"catalog.json", "catalog.yaml"} {

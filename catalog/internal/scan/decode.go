@@ -67,6 +67,7 @@ type codec struct {
 	t           reflect.Type
 	kind        reflect.Kind
 	raw         bool // json.RawMessage: kept as its text
+	lazyRaw     bool // raw values anywhere under this type are only delimited (FastSkip), not validated
 	unmarshaler bool // *T implements json.Unmarshaler (T not a pointer)
 	bytes       bool // a slice of bytes: base64 text
 	elem        *codec
@@ -75,52 +76,60 @@ type codec struct {
 	empty       reflect.Value // a non-nil empty slice of the type (what [] decodes to)
 }
 
+// codecKey names a codec: a type, and whether its raw values are left unvalidated.
+type codecKey struct {
+	t       reflect.Type
+	lazyRaw bool
+}
+
 var (
-	codecs    sync.Map // reflect.Type -> *codec, complete codecs only
+	codecs    sync.Map // codecKey -> *codec, complete codecs only
 	codecMu   sync.Mutex
-	codecWork = map[reflect.Type]*codec{} // under codecMu: codecs being built (types may refer to themselves)
+	codecWork = map[codecKey]*codec{} // under codecMu: codecs being built (types may refer to themselves)
 )
 
 // codecFor returns the codec of t, building it (and its elements') on first use.
-func codecFor(t reflect.Type) *codec {
-	if c, ok := codecs.Load(t); ok {
+func codecFor(t reflect.Type, lazyRaw bool) *codec {
+	k := codecKey{t, lazyRaw}
+	if c, ok := codecs.Load(k); ok {
 		return c.(*codec)
 	}
 	codecMu.Lock()
 	defer codecMu.Unlock()
-	c := buildCodec(t)
-	for t, c := range codecWork {
-		codecs.Store(t, c)
+	c := buildCodec(k)
+	for k, c := range codecWork {
+		codecs.Store(k, c)
 	}
 	clear(codecWork)
 	return c
 }
 
-func buildCodec(t reflect.Type) *codec {
-	if c, ok := codecs.Load(t); ok {
+func buildCodec(k codecKey) *codec {
+	if c, ok := codecs.Load(k); ok {
 		return c.(*codec)
 	}
-	if c, ok := codecWork[t]; ok {
+	if c, ok := codecWork[k]; ok {
 		return c
 	}
-	c := &codec{t: t, kind: t.Kind(), want: describeType(t)}
-	codecWork[t] = c
+	t := k.t
+	c := &codec{t: t, kind: t.Kind(), want: describeType(t), lazyRaw: k.lazyRaw}
+	codecWork[k] = c
 	c.raw = t == rawMessageType
 	c.unmarshaler = t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType)
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Map:
-		c.elem = buildCodec(t.Elem())
+		c.elem = buildCodec(codecKey{t.Elem(), k.lazyRaw})
 	case reflect.Slice:
 		c.bytes = t.Elem().Kind() == reflect.Uint8
-		c.elem = buildCodec(t.Elem())
+		c.elem = buildCodec(codecKey{t.Elem(), k.lazyRaw})
 		c.empty = reflect.MakeSlice(t, 0, 0)
 	case reflect.Struct:
-		c.st = structFields(t)
+		c.st = structFields(k)
 	}
 	return c
 }
 
-func structFields(t reflect.Type) *structInfo {
+func structFields(k codecKey) *structInfo {
 	si := &structInfo{exact: map[string]int{}}
 	var walk func(t reflect.Type, index []int)
 	walk = func(t reflect.Type, index []int) {
@@ -146,10 +155,10 @@ func structFields(t reflect.Type) *structInfo {
 				continue
 			}
 			si.exact[name] = len(si.fields)
-			si.fields = append(si.fields, fieldInfo{name: name, index: idx, c: buildCodec(f.Type)})
+			si.fields = append(si.fields, fieldInfo{name: name, index: idx, c: buildCodec(codecKey{f.Type, k.lazyRaw})})
 		}
 	}
-	walk(t, nil)
+	walk(k.t, nil)
 	return si
 }
 
@@ -215,7 +224,13 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 		return i, ErrAt(data, i, "looking for beginning of value")
 	}
 	if c.raw {
-		end, err := SkipValue(data, i, 0)
+		var end int
+		var err error
+		if c.lazyRaw {
+			end, err = delimitRaw(data, i)
+		} else {
+			end, err = SkipValue(data, i, 0)
+		}
 		if err == nil && v.IsValid() {
 			v.SetBytes(data[i:end])
 		}
@@ -467,15 +482,19 @@ func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
 
 // DecodeInto decodes the value at data[i] into *out.
 func DecodeInto[T any](data []byte, i int, out *T) (int, error) {
-	return decodeValue(data, i, codecFor(reflect.TypeFor[T]()), reflect.ValueOf(out).Elem())
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.ValueOf(out).Elem())
 }
 
 // DecodeObjectInto decodes the object at data[i] into *out, a struct, as DecodeInto does, calling seen with
 // each of the object's keys (the literal's span, whether it has escapes) and its value's offset before
 // reading the value; an error from seen stops the decode and is returned. A caller that must look at every
 // key of a blob (duplicates, identity) reads the blob once instead of twice.
+//
+// Raw values (json.RawMessage) are only delimited, not validated: the caller must check each one it keeps
+// (CheckRaw, or a decode of the whole value) before trusting the blob, as a syntax error inside one is
+// found there. Everything else is validated as DecodeInto validates it.
 func DecodeObjectInto[T any](data []byte, i int, out *T, seen func(keyStart, keyEnd int, escaped bool, val int) error) (int, error) {
-	c := codecFor(reflect.TypeFor[T]())
+	c := codecFor(reflect.TypeFor[T](), true)
 	if c.kind != reflect.Struct {
 		panic("scan.DecodeObjectInto: " + c.t.String() + " is not a struct")
 	}
@@ -485,9 +504,37 @@ func DecodeObjectInto[T any](data []byte, i int, out *T, seen func(keyStart, key
 	return decodeStruct(data, i, c, reflect.ValueOf(out).Elem(), seen)
 }
 
+// delimitRaw finds the end of the raw value at data[i] the way FastSkip does over the whole blob (metaKeys'
+// pass), so the one pass and the two find the same values: a string or a container is only delimited; a
+// scalar, short, is validated (FastSkip would run a bad one into what follows); a container nested deeper
+// than MaxDepth is an error (the validating skip refuses it).
+func delimitRaw(data []byte, i int) (int, error) {
+	switch data[i] {
+	case '"':
+		return FastSkip(data, i)
+	case '{', '[':
+		end, deepest, err := fastSkipDepth(data, i)
+		if err == nil && deepest > MaxDepth {
+			return i, &SyntaxError{Off: i, Msg: "exceeded max depth"}
+		}
+		return end, err
+	}
+	return SkipValue(data, i, 0)
+}
+
+// CheckRaw validates raw, a value delimited by FastSkip (see DecodeObjectInto): it must be exactly one
+// JSON value. The error's offset is in raw.
+func CheckRaw(raw []byte) error {
+	end, err := SkipValue(raw, 0, 0)
+	if err == nil && end != len(raw) {
+		err = ErrAt(raw, end, "after top-level value")
+	}
+	return err
+}
+
 // CheckAs checks the value at data[i] against type T without building it.
 func CheckAs[T any](data []byte, i int) (int, error) {
-	return decodeValue(data, i, codecFor(reflect.TypeFor[T]()), reflect.Value{})
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.Value{})
 }
 
 // jsonInt reads a JSON number as opm ends up reading it: through a float64 (opm round-trips every blob

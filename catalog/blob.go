@@ -243,7 +243,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		if _, err := scan.DecodeInto(data, i, b); err != nil {
 			return wrapBlobError(err, &m, i)
 		}
-		return l.addBundle(data, i, b, m, true)
+		return l.addBundle(data, i, b, m, true, nil)
 	case SchemaDeprecations:
 		d := &Deprecation{Pos: pos}
 		if _, err := scan.DecodeInto(data, i, d); err != nil {
@@ -266,8 +266,8 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 
 // addBundle checks the properties of b, decoded from the blob at data[i] (identified by m), and adds it;
 // checked says whether their values were validated as they were decoded (see parseProperties).
-func (l *fileLoader) addBundle(data []byte, i int, b *Bundle, m Meta, checked bool) error {
-	parsed, err := parseProperties(data, b.Properties, checked, l.lean, l.intern, &l.obj)
+func (l *fileLoader) addBundle(data []byte, i int, b *Bundle, m Meta, checked bool, pre []bool) error {
+	parsed, err := parseProperties(data, b.Properties, checked, pre, l.lean, l.intern, &l.obj)
 	if err != nil {
 		return wrapBlobError(err, &m, i)
 	}
@@ -307,12 +307,16 @@ func (l *fileLoader) bundleBlob(data []byte, i int) (end int, ok bool, err error
 	sc := &l.keys
 	sc.reset()
 	b := &Bundle{}
-	end, derr := scan.DecodeObjectInto(data, i, b, func(ks, ke int, esc bool, at int) error {
+	l.prechecked = l.prechecked[:0]
+	end, derr := scan.DecodeObjectInto(data, i, b, func(ks, ke int, esc bool, at int) (int, error) {
 		if ke-ks == len(`"schema"`) && bytes.EqualFold(data[ks+1:ke-1], []byte("schema")) && !bytes.HasPrefix(data[at:], []byte(`"`+SchemaBundle+`"`)) {
-			return errNotBundle // a channel, a package...: not worth decoding as a bundle
+			return -1, errNotBundle // a channel, a package...: not worth decoding as a bundle
 		}
 		sc.see(data, ks, ke, esc, at)
-		return nil
+		if l.lean && string(data[ks:ke]) == `"properties"` {
+			return l.plainProperties(data, at, b)
+		}
+		return -1, nil
 	})
 	if derr != nil {
 		return i, false, nil
@@ -322,7 +326,80 @@ func (l *fileLoader) bundleBlob(data []byte, i int) (end int, ok bool, err error
 		return i, false, nil
 	}
 	b.Pos = l.pos(i)
-	return end, true, l.addBundle(data, i, b, m, false)
+	return end, true, l.addBundle(data, i, b, m, false, l.prechecked)
+}
+
+// errNotPlain stops plainProperties at anything but the plainest properties array (the two passes read it).
+var errNotPlain = errors.New("properties not in the plain form")
+
+// plainProperties reads a bundle's properties array at data[at] when it is in the form opm writes (and
+// its YAML converts to): objects of exactly the keys "type" then "value", spelled so, the type a string
+// without escapes. An olm.csv.metadata value, most of a bundle's text, is checked against its type right
+// there (the check delimits it) instead of being delimited first and checked afterwards; l.prechecked
+// records which. Anything else is errNotPlain: the blob is then read the usual way.
+func (l *fileLoader) plainProperties(data []byte, at int, b *Bundle) (int, error) {
+	byteAt := func(j int) byte {
+		if j < len(data) {
+			return data[j]
+		}
+		return 0
+	}
+	key := func(j int, k string) (int, bool) {
+		if !bytes.HasPrefix(data[j:], []byte(k)) {
+			return j, false
+		}
+		j = scan.SkipSpace(data, j+len(k))
+		if byteAt(j) != ':' {
+			return j, false
+		}
+		return scan.SkipSpace(data, j+1), true
+	}
+	if byteAt(at) != '[' {
+		return at, errNotPlain
+	}
+	props := []Property{} // [] is an empty list, not none
+	l.prechecked = l.prechecked[:0]
+	end, err := scan.IterArray(data, at, func(_ int, e int) (int, error) {
+		if byteAt(e) != '{' {
+			return e, errNotPlain
+		}
+		j, ok := key(scan.SkipSpace(data, e+1), `"type"`)
+		if !ok || byteAt(j) != '"' {
+			return j, errNotPlain
+		}
+		te, esc, err := scan.ScanString(data, j)
+		if err != nil || esc {
+			return j, errNotPlain
+		}
+		typ := scan.StringValue(data, j, te, false)
+		if j = scan.SkipSpace(data, te); byteAt(j) != ',' {
+			return j, errNotPlain
+		}
+		if j, ok = key(scan.SkipSpace(data, j+1), `"value"`); !ok || j >= len(data) {
+			return j, errNotPlain
+		}
+		var ve int
+		checked := typ == PropertyCSVMetadata && data[j] == '{'
+		if checked {
+			ve, err = scan.CheckWhole[CSVMetadata](data, j)
+		} else {
+			ve, err = scan.DelimitRaw(data, j)
+		}
+		if err != nil {
+			return j, errNotPlain
+		}
+		props = append(props, Property{Type: typ, Value: data[j:ve]})
+		l.prechecked = append(l.prechecked, checked)
+		if ve = scan.SkipSpace(data, ve); byteAt(ve) != '}' {
+			return ve, errNotPlain
+		}
+		return ve + 1, nil
+	})
+	if err != nil {
+		return end, errNotPlain
+	}
+	b.Properties = props
+	return end, nil
 }
 
 // entryPositions finds where each entry of a channel starts (a third, cheap pass over the entries array).
@@ -346,8 +423,9 @@ func (l *fileLoader) entryPositions(data []byte, i int, c *Channel) {
 // names a catalog repeats from bundle to bundle (packages, groups, kinds, versions of the APIs) go through
 // intern. Bundle objects are decoded into obj's memory, which is kept for the next when not too large.
 // Unless checked, the values were only delimited (scan.DecodeObjectInto): each is validated here, by its
-// typed decode, which must then end where the value does, or whole when its type has none.
-func parseProperties(data []byte, props []Property, checked, lean bool, intern func(string) string, obj *[]byte) (*Parsed, error) {
+// typed decode, which must then end where the value does, or whole when its type has none. pre[k] says
+// that property k's value was checked as its type already (see plainProperties).
+func parseProperties(data []byte, props []Property, checked bool, pre []bool, lean bool, intern func(string) string, obj *[]byte) (*Parsed, error) {
 	p := &Parsed{}
 	for idx, prop := range props {
 		off := -1
@@ -398,7 +476,9 @@ func parseProperties(data []byte, props []Property, checked, lean bool, intern f
 				*obj = x.Data[:0]
 			}
 		case PropertyCSVMetadata:
-			if lean {
+			if lean && idx < len(pre) && pre[idx] {
+				// checked where it was read
+			} else if lean {
 				end, err = scan.CheckAs[CSVMetadata](v, 0)
 			} else {
 				x := &CSVMetadata{} // decoded from a copy: its raw descriptor values must not alias the file

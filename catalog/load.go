@@ -334,6 +334,7 @@ type fileLoader struct {
 	flight            *inFlight
 	js                []byte // the JSON of a YAML document, reused for the next one
 	obj               []byte // a decoded bundle object, reused for the next one
+	prechecked        []bool // per property of the bundle being read: value already checked (plainProperties)
 	// yamlDoc, when set, is the position every offset maps to (the blob came from a YAML document).
 	yamlDoc *Pos
 }

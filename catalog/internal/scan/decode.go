@@ -219,7 +219,10 @@ func describeType(t reflect.Type) string {
 // decodeValue decodes the value at data[i] into v, a settable value of c's type, or only checks it when v
 // is not valid. It returns the offset after the value. It validates what it reads (a value not checked
 // before, or cut short, is a syntax error), but reports a type error before a syntax error further on.
-func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
+//
+// depth is the value's nesting in the text where encoding/json's limit counts from (MaxDepth applies to
+// what it skips or decodes), or untracked (-1): each value it skips is then limited on its own.
+func decodeValue(data []byte, i int, c *codec, v reflect.Value, depth int) (int, error) {
 	if i >= len(data) {
 		return i, ErrAt(data, i, "looking for beginning of value")
 	}
@@ -229,7 +232,7 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 		if c.lazyRaw {
 			end, err = delimitRaw(data, i)
 		} else {
-			end, err = SkipValue(data, i, 0)
+			end, err = SkipValue(data, i, max(depth, 0))
 		}
 		if err == nil && v.IsValid() {
 			v.SetBytes(data[i:end])
@@ -237,7 +240,7 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 		return end, err
 	}
 	if c.unmarshaler {
-		end, err := SkipValue(data, i, 0)
+		end, err := SkipValue(data, i, max(depth, 0))
 		if err != nil {
 			return end, err
 		}
@@ -262,12 +265,12 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 			}
 			elem = v.Elem()
 		}
-		return decodeValue(data, i, c.elem, elem)
+		return decodeValue(data, i, c.elem, elem, depth)
 	case reflect.Interface:
-		return SkipValue(data, i, 0)
+		return SkipValue(data, i, max(depth, 0))
 	case reflect.String:
 		if data[i] != '"' {
-			return mismatch(data, i, c)
+			return mismatch(data, i, c, depth)
 		}
 		end, esc, err := ScanString(data, i)
 		if err == nil && v.IsValid() {
@@ -287,10 +290,10 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 			}
 			return ScanLiteral(data, i, "false")
 		}
-		return mismatch(data, i, c)
+		return mismatch(data, i, c, depth)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if KindAt(data, i) != "number" {
-			return mismatch(data, i, c)
+			return mismatch(data, i, c, depth)
 		}
 		end, err := ScanNumber(data, i)
 		if err != nil {
@@ -298,7 +301,7 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 		}
 		n, ok := jsonInt(data[i:end])
 		if !ok || reflect.Zero(c.t).OverflowInt(n) {
-			return mismatch(data, i, c)
+			return mismatch(data, i, c, depth)
 		}
 		if v.IsValid() {
 			v.SetInt(n)
@@ -306,7 +309,7 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 		return end, nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if KindAt(data, i) != "number" {
-			return mismatch(data, i, c)
+			return mismatch(data, i, c, depth)
 		}
 		end, err := ScanNumber(data, i)
 		if err != nil {
@@ -314,7 +317,7 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 		}
 		n, ok := jsonInt(data[i:end])
 		if !ok || n < 0 || reflect.Zero(c.t).OverflowUint(uint64(n)) {
-			return mismatch(data, i, c)
+			return mismatch(data, i, c, depth)
 		}
 		if v.IsValid() {
 			v.SetUint(uint64(n))
@@ -322,7 +325,7 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 		return end, nil
 	case reflect.Float32, reflect.Float64:
 		if KindAt(data, i) != "number" {
-			return mismatch(data, i, c)
+			return mismatch(data, i, c, depth)
 		}
 		end, err := ScanNumber(data, i)
 		if err != nil {
@@ -330,7 +333,7 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 		}
 		f, perr := strconv.ParseFloat(string(data[i:end]), c.t.Bits())
 		if perr != nil {
-			return mismatch(data, i, c)
+			return mismatch(data, i, c, depth)
 		}
 		if v.IsValid() {
 			v.SetFloat(f)
@@ -341,7 +344,10 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 			return decodeBase64(data, i, v)
 		}
 		if data[i] != '[' {
-			return mismatch(data, i, c)
+			return mismatch(data, i, c, depth)
+		}
+		if err := tooDeep(data, i, depth); err != nil {
+			return i, err
 		}
 		if v.IsValid() {
 			v.Set(c.empty) // [] is an empty slice, not nil, as in encoding/json
@@ -356,7 +362,7 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 				v.SetLen(n + 1)
 				elem = v.Index(n)
 			}
-			end, err := decodeValue(data, at, c.elem, elem)
+			end, err := decodeValue(data, at, c.elem, elem, inner(depth))
 			if te, ok := err.(*TypeError); ok {
 				te.field = "[" + strconv.Itoa(n) + "]" + strings.TrimPrefix("."+te.field, ".")
 				if te.field[len(te.field)-1] == '.' {
@@ -367,36 +373,43 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value) (int, error) {
 		})
 	case reflect.Map:
 		if data[i] != '{' || c.t.Key().Kind() != reflect.String {
-			return mismatch(data, i, c)
+			return mismatch(data, i, c, depth)
+		}
+		if err := tooDeep(data, i, depth); err != nil {
+			return i, err
 		}
 		if v.IsValid() && v.IsNil() {
 			v.Set(reflect.MakeMap(c.t))
 		}
 		return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
 			if !v.IsValid() {
-				end, err := decodeValue(data, at, c.elem, reflect.Value{})
+				end, err := decodeValue(data, at, c.elem, reflect.Value{}, inner(depth))
 				return end, inField(err, func() string { return StringValue(data, ks, ke, esc) })
 			}
 			key := StringValue(data, ks, ke, esc)
 			elem := reflect.New(c.elem.t).Elem()
-			end, err := decodeValue(data, at, c.elem, elem)
+			end, err := decodeValue(data, at, c.elem, elem, inner(depth))
 			if err == nil {
 				v.SetMapIndex(reflect.ValueOf(key).Convert(c.t.Key()), elem)
 			}
 			return end, inField(err, func() string { return key })
 		})
 	case reflect.Struct:
-		return decodeStruct(data, i, c, v, nil)
+		return decodeStruct(data, i, c, v, nil, depth)
 	}
-	return mismatch(data, i, c)
+	return mismatch(data, i, c, depth)
 }
 
 // decodeStruct decodes the object at data[i] into v (a struct of c's type; only checked when not valid),
 // calling seen, when set, with each key and the offset of its value before the value is read: an error
-// from seen ends the decode with that error.
-func decodeStruct(data []byte, i int, c *codec, v reflect.Value, seen func(ks, ke int, esc bool, at int) error) (int, error) {
+// from seen ends the decode with that error, and an end >= 0 says seen read the value itself (the field is
+// left alone).
+func decodeStruct(data []byte, i int, c *codec, v reflect.Value, seen func(ks, ke int, esc bool, at int) (int, error), depth int) (int, error) {
 	if data[i] != '{' {
-		return mismatch(data, i, c)
+		return mismatch(data, i, c, depth)
+	}
+	if err := tooDeep(data, i, depth); err != nil {
+		return i, err
 	}
 	si := c.st
 	// opm decodes every blob into a map and re-encodes it before the typed decode, so of several keys
@@ -413,8 +426,8 @@ func decodeStruct(data []byte, i int, c *codec, v reflect.Value, seen func(ks, k
 	}
 	return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
 		if seen != nil {
-			if err := seen(ks, ke, esc, at); err != nil {
-				return at, err
+			if end, err := seen(ks, ke, esc, at); err != nil || end >= 0 {
+				return max(end, at), err
 			}
 		}
 		key := data[ks+1 : ke-1]
@@ -423,7 +436,7 @@ func decodeStruct(data []byte, i int, c *codec, v reflect.Value, seen func(ks, k
 		}
 		k := si.lookup(key)
 		if k < 0 {
-			return SkipValue(data, at, 0)
+			return SkipValue(data, at, max(inner(depth), 0))
 		}
 		f := &si.fields[k]
 		var fv reflect.Value
@@ -433,14 +446,14 @@ func decodeStruct(data []byte, i int, c *codec, v reflect.Value, seen func(ks, k
 				fv = v.FieldByIndex(f.index)
 			}
 		}
-		end, err := decodeValue(data, at, f.c, fv)
+		end, err := decodeValue(data, at, f.c, fv, inner(depth))
 		return end, inField(err, func() string { return f.name })
 	})
 }
 
 // mismatch reports the value at data[i] as the wrong kind for c's type (after checking its syntax).
-func mismatch(data []byte, i int, c *codec) (int, error) {
-	end, err := SkipValue(data, i, 0)
+func mismatch(data []byte, i int, c *codec, depth int) (int, error) {
+	end, err := SkipValue(data, i, max(depth, 0))
 	if err != nil {
 		return end, err
 	}
@@ -482,18 +495,19 @@ func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
 
 // DecodeInto decodes the value at data[i] into *out.
 func DecodeInto[T any](data []byte, i int, out *T) (int, error) {
-	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.ValueOf(out).Elem())
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.ValueOf(out).Elem(), -1)
 }
 
 // DecodeObjectInto decodes the object at data[i] into *out, a struct, as DecodeInto does, calling seen with
 // each of the object's keys (the literal's span, whether it has escapes) and its value's offset before
 // reading the value; an error from seen stops the decode and is returned. A caller that must look at every
-// key of a blob (duplicates, identity) reads the blob once instead of twice.
+// key of a blob (duplicates, identity) reads the blob once instead of twice. When seen returns an end >= 0,
+// it has read the value (data[val:end]) itself, and the field it names is not set.
 //
 // Raw values (json.RawMessage) are only delimited, not validated: the caller must check each one it keeps
 // (CheckRaw, or a decode of the whole value) before trusting the blob, as a syntax error inside one is
 // found there. Everything else is validated as DecodeInto validates it.
-func DecodeObjectInto[T any](data []byte, i int, out *T, seen func(keyStart, keyEnd int, escaped bool, val int) error) (int, error) {
+func DecodeObjectInto[T any](data []byte, i int, out *T, seen func(keyStart, keyEnd int, escaped bool, val int) (end int, err error)) (int, error) {
 	c := codecFor(reflect.TypeFor[T](), true)
 	if c.kind != reflect.Struct {
 		panic("scan.DecodeObjectInto: " + c.t.String() + " is not a struct")
@@ -501,7 +515,7 @@ func DecodeObjectInto[T any](data []byte, i int, out *T, seen func(keyStart, key
 	if data[i] == 'n' {
 		return ScanLiteral(data, i, "null")
 	}
-	return decodeStruct(data, i, c, reflect.ValueOf(out).Elem(), seen)
+	return decodeStruct(data, i, c, reflect.ValueOf(out).Elem(), seen, -1)
 }
 
 // delimitRaw finds the end of the raw value at data[i] the way FastSkip does over the whole blob (metaKeys'
@@ -522,6 +536,15 @@ func delimitRaw(data []byte, i int) (int, error) {
 	return SkipValue(data, i, 0)
 }
 
+// DelimitRaw finds the end of the value at data[i] as DecodeObjectInto does for a raw value: only
+// delimited when a string or a container (the caller must validate it), validated when a scalar.
+func DelimitRaw(data []byte, i int) (int, error) {
+	if i >= len(data) {
+		return i, ErrAt(data, i, "looking for beginning of value")
+	}
+	return delimitRaw(data, i)
+}
+
 // CheckRaw validates raw, a value delimited by FastSkip (see DecodeObjectInto): it must be exactly one
 // JSON value. The error's offset is in raw.
 func CheckRaw(raw []byte) error {
@@ -534,7 +557,30 @@ func CheckRaw(raw []byte) error {
 
 // CheckAs checks the value at data[i] against type T without building it.
 func CheckAs[T any](data []byte, i int) (int, error) {
-	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.Value{})
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.Value{}, -1)
+}
+
+// CheckWhole checks the value at data[i] against type T as CheckAs does, and also as a whole as a skip
+// of it from depth 0 would: nested deeper than MaxDepth anywhere (where CheckAs limits each value it skips
+// on its own) is an error.
+func CheckWhole[T any](data []byte, i int) (int, error) {
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.Value{}, 0)
+}
+
+// inner is the depth of the values inside a container at depth (untracked stays untracked).
+func inner(depth int) int {
+	if depth < 0 {
+		return -1
+	}
+	return depth + 1
+}
+
+// tooDeep is the error for a container at depth (when tracked) deeper than encoding/json goes.
+func tooDeep(data []byte, i, depth int) error {
+	if depth >= MaxDepth {
+		return &SyntaxError{Off: i, Msg: "exceeded max depth"}
+	}
+	return nil
 }
 
 // jsonInt reads a JSON number as opm ends up reading it: through a float64 (opm round-trips every blob

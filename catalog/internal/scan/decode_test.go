@@ -3,6 +3,7 @@ package scan
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -56,6 +57,10 @@ func FuzzDecodeMatchesOpm(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// nesting past encoding/json's limit of 10,000, under a field the type does not name
+	for _, depth := range []int{9998, 9999, 10000} {
+		f.Add([]byte(`{"unknown":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}`))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var want node
 		wantErr := opmDecode(data, &want)
@@ -78,6 +83,9 @@ func FuzzDecodeMatchesOpm(f *testing.F) {
 		_, checkErr := CheckAs[node](data, i)
 		if (err == nil) != (checkErr == nil) {
 			t.Fatalf("%q: decode error %v, check-only error %v", data, err, checkErr)
+		}
+		if _, wholeErr := CheckWhole[node](data, i); (wholeErr == nil) != (checkErr == nil) {
+			t.Fatalf("%q: check-only error %v, whole check's %v", data, checkErr, wholeErr)
 		}
 		if (err == nil) != (wantErr == nil) {
 			t.Fatalf("%q: decode error %v, opm's %v", data, err, wantErr)

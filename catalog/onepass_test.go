@@ -71,7 +71,7 @@ func FuzzOnePassBundles(f *testing.F) {
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[null,{"type":"olm.package","value":{}}]}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":{}}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"x","value":x"},{"type":"y","value":"}"}]}`,
-		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"olm.csv.metadata","value":{"description":"a` + "\n" + `"}}]}`,
+		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"olm.csv.metadata","value":{"description":"a` + "\n\x01" + `"}}]}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","properties":[{"type":"olm.csv.metadata","value":{"installModes":[{"supported":"yes"}]}}]}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1","extra":{"deep":[[[[{}]]]]}}`,
 		`{"schema":"olm.bundle","name":"a.v1","package":"a","image":"r/a:1"`,

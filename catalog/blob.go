@@ -357,7 +357,10 @@ func (l *fileLoader) plainProperties(data []byte, at int, b *Bundle) (int, error
 	if byteAt(at) != '[' {
 		return at, errNotPlain
 	}
-	props := []Property{} // [] is an empty list, not none
+	props := l.props[:0] // a lean load copies the list (leanProperties); [] is an empty list, not none
+	if props == nil {
+		props = []Property{}
+	}
 	l.prechecked = l.prechecked[:0]
 	end, err := scan.IterArray(data, at, func(_ int, e int) (int, error) {
 		if byteAt(e) != '{' {
@@ -371,7 +374,10 @@ func (l *fileLoader) plainProperties(data []byte, at int, b *Bundle) (int, error
 		if err != nil || esc {
 			return j, errNotPlain
 		}
-		typ := scan.StringValue(data, j, te, false)
+		typ := l.internBytes(data[j+1 : te-1])
+		if !utf8.Valid(data[j+1 : te-1]) {
+			typ = scan.StringValue(data, j, te, false) // invalid UTF-8 is replaced, as encoding/json does
+		}
 		if j = scan.SkipSpace(data, te); byteAt(j) != ',' {
 			return j, errNotPlain
 		}
@@ -399,6 +405,9 @@ func (l *fileLoader) plainProperties(data []byte, at int, b *Bundle) (int, error
 		return end, errNotPlain
 	}
 	b.Properties = props
+	if cap(props) <= 1024 {
+		l.props = props[:0]
+	}
 	return end, nil
 }
 
@@ -427,6 +436,24 @@ func (l *fileLoader) entryPositions(data []byte, i int, c *Channel) {
 // that property k's value was checked as its type already (see plainProperties).
 func parseProperties(data []byte, props []Property, checked bool, pre []bool, lean bool, intern func(string) string, obj *[]byte) (*Parsed, error) {
 	p := &Parsed{}
+	// the lists are made to their length (a lean catalog keeps them for the whole run; no growing)
+	var nPkg, nReq, nGVK, nGVKReq, nCh int
+	for _, prop := range props {
+		switch prop.Type {
+		case PropertyPackage:
+			nPkg++
+		case PropertyPackageRequired:
+			nReq++
+		case PropertyGVK:
+			nGVK++
+		case PropertyGVKRequired:
+			nGVKReq++
+		case PropertyChannel:
+			nCh++
+		}
+	}
+	p.Packages, p.PackagesRequired = sized[PackageProperty](nPkg), sized[PackageRequired](nReq)
+	p.GVKs, p.GVKsRequired, p.Channels = sized[GVK](nGVK), sized[GVK](nGVKReq), sized[ChannelProperty](nCh)
 	for idx, prop := range props {
 		off := -1
 		if len(prop.Value) > 0 {
@@ -504,6 +531,14 @@ func parseProperties(data []byte, props []Property, checked bool, pre []bool, le
 	return p, nil
 }
 
+// sized returns an empty list with room for n elements, or nil for none.
+func sized[E any](n int) []E {
+	if n == 0 {
+		return nil
+	}
+	return make([]E, 0, n)
+}
+
 // bundleObjectCheck is BundleObject decoded only to be checked: into memory reused from object to object
 // (a bundle's objects, CSVs and CRDs, were a quarter of what community-operators-prod-v4.16's load allocated).
 type bundleObjectCheck struct {
@@ -548,10 +583,15 @@ func cloneProperties(props []Property) []Property {
 // repeated by every bundle, are shared, and the list is copied to its length (the decoder's appends
 // leave up to as much again spare): a lean catalog is kept for the whole run.
 func (l *fileLoader) leanProperties(props []Property) []Property {
-	for i := range props {
-		props[i] = Property{Type: l.intern(props[i].Type)}
+	if props == nil {
+		return nil
 	}
-	return exact(props)
+	// always a copy: the list may be the loader's scratch (see plainProperties)
+	out := make([]Property, len(props))
+	for i := range props {
+		out[i] = Property{Type: l.intern(props[i].Type)}
+	}
+	return out
 }
 
 // exact returns s, copied to a slice of its length when it has spare capacity.

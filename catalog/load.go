@@ -332,9 +332,10 @@ type fileLoader struct {
 	mapped            bool
 	reached, released int
 	flight            *inFlight
-	js                []byte // the JSON of a YAML document, reused for the next one
-	obj               []byte // a decoded bundle object, reused for the next one
-	prechecked        []bool // per property of the bundle being read: value already checked (plainProperties)
+	js                []byte     // the JSON of a YAML document, reused for the next one
+	obj               []byte     // a decoded bundle object, reused for the next one
+	prechecked        []bool     // per property of the bundle being read: value already checked (plainProperties)
+	props             []Property // the properties list plainProperties reads into, reused from bundle to bundle
 	// yamlDoc, when set, is the position every offset maps to (the blob came from a YAML document).
 	yamlDoc *Pos
 }

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -99,32 +100,49 @@ func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) 
 		return m, end, &blobError{off: i, rule: RuleNotObject,
 			msg: fmt.Sprintf("expected a JSON object (a blob with a \"schema\" key), got %s", scan.KindAt(data, i))}
 	}
-	clear(sc.list) // drop the previous blob's strings
-	sc.list, sc.index = sc.list[:0], nil
+	sc.reset()
 	end, err = scan.IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
-		key := scan.StringValue(data, ks, ke, esc)
-		f := foldKey(key)
-		j := sc.find(f)
-		if j < 0 {
-			sc.list = append(sc.list, seenKey{fold: f, key: key})
-			j = len(sc.list) - 1
-			if sc.index != nil {
-				sc.index[f] = j
-			} else if len(sc.list) > 16 {
-				sc.index = make(map[string]int, 2*len(sc.list))
-				for n, e := range sc.list {
-					sc.index[e.fold] = n
-				}
-			}
-		} else if e := &sc.list[j]; e.key != key && !slices.Contains(e.others, key) {
-			e.others = append(e.others, key)
-		}
-		sc.list[j].val = at
+		sc.see(data, ks, ke, esc, at)
 		return scan.FastSkip(data, at)
 	})
 	if err != nil {
 		return m, end, err
 	}
+	m, err = sc.meta(data, i)
+	return m, end, err
+}
+
+// reset forgets the previous blob's keys (and drops their strings).
+func (sc *keyScratch) reset() {
+	clear(sc.list)
+	sc.list, sc.index = sc.list[:0], nil
+}
+
+// see records a top-level key (the literal data[ks:ke]) whose value starts at data[at].
+func (sc *keyScratch) see(data []byte, ks, ke int, esc bool, at int) {
+	key := scan.StringValue(data, ks, ke, esc)
+	f := foldKey(key)
+	j := sc.find(f)
+	if j < 0 {
+		sc.list = append(sc.list, seenKey{fold: f, key: key})
+		j = len(sc.list) - 1
+		if sc.index != nil {
+			sc.index[f] = j
+		} else if len(sc.list) > 16 {
+			sc.index = make(map[string]int, 2*len(sc.list))
+			for n, e := range sc.list {
+				sc.index[e.fold] = n
+			}
+		}
+	} else if e := &sc.list[j]; e.key != key && !slices.Contains(e.others, key) {
+		e.others = append(e.others, key)
+	}
+	sc.list[j].val = at
+}
+
+// meta checks the keys seen in the blob at data[i] (duplicates differing in case, identifying values that
+// are not strings) and returns its identifying keys.
+func (sc *keyScratch) meta(data []byte, i int) (m Meta, err error) {
 	var dups []string
 	for _, e := range sc.list {
 		if len(e.others) > 0 {
@@ -132,7 +150,7 @@ func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) 
 		}
 	}
 	if len(dups) > 0 {
-		return m, end, &blobError{off: i, rule: RuleDuplicateKey,
+		return m, &blobError{off: i, rule: RuleDuplicateKey,
 			msg:  "duplicate keys differing only in case: " + strings.Join(dups, "; "),
 			hint: "keys of a blob are matched case-insensitively; keep exactly one spelling of each"}
 	}
@@ -151,18 +169,18 @@ func (sc *keyScratch) metaKeys(data []byte, i int) (m Meta, end int, err error) 
 		}
 		if data[s.val] != '"' {
 			vend, _ := scan.FastSkip(data, s.val)
-			return m, end, &blobError{off: s.val, rule: RuleMetaNotString,
+			return m, &blobError{off: s.val, rule: RuleMetaNotString,
 				msg:  fmt.Sprintf("value of key %q must be a string, got %s", last, strings.TrimSpace(string(data[s.val:vend]))),
 				hint: "quote the value"}
 		}
 		// values were only skipped so far, not validated: a bad string is a syntax error, as in opm
 		send, esc, serr := scan.ScanString(data, s.val)
 		if serr != nil {
-			return m, end, serr
+			return m, serr
 		}
 		*k.dst = scan.StringValue(data, s.val, send, esc)
 	}
-	return m, end, nil
+	return m, nil
 }
 
 func quoteAll(list []string) []string {
@@ -225,23 +243,7 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		if _, err := scan.DecodeInto(data, i, b); err != nil {
 			return wrapBlobError(err, &m, i)
 		}
-		parsed, err := parseProperties(data, b.Properties, l.lean, l.intern, &l.obj)
-		if err != nil {
-			return wrapBlobError(err, &m, i)
-		}
-		b.Parsed = parsed
-		b.Schema, b.Package = SchemaBundle, l.intern(b.Package)
-		if l.visit != nil {
-			l.visit(b) // before a lean load drops the property values: the visitor may read them
-		}
-		if l.lean {
-			b.Properties = l.leanProperties(b.Properties)
-			b.RelatedImages = exact(b.RelatedImages)
-			parsed.Packages, parsed.GVKs = exact(parsed.Packages), exact(parsed.GVKs)
-		} else {
-			b.Properties = cloneProperties(b.Properties)
-		}
-		l.cat.Bundles = append(l.cat.Bundles, b)
+		return l.addBundle(data, i, b, m, true, nil)
 	case SchemaDeprecations:
 		d := &Deprecation{Pos: pos}
 		if _, err := scan.DecodeInto(data, i, d); err != nil {
@@ -260,6 +262,153 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 		l.cat.Others = append(l.cat.Others, &o)
 	}
 	return nil
+}
+
+// addBundle checks the properties of b, decoded from the blob at data[i] (identified by m), and adds it;
+// checked says whether their values were validated as they were decoded (see parseProperties).
+func (l *fileLoader) addBundle(data []byte, i int, b *Bundle, m Meta, checked bool, pre []bool) error {
+	parsed, err := parseProperties(data, b.Properties, checked, pre, l.lean, l.intern, &l.obj)
+	if err != nil {
+		return wrapBlobError(err, &m, i)
+	}
+	b.Parsed = parsed
+	b.Schema, b.Package = SchemaBundle, l.intern(b.Package)
+	if l.visit != nil {
+		l.visit(b) // before a lean load drops the property values: the visitor may read them
+	}
+	if l.lean {
+		b.Properties = l.leanProperties(b.Properties)
+		b.RelatedImages = exact(b.RelatedImages)
+		parsed.Packages, parsed.GVKs = exact(parsed.Packages), exact(parsed.GVKs)
+	} else {
+		b.Properties = cloneProperties(b.Properties)
+	}
+	l.cat.Bundles = append(l.cat.Bundles, b)
+	return nil
+}
+
+// onePassBundles says whether bundles are read in one pass (bundleBlob); a variable so tests can compare
+// with the two passes every blob took before.
+var onePassBundles = true
+
+// errNotBundle stops the one-pass bundle decode at a blob that is not a bundle (see bundleBlob).
+var errNotBundle = errors.New("not a bundle blob")
+
+// bundleBlob reads the blob at data[i] in one pass when it is a well-formed bundle, the blob catalogs are
+// mostly made of: its keys are recorded (as metaKeys does) while it decodes into a Bundle, where metaKeys'
+// pass would only find the end of each value and the decode would read the blob again. It reports ok false,
+// having added nothing, at anything else: another schema, a duplicate key, any error. The caller then
+// reads the blob the usual way (metaKeys, then decodeBlob), which finds the same problems in the same
+// order as before. On ok, err is what checking the bundle's properties found (decodeBlob's error).
+func (l *fileLoader) bundleBlob(data []byte, i int) (end int, ok bool, err error) {
+	if !onePassBundles || data[i] != '{' {
+		return i, false, nil
+	}
+	sc := &l.keys
+	sc.reset()
+	b := &Bundle{}
+	l.prechecked = l.prechecked[:0]
+	end, derr := scan.DecodeObjectInto(data, i, b, func(ks, ke int, esc bool, at int) (int, error) {
+		if ke-ks == len(`"schema"`) && bytes.EqualFold(data[ks+1:ke-1], []byte("schema")) && !bytes.HasPrefix(data[at:], []byte(`"`+SchemaBundle+`"`)) {
+			return -1, errNotBundle // a channel, a package...: not worth decoding as a bundle
+		}
+		sc.see(data, ks, ke, esc, at)
+		if l.lean && string(data[ks:ke]) == `"properties"` {
+			return l.plainProperties(data, at, b)
+		}
+		return -1, nil
+	})
+	if derr != nil {
+		return i, false, nil
+	}
+	m, merr := sc.meta(data, i)
+	if merr != nil || m.Schema != SchemaBundle {
+		return i, false, nil
+	}
+	b.Pos = l.pos(i)
+	return end, true, l.addBundle(data, i, b, m, false, l.prechecked)
+}
+
+// errNotPlain stops plainProperties at anything but the plainest properties array (the two passes read it).
+var errNotPlain = errors.New("properties not in the plain form")
+
+// plainProperties reads a bundle's properties array at data[at] when it is in the form opm writes (and
+// its YAML converts to): objects of exactly the keys "type" then "value", spelled so, the type a string
+// without escapes. An olm.csv.metadata value, most of a bundle's text, is checked against its type right
+// there (the check delimits it) instead of being delimited first and checked afterwards; l.prechecked
+// records which. Anything else is errNotPlain: the blob is then read the usual way.
+func (l *fileLoader) plainProperties(data []byte, at int, b *Bundle) (int, error) {
+	byteAt := func(j int) byte {
+		if j < len(data) {
+			return data[j]
+		}
+		return 0
+	}
+	key := func(j int, k string) (int, bool) {
+		if !bytes.HasPrefix(data[j:], []byte(k)) {
+			return j, false
+		}
+		j = scan.SkipSpace(data, j+len(k))
+		if byteAt(j) != ':' {
+			return j, false
+		}
+		return scan.SkipSpace(data, j+1), true
+	}
+	if byteAt(at) != '[' {
+		return at, errNotPlain
+	}
+	props := l.props[:0] // a lean load copies the list (leanProperties); [] is an empty list, not none
+	if props == nil {
+		props = []Property{}
+	}
+	l.prechecked = l.prechecked[:0]
+	end, err := scan.IterArray(data, at, func(_ int, e int) (int, error) {
+		if byteAt(e) != '{' {
+			return e, errNotPlain
+		}
+		j, ok := key(scan.SkipSpace(data, e+1), `"type"`)
+		if !ok || byteAt(j) != '"' {
+			return j, errNotPlain
+		}
+		te, esc, err := scan.ScanString(data, j)
+		if err != nil || esc {
+			return j, errNotPlain
+		}
+		typ := l.internBytes(data[j+1 : te-1])
+		if !utf8.Valid(data[j+1 : te-1]) {
+			typ = scan.StringValue(data, j, te, false) // invalid UTF-8 is replaced, as encoding/json does
+		}
+		if j = scan.SkipSpace(data, te); byteAt(j) != ',' {
+			return j, errNotPlain
+		}
+		if j, ok = key(scan.SkipSpace(data, j+1), `"value"`); !ok || j >= len(data) {
+			return j, errNotPlain
+		}
+		var ve int
+		checked := typ == PropertyCSVMetadata && data[j] == '{'
+		if checked {
+			ve, err = scan.CheckWhole[CSVMetadata](data, j)
+		} else {
+			ve, err = scan.DelimitRaw(data, j)
+		}
+		if err != nil {
+			return j, errNotPlain
+		}
+		props = append(props, Property{Type: typ, Value: data[j:ve]})
+		l.prechecked = append(l.prechecked, checked)
+		if ve = scan.SkipSpace(data, ve); byteAt(ve) != '}' {
+			return ve, errNotPlain
+		}
+		return ve + 1, nil
+	})
+	if err != nil {
+		return end, errNotPlain
+	}
+	b.Properties = props
+	if cap(props) <= 1024 {
+		l.props = props[:0]
+	}
+	return end, nil
 }
 
 // entryPositions finds where each entry of a channel starts (a third, cheap pass over the entries array).
@@ -282,8 +431,29 @@ func (l *fileLoader) entryPositions(data []byte, i int, c *Channel) {
 // parseProperties decodes bundle property values into their types, as opm's property.Parse does. The
 // names a catalog repeats from bundle to bundle (packages, groups, kinds, versions of the APIs) go through
 // intern. Bundle objects are decoded into obj's memory, which is kept for the next when not too large.
-func parseProperties(data []byte, props []Property, lean bool, intern func(string) string, obj *[]byte) (*Parsed, error) {
+// Unless checked, the values were only delimited (scan.DecodeObjectInto): each is validated here, by its
+// typed decode, which must then end where the value does, or whole when its type has none. pre[k] says
+// that property k's value was checked as its type already (see plainProperties).
+func parseProperties(data []byte, props []Property, checked bool, pre []bool, lean bool, intern func(string) string, obj *[]byte) (*Parsed, error) {
 	p := &Parsed{}
+	// the lists are made to their length (a lean catalog keeps them for the whole run; no growing)
+	var nPkg, nReq, nGVK, nGVKReq, nCh int
+	for _, prop := range props {
+		switch prop.Type {
+		case PropertyPackage:
+			nPkg++
+		case PropertyPackageRequired:
+			nReq++
+		case PropertyGVK:
+			nGVK++
+		case PropertyGVKRequired:
+			nGVKReq++
+		case PropertyChannel:
+			nCh++
+		}
+	}
+	p.Packages, p.PackagesRequired = sized[PackageProperty](nPkg), sized[PackageRequired](nReq)
+	p.GVKs, p.GVKsRequired, p.Channels = sized[GVK](nGVK), sized[GVK](nGVKReq), sized[ChannelProperty](nCh)
 	for idx, prop := range props {
 		off := -1
 		if len(prop.Value) > 0 {
@@ -294,37 +464,38 @@ func parseProperties(data []byte, props []Property, lean bool, intern func(strin
 		}
 		v := []byte(prop.Value)
 		var err error
+		end := len(v)
 		switch prop.Type {
 		case PropertyPackage:
 			var x PackageProperty
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				x.PackageName = intern(x.PackageName)
 				p.Packages = append(p.Packages, x)
 			}
 		case PropertyPackageRequired:
 			var x PackageRequired
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.PackagesRequired = append(p.PackagesRequired, x)
 			}
 		case PropertyGVK:
 			var x GVK
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				x.Group, x.Kind, x.Version = intern(x.Group), intern(x.Kind), intern(x.Version)
 				p.GVKs = append(p.GVKs, x)
 			}
 		case PropertyGVKRequired:
 			var x GVK
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.GVKsRequired = append(p.GVKsRequired, x)
 			}
 		case PropertyChannel:
 			var x ChannelProperty
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				p.Channels = append(p.Channels, x)
 			}
 		case PropertyBundleObject:
 			x := bundleObjectCheck{Data: (*obj)[:0]}
-			if _, err = scan.DecodeInto(v, 0, &x); err == nil {
+			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
 				err = checkManifest(x.Data)
 				p.Objects++
 			}
@@ -332,14 +503,23 @@ func parseProperties(data []byte, props []Property, lean bool, intern func(strin
 				*obj = x.Data[:0]
 			}
 		case PropertyCSVMetadata:
-			if lean {
-				_, err = scan.CheckAs[CSVMetadata](v, 0)
+			if lean && idx < len(pre) && pre[idx] {
+				// checked where it was read
+			} else if lean {
+				end, err = scan.CheckAs[CSVMetadata](v, 0)
 			} else {
 				x := &CSVMetadata{} // decoded from a copy: its raw descriptor values must not alias the file
-				if _, err = scan.DecodeInto(bytes.Clone(v), 0, x); err == nil {
+				if end, err = scan.DecodeInto(bytes.Clone(v), 0, x); err == nil {
 					p.CSVMetadata = x
 				}
 			}
+		default:
+			if !checked {
+				err = scan.CheckRaw(v)
+			}
+		}
+		if err == nil && end != len(v) {
+			err = scan.ErrAt(v, end, "after top-level value")
 		}
 		if err != nil {
 			if te, ok := err.(*scan.TypeError); ok && off >= 0 {
@@ -349,6 +529,14 @@ func parseProperties(data []byte, props []Property, lean bool, intern func(strin
 		}
 	}
 	return p, nil
+}
+
+// sized returns an empty list with room for n elements, or nil for none.
+func sized[E any](n int) []E {
+	if n == 0 {
+		return nil
+	}
+	return make([]E, 0, n)
 }
 
 // bundleObjectCheck is BundleObject decoded only to be checked: into memory reused from object to object
@@ -395,10 +583,15 @@ func cloneProperties(props []Property) []Property {
 // repeated by every bundle, are shared, and the list is copied to its length (the decoder's appends
 // leave up to as much again spare): a lean catalog is kept for the whole run.
 func (l *fileLoader) leanProperties(props []Property) []Property {
-	for i := range props {
-		props[i] = Property{Type: l.intern(props[i].Type)}
+	if props == nil {
+		return nil
 	}
-	return exact(props)
+	// always a copy: the list may be the loader's scratch (see plainProperties)
+	out := make([]Property, len(props))
+	for i := range props {
+		out[i] = Property{Type: l.intern(props[i].Type)}
+	}
+	return out
 }
 
 // exact returns s, copied to a slice of its length when it has spare capacity.

@@ -37,6 +37,14 @@ func overTotal(fsys fs.FS, files []string, limit int64) (d diag.Diagnostic, over
 // names in every channel and bundle, default channel names), so a catalog of a million blobs keeps one
 // copy of each instead of a million. The table is bounded: past maxInterned entries strings are kept as
 // they are.
+// internBytes is intern for a string still in the text: no string is made when one is already kept.
+func (l *fileLoader) internBytes(b []byte) string {
+	if v, ok := l.strs[string(b)]; ok {
+		return v
+	}
+	return l.intern(string(b))
+}
+
 func (l *fileLoader) intern(s string) string {
 	const maxInterned, maxLen = 4096, 64
 	if len(s) == 0 || len(s) > maxLen {

@@ -141,7 +141,7 @@ func TestBundleObjectsDecodeIntoOneBuffer(t *testing.T) {
 	big := `{"kind":"CustomResourceDefinition","spec":"` + strings.Repeat("x", 4000) + `"}`
 	props := []Property{obj(big), obj("kind: ConfigMap\n"), obj(`{"kind":"ClusterServiceVersion"}`)}
 	var scratch []byte
-	p, err := parseProperties(nil, props, true, func(s string) string { return s }, &scratch)
+	p, err := parseProperties(nil, props, true, nil, true, func(s string) string { return s }, &scratch)
 	if err != nil || p.Objects != 3 {
 		t.Fatalf("parse: %d objects, %v", p.Objects, err)
 	}
@@ -149,11 +149,11 @@ func TestBundleObjectsDecodeIntoOneBuffer(t *testing.T) {
 	if cap(scratch) < len(big) {
 		t.Fatalf("the buffer kept has %d bytes, less than the largest object", cap(scratch))
 	}
-	if _, err := parseProperties(nil, props, true, func(s string) string { return s }, &scratch); err != nil || unsafe.SliceData(scratch) != first {
+	if _, err := parseProperties(nil, props, true, nil, true, func(s string) string { return s }, &scratch); err != nil || unsafe.SliceData(scratch) != first {
 		t.Errorf("a second bundle's objects did not reuse the buffer (err %v)", err)
 	}
 	broken := append(slices.Clone(props), obj("kind: [unclosed\n"))
-	if _, err := parseProperties(nil, broken, true, func(s string) string { return s }, &scratch); err == nil {
+	if _, err := parseProperties(nil, broken, true, nil, true, func(s string) string { return s }, &scratch); err == nil {
 		t.Error("a manifest that is neither JSON nor YAML, decoded into the reused buffer, was accepted")
 	}
 }

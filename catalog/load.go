@@ -332,8 +332,10 @@ type fileLoader struct {
 	mapped            bool
 	reached, released int
 	flight            *inFlight
-	js                []byte // the JSON of a YAML document, reused for the next one
-	obj               []byte // a decoded bundle object, reused for the next one
+	js                []byte     // the JSON of a YAML document, reused for the next one
+	obj               []byte     // a decoded bundle object, reused for the next one
+	prechecked        []bool     // per property of the bundle being read: value already checked (plainProperties)
+	props             []Property // the properties list plainProperties reads into, reused from bundle to bundle
 	// yamlDoc, when set, is the position every offset maps to (the blob came from a YAML document).
 	yamlDoc *Pos
 }
@@ -487,10 +489,18 @@ func (l *fileLoader) loadJSON(data []byte) {
 			return
 		}
 		l.releaseBefore(i)
-		m, end, err := l.keys.metaKeys(data, i)
+		end, ok, derr := l.bundleBlob(data, i)
+		var err error
+		if !ok {
+			var m Meta
+			m, end, err = l.keys.metaKeys(data, i)
+			if err == nil {
+				derr = l.decodeBlob(data, i, end, m)
+			}
+		}
 		l.reach(end)
 		if err == nil {
-			if derr := l.decodeBlob(data, i, end, m); derr != nil {
+			if derr != nil {
 				// a syntax error anywhere in the blob is found before any other problem, as in opm
 				if _, serr := scan.SkipValue(data, i, 0); serr != nil {
 					err = serr

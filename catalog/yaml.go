@@ -132,6 +132,12 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 		}
 		l.yamlDoc = &pos
 		i := scan.SkipSpace(js, 0)
+		if _, ok, err := l.bundleBlob(js, i); ok {
+			if err != nil {
+				l.reportErr(err)
+			}
+			continue
+		}
 		m, end, err := l.keys.metaKeys(js, i)
 		if err != nil {
 			l.reportErr(err)

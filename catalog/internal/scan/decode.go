@@ -52,7 +52,7 @@ var (
 type fieldInfo struct {
 	name  string
 	index []int
-	typ   reflect.Type
+	c     *codec
 }
 
 type structInfo struct {
@@ -60,12 +60,76 @@ type structInfo struct {
 	exact  map[string]int
 }
 
-var structCache sync.Map // reflect.Type -> *structInfo
+// codec is what the decoder needs to know about a Go type, worked out once per type (reflection's
+// method-set and field lookups cost more than the scanning they steer): the values of one type decode by
+// following its codec, and its element's or fields' codecs, with no further lookups by type.
+type codec struct {
+	t           reflect.Type
+	kind        reflect.Kind
+	raw         bool // json.RawMessage: kept as its text
+	lazyRaw     bool // raw values anywhere under this type are only delimited (FastSkip), not validated
+	unmarshaler bool // *T implements json.Unmarshaler (T not a pointer)
+	bytes       bool // a slice of bytes: base64 text
+	elem        *codec
+	st          *structInfo
+	want        string        // describeType(t), for type errors
+	empty       reflect.Value // a non-nil empty slice of the type (what [] decodes to)
+}
 
-func structFields(t reflect.Type) *structInfo {
-	if si, ok := structCache.Load(t); ok {
-		return si.(*structInfo)
+// codecKey names a codec: a type, and whether its raw values are left unvalidated.
+type codecKey struct {
+	t       reflect.Type
+	lazyRaw bool
+}
+
+var (
+	codecs    sync.Map // codecKey -> *codec, complete codecs only
+	codecMu   sync.Mutex
+	codecWork = map[codecKey]*codec{} // under codecMu: codecs being built (types may refer to themselves)
+)
+
+// codecFor returns the codec of t, building it (and its elements') on first use.
+func codecFor(t reflect.Type, lazyRaw bool) *codec {
+	k := codecKey{t, lazyRaw}
+	if c, ok := codecs.Load(k); ok {
+		return c.(*codec)
 	}
+	codecMu.Lock()
+	defer codecMu.Unlock()
+	c := buildCodec(k)
+	for k, c := range codecWork {
+		codecs.Store(k, c)
+	}
+	clear(codecWork)
+	return c
+}
+
+func buildCodec(k codecKey) *codec {
+	if c, ok := codecs.Load(k); ok {
+		return c.(*codec)
+	}
+	if c, ok := codecWork[k]; ok {
+		return c
+	}
+	t := k.t
+	c := &codec{t: t, kind: t.Kind(), want: describeType(t), lazyRaw: k.lazyRaw}
+	codecWork[k] = c
+	c.raw = t == rawMessageType
+	c.unmarshaler = t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType)
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Map:
+		c.elem = buildCodec(codecKey{t.Elem(), k.lazyRaw})
+	case reflect.Slice:
+		c.bytes = t.Elem().Kind() == reflect.Uint8
+		c.elem = buildCodec(codecKey{t.Elem(), k.lazyRaw})
+		c.empty = reflect.MakeSlice(t, 0, 0)
+	case reflect.Struct:
+		c.st = structFields(k)
+	}
+	return c
+}
+
+func structFields(k codecKey) *structInfo {
 	si := &structInfo{exact: map[string]int{}}
 	var walk func(t reflect.Type, index []int)
 	walk = func(t reflect.Type, index []int) {
@@ -91,24 +155,24 @@ func structFields(t reflect.Type) *structInfo {
 				continue
 			}
 			si.exact[name] = len(si.fields)
-			si.fields = append(si.fields, fieldInfo{name: name, index: idx, typ: f.Type})
+			si.fields = append(si.fields, fieldInfo{name: name, index: idx, c: buildCodec(codecKey{f.Type, k.lazyRaw})})
 		}
 	}
-	walk(t, nil)
-	actual, _ := structCache.LoadOrStore(t, si)
-	return actual.(*structInfo)
+	walk(k.t, nil)
+	return si
 }
 
-func (si *structInfo) lookup(key []byte) (fieldInfo, bool) {
+// lookup returns the index of the field key names (exactly, else case-insensitively), or -1.
+func (si *structInfo) lookup(key []byte) int {
 	if i, ok := si.exact[string(key)]; ok {
-		return si.fields[i], true
+		return i
 	}
-	for _, f := range si.fields {
+	for i, f := range si.fields {
 		if bytes.EqualFold([]byte(f.name), key) {
-			return f, true
+			return i
 		}
 	}
-	return fieldInfo{}, false
+	return -1
 }
 
 // inField prefixes a type error's field path with the name of the field or key it happened in; the
@@ -152,24 +216,37 @@ func describeType(t reflect.Type) string {
 	return t.String()
 }
 
-// decodeValue decodes the (already syntax-checked) value at data[i] into v, a settable value of type t,
-// or only checks it when v is not valid. It returns the offset after the value.
-func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, error) {
-	if t == rawMessageType {
-		end, err := SkipValue(data, i, 0)
+// decodeValue decodes the value at data[i] into v, a settable value of c's type, or only checks it when v
+// is not valid. It returns the offset after the value. It validates what it reads (a value not checked
+// before, or cut short, is a syntax error), but reports a type error before a syntax error further on.
+//
+// depth is the value's nesting in the text where encoding/json's limit counts from (MaxDepth applies to
+// what it skips or decodes), or untracked (-1): each value it skips is then limited on its own.
+func decodeValue(data []byte, i int, c *codec, v reflect.Value, depth int) (int, error) {
+	if i >= len(data) {
+		return i, ErrAt(data, i, "looking for beginning of value")
+	}
+	if c.raw {
+		var end int
+		var err error
+		if c.lazyRaw {
+			end, err = delimitRaw(data, i)
+		} else {
+			end, err = SkipValue(data, i, max(depth, 0))
+		}
 		if err == nil && v.IsValid() {
 			v.SetBytes(data[i:end])
 		}
 		return end, err
 	}
-	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType) {
-		end, err := SkipValue(data, i, 0)
+	if c.unmarshaler {
+		end, err := SkipValue(data, i, max(depth, 0))
 		if err != nil {
 			return end, err
 		}
 		target := v
 		if !target.IsValid() {
-			target = reflect.New(t).Elem()
+			target = reflect.New(c.t).Elem()
 		}
 		if err := target.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data[i:end]); err != nil {
 			return end, &TypeError{Off: i, cause: err}
@@ -179,32 +256,21 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 	if data[i] == 'n' {
 		return ScanLiteral(data, i, "null")
 	}
-	mismatch := func() (int, error) {
-		end, err := SkipValue(data, i, 0)
-		if err != nil {
-			return end, err
-		}
-		got := KindAt(data, i)
-		if got == "number" {
-			got = "number " + string(data[i:end])
-		}
-		return end, &TypeError{Off: i, got: got, want: describeType(t)}
-	}
-	switch t.Kind() {
+	switch c.kind {
 	case reflect.Pointer:
 		var elem reflect.Value
 		if v.IsValid() {
 			if v.IsNil() {
-				v.Set(reflect.New(t.Elem()))
+				v.Set(reflect.New(c.elem.t))
 			}
 			elem = v.Elem()
 		}
-		return decodeValue(data, i, t.Elem(), elem)
+		return decodeValue(data, i, c.elem, elem, depth)
 	case reflect.Interface:
-		return SkipValue(data, i, 0)
+		return SkipValue(data, i, max(depth, 0))
 	case reflect.String:
 		if data[i] != '"' {
-			return mismatch()
+			return mismatch(data, i, c, depth)
 		}
 		end, esc, err := ScanString(data, i)
 		if err == nil && v.IsValid() {
@@ -224,18 +290,18 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 			}
 			return ScanLiteral(data, i, "false")
 		}
-		return mismatch()
+		return mismatch(data, i, c, depth)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if KindAt(data, i) != "number" {
-			return mismatch()
+			return mismatch(data, i, c, depth)
 		}
 		end, err := ScanNumber(data, i)
 		if err != nil {
 			return end, err
 		}
 		n, ok := jsonInt(data[i:end])
-		if !ok || reflect.Zero(t).OverflowInt(n) {
-			return mismatch()
+		if !ok || reflect.Zero(c.t).OverflowInt(n) {
+			return mismatch(data, i, c, depth)
 		}
 		if v.IsValid() {
 			v.SetInt(n)
@@ -243,15 +309,15 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		return end, nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if KindAt(data, i) != "number" {
-			return mismatch()
+			return mismatch(data, i, c, depth)
 		}
 		end, err := ScanNumber(data, i)
 		if err != nil {
 			return end, err
 		}
 		n, ok := jsonInt(data[i:end])
-		if !ok || n < 0 || reflect.Zero(t).OverflowUint(uint64(n)) {
-			return mismatch()
+		if !ok || n < 0 || reflect.Zero(c.t).OverflowUint(uint64(n)) {
+			return mismatch(data, i, c, depth)
 		}
 		if v.IsValid() {
 			v.SetUint(uint64(n))
@@ -259,37 +325,44 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 		return end, nil
 	case reflect.Float32, reflect.Float64:
 		if KindAt(data, i) != "number" {
-			return mismatch()
+			return mismatch(data, i, c, depth)
 		}
 		end, err := ScanNumber(data, i)
 		if err != nil {
 			return end, err
 		}
-		f, perr := strconv.ParseFloat(string(data[i:end]), t.Bits())
+		f, perr := strconv.ParseFloat(string(data[i:end]), c.t.Bits())
 		if perr != nil {
-			return mismatch()
+			return mismatch(data, i, c, depth)
 		}
 		if v.IsValid() {
 			v.SetFloat(f)
 		}
 		return end, nil
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && data[i] == '"' {
+		if c.bytes && data[i] == '"' {
 			return decodeBase64(data, i, v)
 		}
 		if data[i] != '[' {
-			return mismatch()
+			return mismatch(data, i, c, depth)
+		}
+		if err := tooDeep(data, i, depth); err != nil {
+			return i, err
 		}
 		if v.IsValid() {
-			v.Set(reflect.MakeSlice(t, 0, 0)) // [] is an empty slice, not nil, as in encoding/json
+			v.Set(c.empty) // [] is an empty slice, not nil, as in encoding/json
 		}
 		return IterArray(data, i, func(n int, at int) (int, error) {
 			var elem reflect.Value
 			if v.IsValid() {
-				v.Set(reflect.Append(v, reflect.Zero(t.Elem())))
-				elem = v.Index(v.Len() - 1)
+				// grown in place (reflect.Append allocates a slice header for every element)
+				if n == v.Cap() {
+					v.Grow(1)
+				}
+				v.SetLen(n + 1)
+				elem = v.Index(n)
 			}
-			end, err := decodeValue(data, at, t.Elem(), elem)
+			end, err := decodeValue(data, at, c.elem, elem, inner(depth))
 			if te, ok := err.(*TypeError); ok {
 				te.field = "[" + strconv.Itoa(n) + "]" + strings.TrimPrefix("."+te.field, ".")
 				if te.field[len(te.field)-1] == '.' {
@@ -299,57 +372,96 @@ func decodeValue(data []byte, i int, t reflect.Type, v reflect.Value) (int, erro
 			return end, err
 		})
 	case reflect.Map:
-		if data[i] != '{' || t.Key().Kind() != reflect.String {
-			return mismatch()
+		if data[i] != '{' || c.t.Key().Kind() != reflect.String {
+			return mismatch(data, i, c, depth)
+		}
+		if err := tooDeep(data, i, depth); err != nil {
+			return i, err
 		}
 		if v.IsValid() && v.IsNil() {
-			v.Set(reflect.MakeMap(t))
+			v.Set(reflect.MakeMap(c.t))
 		}
 		return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
 			if !v.IsValid() {
-				end, err := decodeValue(data, at, t.Elem(), reflect.Value{})
+				end, err := decodeValue(data, at, c.elem, reflect.Value{}, inner(depth))
 				return end, inField(err, func() string { return StringValue(data, ks, ke, esc) })
 			}
 			key := StringValue(data, ks, ke, esc)
-			elem := reflect.New(t.Elem()).Elem()
-			end, err := decodeValue(data, at, t.Elem(), elem)
+			elem := reflect.New(c.elem.t).Elem()
+			end, err := decodeValue(data, at, c.elem, elem, inner(depth))
 			if err == nil {
-				v.SetMapIndex(reflect.ValueOf(key).Convert(t.Key()), elem)
+				v.SetMapIndex(reflect.ValueOf(key).Convert(c.t.Key()), elem)
 			}
 			return end, inField(err, func() string { return key })
 		})
 	case reflect.Struct:
-		if data[i] != '{' {
-			return mismatch()
-		}
-		si := structFields(t)
-		// opm decodes every blob into a map and re-encodes it before the typed decode, so of several keys
-		// naming one field (case-insensitively) the one sorting last wins, not the last in the file.
-		var winners []string
-		if v.IsValid() {
-			winners = make([]string, len(si.fields))
-		}
-		return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
-			key := data[ks+1 : ke-1]
-			if esc {
-				key = []byte(StringValue(data, ks, ke, esc))
-			}
-			f, ok := si.lookup(key)
-			if !ok {
-				return SkipValue(data, at, 0)
-			}
-			var fv reflect.Value
-			if v.IsValid() {
-				if w := &winners[si.exact[f.name]]; *w == "" || string(key) >= *w {
-					*w = string(key)
-					fv = v.FieldByIndex(f.index)
-				}
-			}
-			end, err := decodeValue(data, at, f.typ, fv)
-			return end, inField(err, func() string { return f.name })
-		})
+		return decodeStruct(data, i, c, v, nil, depth)
 	}
-	return mismatch()
+	return mismatch(data, i, c, depth)
+}
+
+// decodeStruct decodes the object at data[i] into v (a struct of c's type; only checked when not valid),
+// calling seen, when set, with each key and the offset of its value before the value is read: an error
+// from seen ends the decode with that error, and an end >= 0 says seen read the value itself (the field is
+// left alone).
+func decodeStruct(data []byte, i int, c *codec, v reflect.Value, seen func(ks, ke int, esc bool, at int) (int, error), depth int) (int, error) {
+	if data[i] != '{' {
+		return mismatch(data, i, c, depth)
+	}
+	if err := tooDeep(data, i, depth); err != nil {
+		return i, err
+	}
+	si := c.st
+	// opm decodes every blob into a map and re-encodes it before the typed decode, so of several keys
+	// naming one field (case-insensitively) the one sorting last wins, not the last in the file. The
+	// winning keys are slices of data (or of their unescaped copy), so keeping them costs nothing.
+	var winners [][]byte
+	var room [8][]byte
+	if v.IsValid() {
+		if len(si.fields) <= len(room) {
+			winners = room[:len(si.fields)]
+		} else {
+			winners = make([][]byte, len(si.fields))
+		}
+	}
+	return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
+		if seen != nil {
+			if end, err := seen(ks, ke, esc, at); err != nil || end >= 0 {
+				return max(end, at), err
+			}
+		}
+		key := data[ks+1 : ke-1]
+		if esc {
+			key = []byte(StringValue(data, ks, ke, esc))
+		}
+		k := si.lookup(key)
+		if k < 0 {
+			return SkipValue(data, at, max(inner(depth), 0))
+		}
+		f := &si.fields[k]
+		var fv reflect.Value
+		if v.IsValid() {
+			if w := &winners[k]; *w == nil || bytes.Compare(key, *w) >= 0 {
+				*w = key
+				fv = v.FieldByIndex(f.index)
+			}
+		}
+		end, err := decodeValue(data, at, f.c, fv, inner(depth))
+		return end, inField(err, func() string { return f.name })
+	})
+}
+
+// mismatch reports the value at data[i] as the wrong kind for c's type (after checking its syntax).
+func mismatch(data []byte, i int, c *codec, depth int) (int, error) {
+	end, err := SkipValue(data, i, max(depth, 0))
+	if err != nil {
+		return end, err
+	}
+	got := KindAt(data, i)
+	if got == "number" {
+		got = "number " + string(data[i:end])
+	}
+	return end, &TypeError{Off: i, got: got, want: c.want}
 }
 
 // decodeBase64 decodes a JSON string into a []byte the way encoding/json does (standard encoding, padded;
@@ -383,12 +495,92 @@ func decodeBase64(data []byte, i int, v reflect.Value) (int, error) {
 
 // DecodeInto decodes the value at data[i] into *out.
 func DecodeInto[T any](data []byte, i int, out *T) (int, error) {
-	return decodeValue(data, i, reflect.TypeFor[T](), reflect.ValueOf(out).Elem())
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.ValueOf(out).Elem(), -1)
+}
+
+// DecodeObjectInto decodes the object at data[i] into *out, a struct, as DecodeInto does, calling seen with
+// each of the object's keys (the literal's span, whether it has escapes) and its value's offset before
+// reading the value; an error from seen stops the decode and is returned. A caller that must look at every
+// key of a blob (duplicates, identity) reads the blob once instead of twice. When seen returns an end >= 0,
+// it has read the value (data[val:end]) itself, and the field it names is not set.
+//
+// Raw values (json.RawMessage) are only delimited, not validated: the caller must check each one it keeps
+// (CheckRaw, or a decode of the whole value) before trusting the blob, as a syntax error inside one is
+// found there. Everything else is validated as DecodeInto validates it.
+func DecodeObjectInto[T any](data []byte, i int, out *T, seen func(keyStart, keyEnd int, escaped bool, val int) (end int, err error)) (int, error) {
+	c := codecFor(reflect.TypeFor[T](), true)
+	if c.kind != reflect.Struct {
+		panic("scan.DecodeObjectInto: " + c.t.String() + " is not a struct")
+	}
+	if data[i] == 'n' {
+		return ScanLiteral(data, i, "null")
+	}
+	return decodeStruct(data, i, c, reflect.ValueOf(out).Elem(), seen, -1)
+}
+
+// delimitRaw finds the end of the raw value at data[i] the way FastSkip does over the whole blob (metaKeys'
+// pass), so the one pass and the two find the same values: a string or a container is only delimited; a
+// scalar, short, is validated (FastSkip would run a bad one into what follows); a container nested deeper
+// than MaxDepth is an error (the validating skip refuses it).
+func delimitRaw(data []byte, i int) (int, error) {
+	switch data[i] {
+	case '"':
+		return FastSkip(data, i)
+	case '{', '[':
+		end, deepest, err := fastSkipDepth(data, i)
+		if err == nil && deepest > MaxDepth {
+			return i, &SyntaxError{Off: i, Msg: "exceeded max depth"}
+		}
+		return end, err
+	}
+	return SkipValue(data, i, 0)
+}
+
+// DelimitRaw finds the end of the value at data[i] as DecodeObjectInto does for a raw value: only
+// delimited when a string or a container (the caller must validate it), validated when a scalar.
+func DelimitRaw(data []byte, i int) (int, error) {
+	if i >= len(data) {
+		return i, ErrAt(data, i, "looking for beginning of value")
+	}
+	return delimitRaw(data, i)
+}
+
+// CheckRaw validates raw, a value delimited by FastSkip (see DecodeObjectInto): it must be exactly one
+// JSON value. The error's offset is in raw.
+func CheckRaw(raw []byte) error {
+	end, err := SkipValue(raw, 0, 0)
+	if err == nil && end != len(raw) {
+		err = ErrAt(raw, end, "after top-level value")
+	}
+	return err
 }
 
 // CheckAs checks the value at data[i] against type T without building it.
 func CheckAs[T any](data []byte, i int) (int, error) {
-	return decodeValue(data, i, reflect.TypeFor[T](), reflect.Value{})
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.Value{}, -1)
+}
+
+// CheckWhole checks the value at data[i] against type T as CheckAs does, and also as a whole as a skip
+// of it from depth 0 would: nested deeper than MaxDepth anywhere (where CheckAs limits each value it skips
+// on its own) is an error.
+func CheckWhole[T any](data []byte, i int) (int, error) {
+	return decodeValue(data, i, codecFor(reflect.TypeFor[T](), false), reflect.Value{}, 0)
+}
+
+// inner is the depth of the values inside a container at depth (untracked stays untracked).
+func inner(depth int) int {
+	if depth < 0 {
+		return -1
+	}
+	return depth + 1
+}
+
+// tooDeep is the error for a container at depth (when tracked) deeper than encoding/json goes.
+func tooDeep(data []byte, i, depth int) error {
+	if depth >= MaxDepth {
+		return &SyntaxError{Off: i, Msg: "exceeded max depth"}
+	}
+	return nil
 }
 
 // jsonInt reads a JSON number as opm ends up reading it: through a float64 (opm round-trips every blob

@@ -121,6 +121,12 @@ func hasByte(x uint64, b byte) uint64 { return hasLess(x^(lsb*uint64(b)), 1) }
 // FastSkip finds the end of the value at data[i] without validating it: it only tracks strings and
 // nesting. Callers validate the value afterwards (the typed decode or SkipValue does).
 func FastSkip(data []byte, i int) (int, error) {
+	end, _, err := fastSkipDepth(data, i)
+	return end, err
+}
+
+// fastSkipDepth is FastSkip, also reporting the deepest nesting it went through.
+func fastSkipDepth(data []byte, i int) (end, deepest int, err error) {
 	depth := 0
 	for i < len(data) {
 		switch data[i] {
@@ -129,7 +135,7 @@ func FastSkip(data []byte, i int) (int, error) {
 			for {
 				k := bytes.IndexByte(data[j:], '"')
 				if k < 0 {
-					return len(data), ErrAt(data, len(data), "in string literal")
+					return len(data), deepest, ErrAt(data, len(data), "in string literal")
 				}
 				j += k
 				bs := 0
@@ -143,15 +149,16 @@ func FastSkip(data []byte, i int) (int, error) {
 			}
 			i = j
 			if depth == 0 {
-				return i, nil
+				return i, deepest, nil
 			}
 			continue
 		case '{', '[':
 			depth++
+			deepest = max(deepest, depth)
 		case '}', ']':
 			depth--
 			if depth <= 0 {
-				return i + 1, nil
+				return i + 1, deepest, nil
 			}
 		default:
 			if depth == 0 {
@@ -159,12 +166,12 @@ func FastSkip(data []byte, i int) (int, error) {
 				for i < len(data) && !isSpace(data[i]) && data[i] != ',' && data[i] != '}' && data[i] != ']' && data[i] != ':' {
 					i++
 				}
-				return i, nil
+				return i, deepest, nil
 			}
 		}
 		i++
 	}
-	return i, ErrAt(data, i, "looking for end of value")
+	return i, deepest, ErrAt(data, i, "looking for end of value")
 }
 
 func isHex(c byte) bool {

@@ -65,6 +65,14 @@ type SmokeInput struct {
 	Registry string
 }
 
+// CheckSmokeRegistry reports whether prefix is a push target for the smoke catalog images
+// (SmokeInput.Registry): a repository prefix with an explicit registry host, such as
+// localhost:5001/catalogbot-smoke. Front-ends check their setting with it when they start.
+func CheckSmokeRegistry(prefix string) error {
+	_, err := smokeRepository(prefix, "head")
+	return err
+}
+
 // smokeRepository is the repository of the catalog image which ("base" or "head") under the push
 // target prefix; a prefix that does not make a repository name is a usage error naming the setting.
 func smokeRepository(prefix, which string) (name.Repository, error) {
@@ -236,8 +244,7 @@ func (in *SmokeInput) checkPushTarget(runs []*catalogRun, order []string) error 
 	if in.Registry == "" {
 		return diag.UsageError(fmt.Errorf("OLM v1 smoke installs (%s) need a registry the cluster can pull the catalog images from, as catalogd pulls them itself: set one (catalogbot pr --smoke-registry localhost:5001/catalogbot-smoke, the Action's smoke-registry input, or smoke.registry in bot.yaml)", template.CatalogSpan(v1, order)))
 	}
-	_, err := smokeRepository(in.Registry, "head")
-	return err
+	return CheckSmokeRegistry(in.Registry)
 }
 
 // smokeCatalog builds the catalog directory dir (of a checkout) for this machine's platform and writes

@@ -47,13 +47,13 @@ func pulledText(ctx context.Context, ref string) (string, error) {
 	}
 	var img v1.Image
 	if desc.MediaType.IsIndex() {
-		idx, err := desc.ImageIndex()
-		if err != nil {
-			return "", err
+		idx, ierr := desc.ImageIndex()
+		if ierr != nil {
+			return "", ierr
 		}
-		m, err := idx.IndexManifest()
-		if err != nil || len(m.Manifests) == 0 {
-			return "", fmt.Errorf("%s: empty index: %v", ref, err)
+		m, ierr := idx.IndexManifest()
+		if ierr != nil || len(m.Manifests) == 0 {
+			return "", fmt.Errorf("%s: empty index: %v", ref, ierr)
 		}
 		img, err = idx.Image(m.Manifests[0].Digest)
 	} else {

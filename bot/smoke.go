@@ -30,6 +30,10 @@ type SmokeConfig struct {
 	// OLMv1Manifests is a directory with OLM v1's manifests (self-contained: CRDs, controllers, their TLS
 	// Secrets), installed into clusters that lack OLM v1.
 	OLMv1Manifests string `yaml:"olmv1Manifests"`
+	// Registry is the repository prefix the smoke clusters pull from (localhost:5001/catalogbot-smoke,
+	// a CI registry): the catalog images of OLM v1 installs are pushed there by digest, with the
+	// credentials of the repository's registries logins, as catalogd pulls them itself. Needed by OLM v1.
+	Registry string `yaml:"registry"`
 	// KindConfig is a kind Cluster config file for the clusters the bot creates (e.g. no default CNI, for
 	// node images that bring their own).
 	KindConfig string `yaml:"kindConfig"`
@@ -62,6 +66,15 @@ func (s SmokeConfig) validate() []string {
 	}
 	if s.OLM != "" && !slices.Contains(config.SmokeOLMs, s.OLM) {
 		problems = append(problems, fmt.Sprintf("smoke.olm: %q is not one of %s (or empty: each repository's smoke.olm)", s.OLM, strings.Join(config.SmokeOLMs, ", ")))
+	}
+	if s.Registry != "" {
+		if !s.configured() {
+			problems = append(problems, "smoke.registry needs a cluster (kubeconfig, kindCluster, or nodeImage/nodeImages)")
+		} else if err := pipeline.CheckSmokeRegistry(s.Registry); err != nil {
+			problems = append(problems, "smoke.registry: "+err.Error())
+		}
+	} else if s.configured() && (s.OLM == config.SmokeOLMv1 || s.OLM == config.SmokeOLMBoth) {
+		problems = append(problems, "smoke.olm "+s.OLM+" installs with OLM v1, whose catalogd pulls the catalog images itself: set smoke.registry (a repository prefix the clusters pull from, e.g. localhost:5001/catalogbot-smoke)")
 	}
 	if s.KindConfig != "" && s.NodeImage == "" && len(s.NodeImages) == 0 {
 		problems = append(problems, "smoke.kindConfig configures the clusters the bot creates: it needs nodeImage or nodeImages")
@@ -100,7 +113,7 @@ func (b *Bot) smokeInput() *pipeline.SmokeInput {
 	}
 	in := &pipeline.SmokeInput{KubeconfigPath: s.Kubeconfig, ClusterName: s.KindCluster, NodeImage: s.NodeImage,
 		OLMManifestsDir: s.OLMManifests, ImageArchives: slices.Clone(s.ImageArchives), Slots: b.smokeSlots,
-		KindConfig: b.kindConfig, OLM: s.OLM, OLMv1ManifestsDir: s.OLMv1Manifests}
+		KindConfig: b.kindConfig, OLM: s.OLM, OLMv1ManifestsDir: s.OLMv1Manifests, Registry: s.Registry}
 	if len(s.NodeImages) > 0 {
 		in.NodeImages = maps.Clone(s.NodeImages)
 	}

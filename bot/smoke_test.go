@@ -1,12 +1,16 @@
 package bot
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/catalogbot/catalogbot/internal/registrytest"
 )
 
 const smokeRepoConfig = repoConfig + `smoke:
@@ -84,7 +88,12 @@ func TestSmokeConfigValidation(t *testing.T) {
 		{"kind config", SmokeConfig{NodeImage: "n", KindConfig: file}, ""},
 		{"kind config without created clusters", SmokeConfig{KindCluster: "smoke", KindConfig: file}, "needs nodeImage"},
 		{"negative concurrency", SmokeConfig{NodeImage: "n", Concurrency: -1}, "negative"},
-		{"olm", SmokeConfig{NodeImage: "n", OLM: "both", OLMv1Manifests: t.TempDir()}, ""},
+		{"olm", SmokeConfig{NodeImage: "n", OLM: "both", OLMv1Manifests: t.TempDir(), Registry: "localhost:5001/catalogbot-smoke"}, ""},
+		{"olm v1 without registry", SmokeConfig{NodeImage: "n", OLM: "v1"}, "set smoke.registry"},
+		{"olm both without registry", SmokeConfig{NodeImage: "n", OLM: "both"}, "set smoke.registry"},
+		{"registry", SmokeConfig{NodeImage: "n", Registry: "registry.ci.example/smoke"}, ""},
+		{"registry without host", SmokeConfig{NodeImage: "n", Registry: "catalogbot-smoke"}, "smoke.registry: smoke registry \"catalogbot-smoke\" is not a repository prefix"},
+		{"registry without cluster", SmokeConfig{Registry: "localhost:5001/x"}, "smoke.registry needs a cluster"},
 		{"unknown olm", SmokeConfig{NodeImage: "n", OLM: "v2"}, `smoke.olm: "v2" is not one of v0, v1, both`},
 		{"olmv1 manifests without cluster", SmokeConfig{OLMv1Manifests: t.TempDir()}, "need a cluster"},
 		{"missing olmv1 manifests", SmokeConfig{NodeImage: "n", OLMv1Manifests: filepath.Join(t.TempDir(), "nope")}, "nope"},
@@ -139,10 +148,20 @@ current-context: dead
 		t.Fatal(err)
 	}
 	manifests := t.TempDir()
+	var pushes atomic.Int64
+	reg := registrytest.New(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut && strings.Contains(r.URL.Path, "/catalogbot-smoke/catalog-head/manifests/sha256:") {
+				pushes.Add(1)
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
 	h := newHarness(t, func(h *harness) {
 		h.cfg.Smoke.Kubeconfig, h.cfg.Smoke.OLM, h.cfg.Smoke.OLMv1Manifests = kubeconfig, "v1", manifests
+		h.cfg.Smoke.Registry = reg.Host + "/catalogbot-smoke"
 	})
-	if in := h.bot.smokeInput(); in.OLM != "v1" || in.OLMv1ManifestsDir != manifests {
+	if in := h.bot.smokeInput(); in.OLM != "v1" || in.OLMv1ManifestsDir != manifests || in.Registry != reg.Host+"/catalogbot-smoke" {
 		t.Fatalf("smoke input %+v", in)
 	}
 	main := h.seedMain(smokeRepoConfig)
@@ -156,4 +175,25 @@ current-context: dead
 		t.Fatalf("check run %s %q:\n%s", cr.Conclusion, cr.Output.Title, out)
 	}
 	h.requireNotMerged(32, "the smoke install failed")
+	if pushes.Load() == 0 {
+		t.Error("the head catalog image was not pushed by digest to smoke.registry before the OLM v1 install")
+	}
+}
+
+// A repository choosing OLM v1 (its base branch's smoke.olm) while bot.yaml has no smoke.registry: the
+// check ends action_required at once, naming the setting (nothing is built or waited for), not an
+// infrastructure error after smoke.timeout; nothing merged.
+func TestSmokeOLMv1WithoutRegistryIsActionRequired(t *testing.T) {
+	h := newHarness(t, func(h *harness) { h.cfg.Smoke.Kubeconfig = filepath.Join(t.TempDir(), "unused") })
+	main := h.seedMain(strings.Replace(smokeRepoConfig, "  enabled: true\n", "  enabled: true\n  olm: v1\n", 1))
+	head := h.releaseFoo("alice/foo", main, "alice")
+	h.openPR(33, "alice", head, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(33, "alice", head, main, nil))
+	h.waitIdle()
+	cr := h.lastCheckRun()
+	out := cr.Output.Summary + cr.Output.Text
+	if cr.Conclusion != "action_required" || !strings.Contains(out, "smoke.registry in bot.yaml") {
+		t.Fatalf("check run %s %q:\n%s", cr.Conclusion, cr.Output.Title, out)
+	}
+	h.requireNotMerged(33, "the OLM v1 smoke install could not run")
 }

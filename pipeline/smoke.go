@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/catalogbot/catalogbot/build"
@@ -54,6 +55,33 @@ type SmokeInput struct {
 	OLM string
 	// OLMv1ManifestsDir installs OLM v1 in a cluster that lacks it (smoke.Options.OLMv1ManifestsDir).
 	OLMv1ManifestsDir string
+	// Registry is where the stage pushes the catalog images an OLM v1 install serves: a repository
+	// prefix the cluster's catalogd can pull from ("localhost:5001/catalogbot-smoke" for kind's local
+	// registry, or a CI registry). The images go to REGISTRY/catalog-{base,head} by digest, with the
+	// run's registry credentials (RemoteOptions). It is the operator's setting (--smoke-registry, the
+	// Action's smoke-registry, bot.yaml's smoke.registry), never the repository's: a pull request does
+	// not choose where its images are pushed. OLM v1 without it is a usage error before anything is
+	// built (catalogd cannot pull the locally built images, and the install would only time out).
+	Registry string
+}
+
+// CheckSmokeRegistry reports whether prefix is a push target for the smoke catalog images
+// (SmokeInput.Registry): a repository prefix with an explicit registry host, such as
+// localhost:5001/catalogbot-smoke. Front-ends check their setting with it when they start.
+func CheckSmokeRegistry(prefix string) error {
+	_, err := smokeRepository(prefix, "head")
+	return err
+}
+
+// smokeRepository is the repository of the catalog image which ("base" or "head") under the push
+// target prefix; a prefix that does not make a repository name is a usage error naming the setting.
+func smokeRepository(prefix, which string) (name.Repository, error) {
+	p := strings.TrimSuffix(prefix, "/")
+	repo, err := name.NewRepository(p+"/catalog-"+which, name.StrictValidation)
+	if err != nil || strings.ContainsAny(p, "@") {
+		return name.Repository{}, diag.UsageError(fmt.Errorf("smoke registry %q is not a repository prefix (such as localhost:5001/catalogbot-smoke): %v", prefix, err))
+	}
+	return repo, nil
 }
 
 // olmsFor is the OLMs the catalog cat is installed with: the front-end's choice when it made one, else
@@ -157,6 +185,9 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 	if existing && len(runs) > 1 {
 		return refuseExisting
 	}
+	if err := in.checkPushTarget(runs, order); err != nil {
+		return stageFromErr(err)
+	}
 	var ds []diag.Diagnostic
 	if len(excluded) > 0 {
 		ds = append(ds, diag.Diagnostic{Severity: diag.Warning, Check: "smoke", Rule: "smoke-catalog-not-installed", File: config.ConfigFile,
@@ -204,28 +235,59 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 	return s.runCatalogs(ctx, runs, excluded, order, ds)
 }
 
+// checkPushTarget refuses, before any image is built or cluster created, an OLM v1 install without a
+// push target (Registry) or with one that is no repository prefix.
+func (in *SmokeInput) checkPushTarget(runs []*catalogRun, order []string) error {
+	var v1 []string
+	for _, r := range runs {
+		if slices.Contains(r.olms, config.SmokeOLMv1) {
+			v1 = append(v1, r.names()...)
+		}
+	}
+	if len(v1) == 0 {
+		return nil
+	}
+	if in.Registry == "" {
+		return diag.UsageError(fmt.Errorf("OLM v1 smoke installs (%s) need a registry the cluster can pull the catalog images from, as catalogd pulls them itself: set one (catalogbot pr --smoke-registry localhost:5001/catalogbot-smoke, the Action's smoke-registry input, or smoke.registry in bot.yaml)", template.CatalogSpan(v1, order)))
+	}
+	return CheckSmokeRegistry(in.Registry)
+}
+
 // smokeCatalog builds the catalog directory dir (of a checkout) for this machine's platform and writes
-// it as an archive for the kind nodes; it returns the image by digest and the archive.
-func (s *state) smokeCatalog(ctx context.Context, dir, which, tmp string) (ref, archive string, err error) {
-	img, err := build.Image(ctx, dir, build.Options{
+// it as an archive for the kind nodes; it returns the image by digest and the archive. With push it
+// also pushes the image by digest to the push target (SmokeInput.Registry) and returns that reference.
+func (s *state) smokeCatalog(ctx context.Context, dir, which, tmp string, push bool) (ref, archive, pushed string, err error) {
+	bopts := build.Options{
 		Base:      s.cfg.Publish.Base,
 		Platforms: []v1.Platform{{OS: "linux", Architecture: runtime.GOARCH}},
 		// The run's registry options (in the bot: its repository's credentials only).
 		RemoteOptions: s.in.RemoteOptions,
-	})
+	}
+	img, err := build.Image(ctx, dir, bopts)
 	if err != nil {
-		return "", "", fmt.Errorf("%s catalog: %w", which, err)
+		return "", "", "", fmt.Errorf("%s catalog: %w", which, err)
 	}
 	dig, err := img.Digest()
 	if err != nil {
-		return "", "", fmt.Errorf("%s catalog: %w", which, err)
+		return "", "", "", fmt.Errorf("%s catalog: %w", which, err)
 	}
 	repo := "catalogbot.local/smoke/catalog-" + which
 	archive = filepath.Join(tmp, which+".tar")
 	if err := build.WriteLayoutArchive(ctx, img, archive, repo+":"+short(s.head.Hash.String())); err != nil {
-		return "", "", fmt.Errorf("%s catalog: %w", which, err)
+		return "", "", "", fmt.Errorf("%s catalog: %w", which, err)
 	}
-	return repo + "@" + dig.String(), archive, nil
+	if push {
+		target, err := smokeRepository(s.in.Smoke.Registry, which)
+		if err != nil {
+			return "", "", "", err
+		}
+		d, err := build.Push(ctx, img, target.Digest(dig.String()), bopts)
+		if err != nil {
+			return "", "", "", fmt.Errorf("%s catalog: push to the smoke registry (for OLM v1): %w", which, err)
+		}
+		pushed = d.String()
+	}
+	return repo + "@" + dig.String(), archive, pushed, nil
 }
 
 // minKubeVersion is the highest minKubeVersion among the bundles of the given packages ("" when none

@@ -146,10 +146,27 @@ func (f *fakeSmoke) run(ctx context.Context, opts smoke.Options) (res smoke.Resu
 		return res, diag.UsageError(fmt.Errorf("fake: catalog images %q, base %q for %v", opts.CatalogImage, opts.BaseCatalogImage, opts.FromBase))
 	}
 	if opts.OLM == smoke.OLMv1 {
-		// OLM v1's controllers pull the catalog images themselves: archives would be refused
+		// OLM v1's controllers pull the catalog images themselves: archives would be refused, and an
+		// image the cluster cannot pull never serves
 		if opts.CatalogArchive != "" || opts.BaseCatalogArchive != "" {
 			return res, diag.UsageError(fmt.Errorf("fake: catalog archives given to an OLM v1 install"))
 		}
+		head, err := pulledText(ctx, opts.CatalogImage)
+		if err != nil {
+			return res, diag.InfraError(fmt.Errorf("fake catalogd: ClusterCatalog does not serve: %w", err))
+		}
+		base := ""
+		if opts.BaseCatalogImage != "" {
+			if base, err = pulledText(ctx, opts.BaseCatalogImage); err != nil {
+				return res, diag.InfraError(fmt.Errorf("fake catalogd: base ClusterCatalog does not serve: %w", err))
+			}
+		}
+		f.mu.Lock()
+		f.headHas[cat] = strings.Contains(head, nfsNew) || strings.Contains(head, odfNew)
+		if opts.BaseCatalogImage != "" {
+			f.baseHas[cat] = strings.Contains(base, nfsNew) || strings.Contains(base, odfNew)
+		}
+		f.mu.Unlock()
 	} else {
 		head := archiveText(f.t, opts.CatalogArchive)
 		f.mu.Lock()
@@ -266,8 +283,14 @@ func archiveText(t *testing.T, archive string) string {
 }
 
 // runSmoke runs the pipeline on base..head with the fake's smoke runner; registries refuse (smoke
-// builds its catalog images on scratch).
+// builds its catalog images on scratch) but the test's own on loopback (the OLM v1 push target).
 func runSmoke(t *testing.T, base, head tree, f *fakeSmoke, in pipeline.SmokeInput, ctx context.Context, stageTimeout time.Duration) *report.Report {
+	t.Helper()
+	return runSmokeWith(t, base, head, f, in, ctx, stageTimeout)
+}
+
+// runSmokeWith is runSmoke with more registry options (credentials) after the test's transport.
+func runSmokeWith(t *testing.T, base, head tree, f *fakeSmoke, in pipeline.SmokeInput, ctx context.Context, stageTimeout time.Duration, extra ...remote.Option) *report.Report {
 	t.Helper()
 	if ctx == nil {
 		ctx = t.Context()
@@ -282,7 +305,7 @@ func runSmoke(t *testing.T, base, head tree, f *fakeSmoke, in pipeline.SmokeInpu
 	}
 	in.Run = f.run
 	r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: "main", Head: "pr", Author: "catalog-admin", SkipImages: true,
-		RemoteOptions: []remote.Option{fastRetry, remote.WithTransport(refusingTransport{new(atomic.Int64)})}, Smoke: &in, StageTimeout: stageTimeout})
+		RemoteOptions: append([]remote.Option{fastRetry, remote.WithTransport(loopbackOnly{refusingTransport{new(atomic.Int64)}})}, extra...), Smoke: &in, StageTimeout: stageTimeout})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

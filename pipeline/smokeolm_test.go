@@ -31,7 +31,7 @@ func (f *fakeSmoke) olmCalls() []string {
 func TestSmokeOLMByCatalogReachesRun(t *testing.T) {
 	base, head := smokeTrees(t, true, "  olm: v0\n  olmByCatalog:\n    - clusterVersions: [v4.20, \"4.21\"]\n      olm: both\n    - clusterVersions: [v4.22]\n      olm: v1\n")
 	f := newFakeSmoke(t)
-	r := runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages, OLMManifestsDir: "/olm", OLMv1ManifestsDir: "/olmv1"}, nil, 0)
+	r := runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages, OLMManifestsDir: "/olm", OLMv1ManifestsDir: "/olmv1", Registry: smokeRegistry(t, nil)}, nil, 0)
 	st := stageOf(t, r, "smoke")
 	if st.Status != report.Pass {
 		t.Fatalf("smoke %s: %s %s %+v", st.Status, st.Summary, st.Err, st.Diagnostics)
@@ -86,7 +86,7 @@ func TestSmokeOLMFromTheBaseOnly(t *testing.T) {
 			t.Fatalf("head config unchanged:\n%s", head.files[".catalogbot.yaml"])
 		}
 		f := newFakeSmoke(t)
-		runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages}, nil, 0)
+		runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages, Registry: smokeRegistry(t, nil)}, nil, 0)
 		got := f.olmCalls()
 		if len(got) != 4 {
 			t.Fatalf("base %q head %q: calls %q", tc.base, tc.head, got)
@@ -105,7 +105,7 @@ func TestSmokeOLMFromTheBaseOnly(t *testing.T) {
 func TestSmokeOLMFrontEndChoice(t *testing.T) {
 	base, head := smokeTrees(t, false, "  olm: v0\n")
 	f := newFakeSmoke(t)
-	runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages, OLM: "both"}, nil, 0)
+	runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages, OLM: "both", Registry: smokeRegistry(t, nil)}, nil, 0)
 	if got := f.olmCalls(); !slices.Equal(got, []string{"v4.19 v0", "v4.19 v1", "v4.20 v0", "v4.20 v1", "v4.21 v0", "v4.21 v1", "v4.22 v0", "v4.22 v1"}) {
 		t.Errorf("calls %q", got)
 	}
@@ -122,7 +122,7 @@ func TestSmokeOLMv1FailureNamesCatalogAndOLM(t *testing.T) {
 	base, head := smokeTrees(t, false, "  olm: both\n")
 	f := newFakeSmoke(t)
 	f.failV1["v4.21"] = true
-	st := stageOf(t, runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages}, nil, 0), "smoke")
+	st := stageOf(t, runSmoke(t, base, head, f, pipeline.SmokeInput{NodeImages: nodeImages, Registry: smokeRegistry(t, nil)}, nil, 0), "smoke")
 	if st.Status != report.Fail || len(st.Diagnostics) != 1 {
 		t.Fatalf("smoke %s: %s %+v", st.Status, st.Summary, st.Diagnostics)
 	}

@@ -60,6 +60,9 @@ type catalogRun struct {
 	olms []string
 	// base and head catalog images by digest, and their archives for the kind nodes
 	baseRef, baseArchive, headRef, headArchive string
+	// basePushed and headPushed are the same images by digest in the push target (SmokeInput.Registry),
+	// for OLM v1, whose catalogd pulls them itself; empty when the run has no OLM v1 install.
+	basePushed, headPushed string
 }
 
 func (r *catalogRun) names() []string {
@@ -104,8 +107,9 @@ func (s *state) buildRunImages(ctx context.Context, runs []*catalogRun, tmp stri
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			return nil, err
 		}
+		push := slices.Contains(r.olms, config.SmokeOLMv1) // checkPushTarget made sure there is a target
 		var err error
-		if r.headRef, r.headArchive, err = s.smokeCatalog(ctx, filepath.Join(s.headDir, filepath.FromSlash(cat.Dir)), "head", dir); err != nil {
+		if r.headRef, r.headArchive, r.headPushed, err = s.smokeCatalog(ctx, filepath.Join(s.headDir, filepath.FromSlash(cat.Dir)), "head", dir, push); err != nil {
 			return nil, fmt.Errorf("catalog %s: %w", cat.Name, err)
 		}
 		if len(r.plan.FromBase) == 0 {
@@ -119,7 +123,7 @@ func (s *state) buildRunImages(ctx context.Context, runs []*catalogRun, tmp stri
 			defer cleanup()
 			baseDir = dir
 		}
-		if r.baseRef, r.baseArchive, err = s.smokeCatalog(ctx, filepath.Join(baseDir, filepath.FromSlash(cat.Dir)), "base", dir); err != nil {
+		if r.baseRef, r.baseArchive, r.basePushed, err = s.smokeCatalog(ctx, filepath.Join(baseDir, filepath.FromSlash(cat.Dir)), "base", dir, push); err != nil {
 			return nil, fmt.Errorf("catalog %s: %w", cat.Name, err)
 		}
 	}
@@ -219,9 +223,11 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 			Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: progress,
 		}
 		if job.olm == config.SmokeOLMv1 {
-			// catalogd and operator-controller pull the catalog images themselves: no archives (see
-			// smoke.Options.OLM); the versions pin each ClusterExtension to the bundles of the plan.
+			// catalogd and operator-controller pull the catalog images themselves: the references pushed
+			// to the push target, no archives (see smoke.Options.OLM); the versions pin each
+			// ClusterExtension to the bundles of the plan.
 			opts.OLM, opts.OLMv1ManifestsDir = smoke.OLMv1, in.OLMv1ManifestsDir
+			opts.CatalogImage, opts.BaseCatalogImage = r.headPushed, r.basePushed
 			opts.CatalogArchive, opts.BaseCatalogArchive = "", ""
 			opts.Versions, opts.BaseVersions = r.plan.Versions, r.plan.BaseVersions
 		}

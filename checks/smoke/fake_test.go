@@ -101,6 +101,9 @@ type fakeCluster struct {
 	pods               int
 	applied            []string
 	mu                 sync.Mutex
+	// stepMu keeps the simulation's steps from overlapping: the goroutine's and those that follow Run's
+	// writes (fakesync_test.go).
+	stepMu sync.Mutex
 	// v1 simulates OLM v1's controllers too when set (newFakeV1).
 	v1 *fakeV1
 }
@@ -188,6 +191,8 @@ func (f *fakeCluster) simulate(ctx context.Context) {
 }
 
 func (f *fakeCluster) step(ctx context.Context) {
+	f.stepMu.Lock()
+	defer f.stepMu.Unlock()
 	if f.v1 != nil {
 		f.v1.step(ctx)
 	}
@@ -335,10 +340,17 @@ func (f *fakeCluster) reconcileSubscription(ctx context.Context, sub *unstructur
 		"metadata": map[string]any{"name": current, "namespace": ns},
 		"status":   map[string]any{"phase": csvPhase, "reason": "InstallWaiting", "message": "installing: waiting for deployment " + pkg + " to become ready"}}}
 	dyn.Resource(gvrCSV).Namespace(ns).Create(ctx, csv, metav1.CreateOptions{})
-	state := "AtLatestKnown"
 	unstructured.SetNestedField(sub.Object, current, "status", "installedCSV")
-	unstructured.SetNestedField(sub.Object, state, "status", "state")
-	dyn.Resource(gvrSubscription).Namespace(ns).UpdateStatus(ctx, sub, metav1.UpdateOptions{})
+	if idx := slices.Index(op.versions, current); idx >= 0 && idx < len(op.versions)-1 {
+		// OLM resolves the replacement the catalog offers in the same sync that records the installed
+		// CSV: the Subscription goes from this CSV to the next offer in one status write, never through
+		// AtLatestKnown while an upgrade exists (which Run, without Expect, would rightly take as the end
+		// of the channel, making TestRunUpgrade depend on when it polls).
+		f.offer(ctx, sub, op.versions[idx+1])
+	} else {
+		unstructured.SetNestedField(sub.Object, "AtLatestKnown", "status", "state")
+		dyn.Resource(gvrSubscription).Namespace(ns).UpdateStatus(ctx, sub, metav1.UpdateOptions{})
+	}
 	if op.crash {
 		f.crashPod(ctx, ns, pkg)
 	}
@@ -380,5 +392,6 @@ func (f *fakeCluster) connect(kubeconfig []byte) (*clients, error) {
 	if string(kubeconfig) == "" {
 		return nil, fmt.Errorf("empty kubeconfig")
 	}
-	return f.c, nil
+	// Run's writes step the simulation before they return (fakesync_test.go); the test reads f.c
+	return &clients{core: f.c.core, dyn: stepAfterWrites{f.c.dyn, f}, apply: f.c.apply}, nil
 }

@@ -21,8 +21,10 @@ func TestSmokeOLMFlags(t *testing.T) {
 	check(t, "smoke olm", [3]any{o.smoke.OLM, o.smoke.OLMv1ManifestsDir, o.smoke.Versions}, [3]any{"v1", "m", map[string]string{"a": "1.2.3"}})
 	p := parse(t, newPRCmd, "--base", "main", "--author", "alice", "--smoke-olm", "both", "--smoke-olmv1-manifests", "m1", "--smoke-node-image", "n")
 	check(t, "pr olm", *p.smoke.input(), pipeline.SmokeInput{NodeImage: "n", OLM: "both", OLMv1ManifestsDir: "m1"})
-	a := parse(t, newActionCmd, "--smoke-olm", "v1", "--smoke-olmv1-manifests", "m1")
-	check(t, "action olm", *a.smoke.input(), pipeline.SmokeInput{OLM: "v1", OLMv1ManifestsDir: "m1"})
+	a := parse(t, newActionCmd, "--smoke-olm", "v1", "--smoke-olmv1-manifests", "m1", "--smoke-registry", "localhost:5001/catalogbot-smoke")
+	check(t, "action olm", *a.smoke.input(), pipeline.SmokeInput{OLM: "v1", OLMv1ManifestsDir: "m1", Registry: "localhost:5001/catalogbot-smoke"})
+	p = parse(t, newPRCmd, "--base", "main", "--author", "alice", "--smoke-registry", "r.example/smoke")
+	check(t, "pr registry", *p.smoke.input(), pipeline.SmokeInput{Registry: "r.example/smoke"})
 }
 
 // smoke --olm both runs the install once per OLM, v0 then v1, a stage each, and writes both results.

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -411,14 +412,34 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if outs["verdict"] != "error" || !strings.Contains(r.log.String(), "127.0.0.1:1/no/node") {
 			t.Fatalf("smoke against a cluster that does not answer: outputs %v\n%s", outs, r.log.String())
 		}
-		// smoke-olm and smoke-olmv1-manifests reach the smoke stage: its install is an OLM v1 one
+		// smoke-olm and smoke-olmv1-manifests reach the smoke stage: its install is an OLM v1 one, which
+		// without smoke-registry is refused at once, naming the input
 		r = newRunner(t, release, dir, "pull_request", event, gh.URL)
 		r.inputs["smoke"], r.inputs["smoke-node-images"] = "true", "v1.33.13="+node+"\n"
 		r.inputs["smoke-olm"], r.inputs["smoke-olmv1-manifests"] = "v1", t.TempDir()
 		r.env["CATALOGBOT_OLM_CACHE"] = t.TempDir()
 		outs, _ = r.run(ctx)
-		if outs["verdict"] != "error" || !strings.Contains(r.log.String(), "(OLM v1, Kubernetes") {
-			t.Fatalf("smoke with OLM v1: outputs %v\n%s", outs, r.log.String())
+		if outs["verdict"] != "action_required" || !strings.Contains(r.log.String(), "the Action's smoke-registry input") {
+			t.Fatalf("smoke with OLM v1 and no smoke-registry: outputs %v\n%s", outs, r.log.String())
+		}
+		// with smoke-registry the catalog image is pushed there by digest before the install
+		var pushed atomic.Int64
+		smokeReg := registrytest.New(t, func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				if req.Method == http.MethodPut && strings.Contains(req.URL.Path, "/catalogbot-smoke/catalog-head/manifests/sha256:") {
+					pushed.Add(1)
+				}
+				next.ServeHTTP(w, req)
+			})
+		})
+		r = newRunner(t, release, dir, "pull_request", event, gh.URL)
+		r.inputs["smoke"], r.inputs["smoke-node-images"] = "true", "v1.33.13="+node+"\n"
+		r.inputs["smoke-olm"], r.inputs["smoke-olmv1-manifests"] = "v1", t.TempDir()
+		r.inputs["smoke-registry"] = smokeReg.Host + "/catalogbot-smoke"
+		r.env["CATALOGBOT_OLM_CACHE"] = t.TempDir()
+		outs, _ = r.run(ctx)
+		if outs["verdict"] != "error" || !strings.Contains(r.log.String(), "(OLM v1, Kubernetes") || pushed.Load() == 0 {
+			t.Fatalf("smoke with OLM v1: outputs %v, %d pushes\n%s", outs, pushed.Load(), r.log.String())
 		}
 	})
 

@@ -92,8 +92,25 @@ func (in *installer) finish(ctx context.Context, pkg, phase string, res *Package
 		in.progress.printf("%s: CSV %s Succeeded in namespace %s%s", pkg, res.CSV, ns, phaseSuffix(phase))
 		return
 	}
-	rule := "install-failed"
 	bundle := res.CSV
+	if bundle == "" {
+		bundle = in.opts.Expect[pkg]
+	}
+	lead := failureOf(pkg, phase, bundle, res, err, func(err error) error {
+		return fmt.Errorf("no CSV Succeeded within %s: %w", in.opts.Timeout, err)
+	}, "the diagnostics below show the Subscription, InstallPlan and CSV status, bundle unpacking, events and container logs")
+	in.progress.printf("%s: FAILED: %s", pkg, lead.Message)
+	res.Diagnostics = append(res.Diagnostics, lead)
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer dcancel()
+	res.Diagnostics = append(res.Diagnostics, collectDiagnostics(dctx, in.c, pkg, ns, in.catalogNS, in.opts.BundleImages)...)
+}
+
+// failureOf is the lead diagnostic of a failed install step (either OLM): the failure's own rule and
+// bundle, install-timeout (its error made by timedOut) when the step ran out of time, install-failed else;
+// the phase ("base catalog") leads the message.
+func failureOf(pkg, phase, bundle string, res *PackageResult, err error, timedOut func(error) error, hint string) diag.Diagnostic {
+	rule := "install-failed"
 	var f *failure
 	switch {
 	case errors.As(err, &f):
@@ -103,22 +120,14 @@ func (in *installer) finish(ctx context.Context, pkg, phase string, res *Package
 		}
 	case errors.Is(err, context.DeadlineExceeded):
 		rule = "install-timeout"
-		err = fmt.Errorf("no CSV Succeeded within %s: %w", in.opts.Timeout, err)
-	}
-	if bundle == "" {
-		bundle = in.opts.Expect[pkg]
+		err = timedOut(err)
 	}
 	msg := err.Error()
 	if phase != "" {
 		msg = "installing from the " + phase + ": " + msg
 	}
-	in.progress.printf("%s: FAILED: %s", pkg, msg)
-	res.Diagnostics = append(res.Diagnostics, diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: rule, Package: pkg,
-		Channel: res.Channel, Bundle: bundle, Message: capText(msg, maxMessage),
-		Hint: "the diagnostics below show the Subscription, InstallPlan and CSV status, bundle unpacking, events and container logs"})
-	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer dcancel()
-	res.Diagnostics = append(res.Diagnostics, collectDiagnostics(dctx, in.c, pkg, ns, in.catalogNS, in.opts.BundleImages)...)
+	return diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: rule, Package: pkg, Channel: res.Channel,
+		Bundle: bundle, Message: capText(msg, maxMessage), Hint: hint}
 }
 
 func phaseSuffix(phase string) string {

@@ -15,6 +15,7 @@ v1="$KO_CACHE/olmv1"
 out="$v1/bin" img="$v1/images"
 mkdir -p "$out" "$img" "$KO_CACHE/work"
 export CGO_ENABLED=0
+# The two upstream builds run outside this repository's workspace (lane.sh runs with GOWORK=hack/go.work).
 oc_mod=github.com/operator-framework/operator-controller
 oc_ld="-s -w -X $oc_mod/internal/shared/version.version=$KO_OLMV1_VERSION"
 oc_dir=$(cd / && go mod download -json "$oc_mod@$KO_OLMV1_VERSION" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
@@ -22,7 +23,7 @@ oc_dir=$(cd / && go mod download -json "$oc_mod@$KO_OLMV1_VERSION" | sed -n 's/^
 
 # catalogd builds inside the module as it is.
 build_catalogd() {
-  (cd "$oc_dir" && go build -trimpath -tags containers_image_openpgp -ldflags "$oc_ld" -o "$out/catalogd" ./cmd/catalogd)
+  (cd "$oc_dir" && GOWORK=off go build -trimpath -tags containers_image_openpgp -ldflags "$oc_ld" -o "$out/catalogd" ./cmd/catalogd)
 }
 # operator-controller requires pkg.package-operator.run/boxcutter, which the module proxy refuses: it is
 # built from a throwaway module that replaces it with our stand-in (boxcutter-stub/, copied so the cache
@@ -42,7 +43,7 @@ replace pkg.package-operator.run/boxcutter => ./boxcutter-stub
 MOD
   # operator-controller's go.sum: the checksum database does not know some of its pseudo-versions.
   install -m 0644 "$oc_dir/go.sum" "$work/go.sum"
-  (cd "$work" && go build -trimpath -tags containers_image_openpgp -ldflags "$oc_ld" -o "$out/operator-controller" "$oc_mod/cmd/operator-controller")
+  (cd "$work" && GOWORK=off go build -trimpath -tags containers_image_openpgp -ldflags "$oc_ld" -o "$out/operator-controller" "$oc_mod/cmd/operator-controller")
 }
 [ -x "$out/catalogd" ] || ko_step "catalogd $KO_OLMV1_VERSION" build_catalogd
 # Rebuilt when the stand-in changes (its hash is kept next to the binary).

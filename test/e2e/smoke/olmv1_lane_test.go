@@ -19,6 +19,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -155,7 +156,28 @@ func (k *kubeClient) get(ctx context.Context, gvr schema.GroupVersionResource, n
 	return k.dyn.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
 }
 
-var gvrDeployment = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+var (
+	gvrDeployment = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	gvrCRD        = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+)
+
+// deleteAndWait deletes a cluster-scoped object and waits until it is gone (absent already is fine).
+func (k *kubeClient) deleteAndWait(ctx context.Context, gvr schema.GroupVersionResource, name string) error {
+	err := k.dyn.Resource(gvr).Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting %s %s: %w", gvr.Resource, name, err)
+	}
+	return waitFor(ctx, time.Minute, "deleting "+gvr.Resource+" "+name, func(ctx context.Context) (bool, string) {
+		_, err := k.get(ctx, gvr, "", name)
+		if apierrors.IsNotFound(err) {
+			return true, ""
+		}
+		return false, fmt.Sprintf("still there (%v)", err)
+	})
+}
 
 // waitFor polls check every 2 s until it answers done or the timeout passes; the error says the last state.
 func waitFor(ctx context.Context, timeout time.Duration, what string, check func(ctx context.Context) (bool, string)) error {
@@ -350,15 +372,22 @@ func TestOLMv1InKind(t *testing.T) {
 // bundle provides) with OLM v1's reasons.
 func testOLMv1(ctx context.Context, t *testing.T, l lane, bundles []laneBundle, clusterName string) {
 	v := loadOLMv1(t, l)
-	prepareOLMv1(ctx, t, l, v, bundles, clusterName)
+	k := prepareOLMv1(ctx, t, l, v, bundles, clusterName)
+	base, head := l.Catalogs["base"], l.Catalogs["head"]
+	pkgs := []string{good, fresh, broken, ownNS, needsDep}
+	// OLM v0's passes leave the packages' CRDs (cluster-scoped; its cleanup deletes namespaces and the
+	// CatalogSource), and OLM v1 refuses to take over objects another installer made.
+	for _, p := range pkgs {
+		if err := k.deleteAndWait(ctx, gvrCRD, "widgets."+p+".catalogbot.io"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	archives := slices.Clone(v.ImageArchives)
 	for _, a := range l.ImageArchives {
 		if filepath.Base(a) == "test-operator.tar" { // the operand: kubelet pulls it, as with OLM v0
 			archives = append(archives, a)
 		}
 	}
-	base, head := l.Catalogs["base"], l.Catalogs["head"]
-	pkgs := []string{good, fresh, broken, ownNS, needsDep}
 	plan := smoke.PlanChange(loadCatalog(t, base.FBC), loadCatalog(t, head.FBC), pkgs, nil)
 	if plan.BaseVersions[good] != "0.1.0" || plan.Versions[good] != "0.2.0" {
 		t.Fatalf("plan versions = %v, base %v; want smoke-good 0.1.0 -> 0.2.0", plan.Versions, plan.BaseVersions)
@@ -388,8 +417,10 @@ func testOLMv1(ctx context.Context, t *testing.T, l lane, bundles []laneBundle, 
 	}
 	requireFailureIn(t, by[broken], []string{"crash-loop", "deployment-unavailable"}, broken+".v0.1.0",
 		"FATAL: SMOKE_CRASH=1: this build crashes on purpose")
-	requireFailureIn(t, by[ownNS], []string{"install-blocked", "install-failed"}, ownNS+".v0.1.0", "AllNamespaces")
-	requireFailureIn(t, by[needsDep], []string{"install-blocked", "install-failed"}, needsDep+".v0.1.0", "gizmos.missing.catalogbot.io")
+	requireFailureIn(t, by[ownNS], []string{"install-blocked", "install-failed"}, ownNS+".v0.1.0",
+		"unsupported bundle: bundle does not support AllNamespaces install mode")
+	requireFailureIn(t, by[needsDep], []string{"install-blocked", "install-failed"}, needsDep+".v0.1.0",
+		`has a dependency declared via property "olm.gvk.required" which is currently not supported`)
 }
 
 // requireFailureIn is requireFailure with any of rules as the lead diagnostic's rule.

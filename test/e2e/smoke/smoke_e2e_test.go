@@ -193,7 +193,12 @@ func TestSmokeInKind(t *testing.T) {
 
 	base, head := l.Catalogs["base"], l.Catalogs["head"]
 	all := []string{good, fresh, broken, unpullable, badUnpack, needsDep, ownNS}
-	plan := smoke.PlanChange(loadCatalog(t, base.FBC), loadCatalog(t, head.FBC), all, nil)
+	headCatalog := loadCatalog(t, head.FBC)
+	plan := smoke.PlanChange(loadCatalog(t, base.FBC), headCatalog, all, nil)
+	modes := map[string][]string{}
+	for _, p := range all {
+		modes[p] = smoke.InstallModesOf(headCatalog, p, "")
+	}
 	if !slices.Equal(plan.FromBase, []string{good}) || plan.Expect[good] != good+".v0.2.0" {
 		t.Fatalf("plan = %+v", plan)
 	}
@@ -206,7 +211,7 @@ func TestSmokeInKind(t *testing.T) {
 			BaseCatalogImage: base.ref(), BaseCatalogArchive: base.Archive,
 			ImageArchives: archives,
 			Packages:      plan.Packages, FromBase: plan.FromBase, Expect: plan.Expect, BundleImages: plan.BundleImages,
-			Timeout: 5 * time.Minute, Parallel: len(all), CrashLoopRestarts: 2, Progress: os.Stderr,
+			InstallModes: modes, Timeout: 5 * time.Minute, Parallel: len(all), CrashLoopRestarts: 2, Progress: os.Stderr,
 		})
 		t.Logf("smoke.Run took %s", time.Since(start).Round(time.Second))
 		logResult(t, res)

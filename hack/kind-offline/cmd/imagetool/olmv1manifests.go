@@ -111,7 +111,7 @@ func olmv1Manifests(standard []byte, o olmv1Options, ca *certAuthority) (map[str
 				return nil, fmt.Errorf("unexpected Deployment %s/%s", u.GetNamespace(), u.GetName())
 			}
 			if err := rewriteController(u, img); err != nil {
-				return nil, fmt.Errorf("Deployment %s/%s: %w", u.GetNamespace(), u.GetName(), err)
+				return nil, fmt.Errorf("deployment %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 			}
 			seen[u.GetName()] = true
 		case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -260,7 +261,23 @@ func startLaneRegistry(ctx context.Context, t *testing.T, k *kubeClient, cluster
 	if err != nil {
 		t.Fatalf("IP of node %s: %v", ns[0], err)
 	}
-	return fmt.Sprintf("%s:%d", ip, registryNodePort)
+	host := fmt.Sprintf("%s:%d", ip, registryNodePort)
+	// The Deployment can be Available before kube-proxy has programmed the NodePort.
+	if err := waitFor(ctx, time.Minute, "the lane's registry through "+host, func(ctx context.Context) (bool, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+host+"/v2/", nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return host
 }
 
 // pushToLaneRegistry pushes the image of an OCI layout (one image, as imagetool writes them) to the lane's

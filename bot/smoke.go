@@ -5,7 +5,9 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/pipeline"
 )
 
@@ -22,6 +24,12 @@ type SmokeConfig struct {
 	// OLMManifests is a directory with OLM's release manifests (crds.yaml, olm.yaml), installed into
 	// clusters that lack OLM.
 	OLMManifests string `yaml:"olmManifests"`
+	// OLM, when set (v0, v1 or both), is the OLM every repository's catalogs are installed with, in place
+	// of their .catalogbot.yaml's smoke.olm and smoke.olmByCatalog. Empty: the repository's choice.
+	OLM string `yaml:"olm"`
+	// OLMv1Manifests is a directory with OLM v1's manifests (self-contained: CRDs, controllers, their TLS
+	// Secrets), installed into clusters that lack OLM v1.
+	OLMv1Manifests string `yaml:"olmv1Manifests"`
 	// KindConfig is a kind Cluster config file for the clusters the bot creates (e.g. no default CNI, for
 	// node images that bring their own).
 	KindConfig string `yaml:"kindConfig"`
@@ -49,8 +57,11 @@ func (s SmokeConfig) validate() []string {
 	if clusters > 1 {
 		problems = append(problems, "smoke: set one of kubeconfig, kindCluster, or nodeImage/nodeImages")
 	}
-	if !s.configured() && (s.OLMManifests != "" || len(s.ImageArchives) > 0) {
-		problems = append(problems, "smoke: olmManifests and imageArchives need a cluster (kubeconfig, kindCluster, or nodeImage/nodeImages)")
+	if !s.configured() && (s.OLMManifests != "" || s.OLMv1Manifests != "" || len(s.ImageArchives) > 0) {
+		problems = append(problems, "smoke: olmManifests, olmv1Manifests and imageArchives need a cluster (kubeconfig, kindCluster, or nodeImage/nodeImages)")
+	}
+	if s.OLM != "" && !slices.Contains(config.SmokeOLMs, s.OLM) {
+		problems = append(problems, fmt.Sprintf("smoke.olm: %q is not one of %s (or empty: each repository's smoke.olm)", s.OLM, strings.Join(config.SmokeOLMs, ", ")))
 	}
 	if s.KindConfig != "" && s.NodeImage == "" && len(s.NodeImages) == 0 {
 		problems = append(problems, "smoke.kindConfig configures the clusters the bot creates: it needs nodeImage or nodeImages")
@@ -64,7 +75,7 @@ func (s SmokeConfig) validate() []string {
 	case s.Concurrency > 1 && (s.Kubeconfig != "" || s.KindCluster != ""):
 		problems = append(problems, "smoke.concurrency: an existing cluster (kubeconfig or kindCluster) is shared by every check; it must be 1")
 	}
-	for _, p := range append([]string{s.Kubeconfig, s.OLMManifests, s.KindConfig}, s.ImageArchives...) {
+	for _, p := range append([]string{s.Kubeconfig, s.OLMManifests, s.OLMv1Manifests, s.KindConfig}, s.ImageArchives...) {
 		if p == "" {
 			continue
 		}
@@ -89,7 +100,7 @@ func (b *Bot) smokeInput() *pipeline.SmokeInput {
 	}
 	in := &pipeline.SmokeInput{KubeconfigPath: s.Kubeconfig, ClusterName: s.KindCluster, NodeImage: s.NodeImage,
 		OLMManifestsDir: s.OLMManifests, ImageArchives: slices.Clone(s.ImageArchives), Slots: b.smokeSlots,
-		KindConfig: b.kindConfig}
+		KindConfig: b.kindConfig, OLM: s.OLM, OLMv1ManifestsDir: s.OLMv1Manifests}
 	if len(s.NodeImages) > 0 {
 		in.NodeImages = maps.Clone(s.NodeImages)
 	}

@@ -84,6 +84,10 @@ func TestSmokeConfigValidation(t *testing.T) {
 		{"kind config", SmokeConfig{NodeImage: "n", KindConfig: file}, ""},
 		{"kind config without created clusters", SmokeConfig{KindCluster: "smoke", KindConfig: file}, "needs nodeImage"},
 		{"negative concurrency", SmokeConfig{NodeImage: "n", Concurrency: -1}, "negative"},
+		{"olm", SmokeConfig{NodeImage: "n", OLM: "both", OLMv1Manifests: t.TempDir()}, ""},
+		{"unknown olm", SmokeConfig{NodeImage: "n", OLM: "v2"}, `smoke.olm: "v2" is not one of v0, v1, both`},
+		{"olmv1 manifests without cluster", SmokeConfig{OLMv1Manifests: t.TempDir()}, "need a cluster"},
+		{"missing olmv1 manifests", SmokeConfig{NodeImage: "n", OLMv1Manifests: filepath.Join(t.TempDir(), "nope")}, "nope"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := strings.Join(c.s.validate(), "; ")
@@ -118,4 +122,38 @@ func TestReadmeSampleConfigDecodes(t *testing.T) {
 	if cfg.Smoke.NodeImage == "" || cfg.Smoke.Concurrency != 1 || len(cfg.Registries) == 0 {
 		t.Errorf("the sample's smoke or registries section was not read: %+v", cfg.Smoke)
 	}
+}
+
+// bot.yaml's smoke.olm and smoke.olmv1Manifests reach smoke.Run: with a kubeconfig whose API server
+// refuses connections, the install is an OLM v1 one (its first step looks for OLM v1's CRDs) and the
+// report says so.
+func TestSmokeOLMReachesRun(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: dead, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: dead, context: {cluster: dead, user: u}}]
+current-context: dead
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	manifests := t.TempDir()
+	h := newHarness(t, func(h *harness) {
+		h.cfg.Smoke.Kubeconfig, h.cfg.Smoke.OLM, h.cfg.Smoke.OLMv1Manifests = kubeconfig, "v1", manifests
+	})
+	if in := h.bot.smokeInput(); in.OLM != "v1" || in.OLMv1ManifestsDir != manifests {
+		t.Fatalf("smoke input %+v", in)
+	}
+	main := h.seedMain(smokeRepoConfig)
+	head := h.releaseFoo("alice/foo", main, "alice")
+	h.openPR(32, "alice", head, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(32, "alice", head, main, nil))
+	h.waitIdle()
+	cr := h.lastCheckRun()
+	out := cr.Output.Summary + cr.Output.Text
+	if cr.Conclusion != "failure" || !strings.Contains(out, "OLM v1") || !strings.Contains(out, "clustercatalogs.olm.operatorframework.io") {
+		t.Fatalf("check run %s %q:\n%s", cr.Conclusion, cr.Output.Title, out)
+	}
+	h.requireNotMerged(32, "the smoke install failed")
 }

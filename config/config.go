@@ -91,15 +91,60 @@ type SmokeConfig struct {
 	// catalog the change affects. An affected catalog outside the list is not installed, and the smoke
 	// stage says so (SmokesCatalog).
 	ClusterVersions []string `yaml:"clusterVersions"`
+	// OLM is the OLM the smoke stage installs with: SmokeOLMv0 (the default when empty), SmokeOLMv1, or
+	// SmokeOLMBoth (each catalog once with each). See OLMsFor.
+	OLM string `yaml:"olm"`
+	// OLMByCatalog, in a repository with catalogs:, chooses the OLM of the catalogs it names (by name or
+	// OpenShift version, as ClusterVersions); the first entry naming a catalog wins, OLM is for the rest.
+	OLMByCatalog []SmokeOLMEntry `yaml:"olmByCatalog"`
 }
+
+// SmokeOLMEntry is one entry of smoke.olmByCatalog.
+type SmokeOLMEntry struct {
+	ClusterVersions []string `yaml:"clusterVersions"`
+	OLM             string   `yaml:"olm"`
+}
+
+// The values of smoke.olm.
+const (
+	SmokeOLMv0   = "v0"
+	SmokeOLMv1   = "v1"
+	SmokeOLMBoth = "both"
+)
+
+// SmokeOLMs are the values smoke.olm and smoke.olmByCatalog[].olm accept.
+var SmokeOLMs = []string{SmokeOLMv0, SmokeOLMv1, SmokeOLMBoth}
 
 // SmokesCatalog reports whether the smoke stage installs into the catalog cat (ClusterVersions unset,
 // or naming it by name or by OpenShift version, with or without the leading v).
 func (s SmokeConfig) SmokesCatalog(cat Catalog) bool {
-	if s.ClusterVersions == nil {
-		return true
+	return s.ClusterVersions == nil || namesCatalog(s.ClusterVersions, cat)
+}
+
+// OLMsFor is the OLMs the smoke stage installs the catalog cat with, in order: ["v0"], ["v1"] or
+// ["v0", "v1"]. The first smoke.olmByCatalog entry naming cat chooses; otherwise smoke.olm (default v0).
+// A repository without catalogs: passes the zero Catalog.
+func (s SmokeConfig) OLMsFor(cat Catalog) []string {
+	choice := s.OLM
+	for _, e := range s.OLMByCatalog {
+		if cat.Name != "" && namesCatalog(e.ClusterVersions, cat) {
+			choice = e.OLM
+			break
+		}
 	}
-	for _, v := range s.ClusterVersions {
+	switch choice {
+	case SmokeOLMv1:
+		return []string{SmokeOLMv1}
+	case SmokeOLMBoth:
+		return []string{SmokeOLMv0, SmokeOLMv1}
+	}
+	return []string{SmokeOLMv0}
+}
+
+// namesCatalog reports whether list names cat by name or by OpenShift version, with or without the
+// leading v.
+func namesCatalog(list []string, cat Catalog) bool {
+	for _, v := range list {
 		if v == cat.Name || cat.OpenShift != "" && strings.TrimPrefix(v, "v") == strings.TrimPrefix(cat.OpenShift, "v") {
 			return true
 		}

@@ -48,6 +48,7 @@ func (d *decoder) validate(c *Config) {
 		d.errorAt("smoke.olmVersion", "config-bad-value", "a release version such as v0.28.0", "smoke.olmVersion: %q is not a version", c.Smoke.OLMVersion)
 	}
 	d.smokeClusterVersions(c)
+	d.smokeOLM(c)
 	d.oneOf("merge.method", c.Merge.Method, "merge", "squash", "rebase")
 	d.oneOf("merge.approvers", c.Merge.Approvers, ApproversOwners, ApproversWrite)
 	for i, l := range c.Merge.RequiredLabels {

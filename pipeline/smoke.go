@@ -48,6 +48,21 @@ type SmokeInput struct {
 	KindConfig string
 	// Run runs one smoke install; nil is smoke.Run (tests give a hand-written fake).
 	Run SmokeRunner
+	// OLM, when set ("v0", "v1" or "both"), is the OLM every catalog is installed with, in place of the
+	// base configuration's smoke.olm and smoke.olmByCatalog: the front-end's choice (--olm, the Action's
+	// olm input, bot.yaml's smoke.olm).
+	OLM string
+	// OLMv1ManifestsDir installs OLM v1 in a cluster that lacks it (smoke.Options.OLMv1ManifestsDir).
+	OLMv1ManifestsDir string
+}
+
+// olmsFor is the OLMs the catalog cat is installed with: the front-end's choice when it made one, else
+// the base configuration's.
+func (in *SmokeInput) olmsFor(cfg config.SmokeConfig, cat config.Catalog) []string {
+	if in.OLM != "" {
+		return config.SmokeConfig{OLM: in.OLM}.OLMsFor(config.Catalog{})
+	}
+	return cfg.OLMsFor(cat)
 }
 
 // acquire waits for one of in's slots; release gives it back.
@@ -87,6 +102,9 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 	in := s.in.Smoke
 	if in == nil {
 		return stageFromErr(diag.UsageError(fmt.Errorf("smoke.enabled is set in %s, but this run has no cluster settings (catalogbot pr --smoke-node-image, --smoke-kind-cluster or --smoke-kubeconfig, or the smoke section of the bot's configuration, bot.yaml)", config.ConfigFile)))
+	}
+	if in.OLM != "" && !slices.Contains(config.SmokeOLMs, in.OLM) {
+		return stageFromErr(diag.UsageError(fmt.Errorf("smoke OLM %q is not one of %s", in.OLM, strings.Join(config.SmokeOLMs, ", "))))
 	}
 	existing := in.KubeconfigPath != "" || in.ClusterName != ""
 	refuseExisting := stageFromErr(diag.UsageError(fmt.Errorf("in a repository with catalogs: in %s the smoke stage creates one kind cluster per cluster version: give kind node images by Kubernetes version (--smoke-node-images 1.33=IMAGE,...) instead of an existing cluster (--smoke-kubeconfig, --smoke-kind-cluster)", config.ConfigFile)))
@@ -128,7 +146,7 @@ func (s *state) smoke(ctx context.Context) report.Stage {
 				continue
 			}
 		}
-		runs = append(runs, &catalogRun{cats: []config.Catalog{p.cat}, plan: plan, nodeImage: img})
+		runs = append(runs, &catalogRun{cats: []config.Catalog{p.cat}, plan: plan, nodeImage: img, olms: in.olmsFor(s.cfg.Smoke, p.cat)})
 	}
 	if existing && len(runs) > 1 {
 		return refuseExisting

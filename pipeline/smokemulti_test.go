@@ -106,7 +106,9 @@ type fakeSmoke struct {
 	// fail: catalog (cluster name suffix) whose first package's CSV fails; hang: whose install waits for
 	// ctx; onStart runs when an install starts (a test cancels the run there).
 	fail, hang, undeletable, refuse map[string]bool
-	onStart                         func(cluster string)
+	// failV1: catalog whose first package fails its OLM v1 install only (smokeolm_test.go)
+	failV1  map[string]bool
+	onStart func(cluster string)
 
 	calls   []smoke.Options
 	events  []string
@@ -117,7 +119,7 @@ type fakeSmoke struct {
 }
 
 func newFakeSmoke(t *testing.T) *fakeSmoke {
-	return &fakeSmoke{t: t, fail: map[string]bool{}, hang: map[string]bool{}, undeletable: map[string]bool{}, refuse: map[string]bool{}, baseHas: map[string]bool{}, headHas: map[string]bool{}}
+	return &fakeSmoke{t: t, fail: map[string]bool{}, hang: map[string]bool{}, undeletable: map[string]bool{}, refuse: map[string]bool{}, failV1: map[string]bool{}, baseHas: map[string]bool{}, headHas: map[string]bool{}}
 }
 
 func (f *fakeSmoke) event(s string) {
@@ -143,13 +145,22 @@ func (f *fakeSmoke) run(ctx context.Context, opts smoke.Options) (res smoke.Resu
 	if !strings.Contains(opts.CatalogImage, "@sha256:") || (len(opts.FromBase) > 0) != strings.Contains(opts.BaseCatalogImage, "@sha256:") {
 		return res, diag.UsageError(fmt.Errorf("fake: catalog images %q, base %q for %v", opts.CatalogImage, opts.BaseCatalogImage, opts.FromBase))
 	}
-	head := archiveText(f.t, opts.CatalogArchive)
-	f.mu.Lock()
-	f.headHas[cat] = strings.Contains(head, nfsNew) || strings.Contains(head, odfNew)
-	if opts.BaseCatalogArchive != "" {
-		base := archiveText(f.t, opts.BaseCatalogArchive)
-		f.baseHas[cat] = strings.Contains(base, nfsNew) || strings.Contains(base, odfNew)
+	if opts.OLM == smoke.OLMv1 {
+		// OLM v1's controllers pull the catalog images themselves: archives would be refused
+		if opts.CatalogArchive != "" || opts.BaseCatalogArchive != "" {
+			return res, diag.UsageError(fmt.Errorf("fake: catalog archives given to an OLM v1 install"))
+		}
+	} else {
+		head := archiveText(f.t, opts.CatalogArchive)
+		f.mu.Lock()
+		f.headHas[cat] = strings.Contains(head, nfsNew) || strings.Contains(head, odfNew)
+		if opts.BaseCatalogArchive != "" {
+			base := archiveText(f.t, opts.BaseCatalogArchive)
+			f.baseHas[cat] = strings.Contains(base, nfsNew) || strings.Contains(base, odfNew)
+		}
+		f.mu.Unlock()
 	}
+	f.mu.Lock()
 	if len(f.live) > 0 {
 		f.overlap = true
 	}
@@ -182,7 +193,7 @@ func (f *fakeSmoke) run(ctx context.Context, opts smoke.Options) (res smoke.Resu
 	}
 	for i, p := range opts.Packages {
 		r := smoke.PackageResult{Package: p, CSV: opts.Expect[p], Succeeded: true, FromBase: slices.Contains(opts.FromBase, p)}
-		if i == 0 && f.fail[cat] {
+		if i == 0 && (f.fail[cat] || opts.OLM == smoke.OLMv1 && f.failV1[cat]) {
 			r.Succeeded = false
 			r.Diagnostics = []diag.Diagnostic{{Severity: diag.Error, Check: "smoke", Rule: "csv-failed", Package: p, Bundle: opts.Expect[p],
 				Message: "CSV " + opts.Expect[p] + " phase Failed: install strategy failed"}}

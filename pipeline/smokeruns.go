@@ -58,6 +58,9 @@ type catalogRun struct {
 	cats      []config.Catalog
 	plan      smoke.Plan
 	nodeImage string
+	// olms are the OLMs the catalogs are installed with, one install (and cluster) each, in order:
+	// ["v0"], ["v1"] or ["v0", "v1"] (config.SmokeConfig.OLMsFor, or the front-end's choice).
+	olms []string
 	// base and head catalog images by digest, and their archives for the kind nodes
 	baseRef, baseArchive, headRef, headArchive string
 }
@@ -89,7 +92,7 @@ func (r *catalogRun) kubernetes() string {
 // key is equal for runs that are the same install.
 func (r *catalogRun) key() string {
 	return strings.Join([]string{r.nodeImage, r.baseRef, r.headRef, strings.Join(r.plan.Packages, ","),
-		strings.Join(r.plan.FromBase, ","), fmt.Sprint(r.plan.Expect)}, "\x00")
+		strings.Join(r.plan.FromBase, ","), fmt.Sprint(r.plan.Expect), strings.Join(r.olms, ",")}, "\x00")
 }
 
 // buildRunImages builds each run's head (and, when it installs from the base, base) catalog image, then
@@ -136,9 +139,24 @@ func (s *state) buildRunImages(ctx context.Context, runs []*catalogRun, tmp stri
 	return out, nil
 }
 
-// runCatalogs runs the installs one after the other (one kind cluster at a time) and makes the stage: a
-// line per run, diagnostics prefixed with the catalogs they are about.
+// smokeJob is one call of the smoke runner: a run's catalogs installed with one OLM.
+type smokeJob struct {
+	r   *catalogRun
+	olm string
+}
+
+// runCatalogs runs the installs one after the other (one kind cluster at a time), each run once per OLM
+// it is installed with, and makes the stage: a line per run and OLM, diagnostics prefixed with the
+// catalogs (and, when OLM v1 is in the stage, the OLM) they are about.
 func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, order []string, ds []diag.Diagnostic) report.Stage {
+	var jobs []smokeJob
+	anyV1 := false
+	for _, r := range runs {
+		for _, o := range r.olms {
+			jobs = append(jobs, smokeJob{r: r, olm: o})
+			anyV1 = anyV1 || o == config.SmokeOLMv1
+		}
+	}
 	in := s.in.Smoke
 	runner := in.Run
 	if runner == nil {
@@ -149,8 +167,8 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 	var lines strings.Builder
 	var failed []string
 	installs, succeeded, fromBase, upgraded := 0, 0, 0, 0
-	leftover := "" // the catalogs whose cluster could not be deleted: no other is created
-	refused := ""  // the catalogs whose install refused the settings: no other is tried
+	leftover := ""                 // the catalogs whose cluster could not be deleted: no other is created
+	refused := map[string]string{} // per OLM, the catalogs whose install refused the settings: no other is tried
 	progress := s.stageWriter("smoke")
 	if progress == nil {
 		progress = io.Discard
@@ -158,30 +176,40 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 	start := time.Now()
 	one := len(order) == 1 // a layout of one catalog names no catalog
 	var plain []string     // the errors as a layout of one catalog says them
-	for i, r := range runs {
+	for i, job := range jobs {
+		r := job.r
 		names := r.names()
 		span := template.CatalogSpan(names, order)
 		kube := r.kubernetes()
+		// with OLM v1 in the stage every line, error and diagnostic says its OLM
+		label, prefix, olmTag := span, span+": ", ""
+		if anyV1 {
+			label, olmTag = span+" (OLM "+job.olm+")", "OLM "+job.olm+", "
+			prefix = label + ": "
+			if one {
+				prefix = "OLM " + job.olm + ": "
+			}
+		}
 		why := ""
 		switch {
 		case ctx.Err() != nil:
 			why = context.Cause(ctx).Error() // cancelled or out of time before this run
 		case leftover != "":
 			why = "the cluster of " + leftover + " could not be deleted, and only one kind cluster may exist at a time"
-		case refused != "":
-			why = "the smoke settings were refused for " + refused + " (see there), and would be for it too"
+		case refused[job.olm] != "":
+			why = "the smoke settings were refused for " + refused[job.olm] + " (see there), and would be for it too"
 		}
 		if why != "" {
 			failed = append(failed, names...)
 			status = report.Worse(status, report.Error)
-			errs = append(errs, fmt.Sprintf("%s: not run: %s", span, why))
-			fmt.Fprintf(&lines, "- %s (Kubernetes %s, node image %s): not run: %s\n", span, kube, nodeImageLabel(r.nodeImage), why)
+			errs = append(errs, fmt.Sprintf("%s: not run: %s", label, why))
+			fmt.Fprintf(&lines, "- %s (%sKubernetes %s, node image %s): not run: %s\n", span, olmTag, kube, nodeImageLabel(r.nodeImage), why)
 			continue
 		}
 		rctx, cancel := ctx, context.CancelFunc(func() {})
 		var share time.Duration
 		if deadline, ok := ctx.Deadline(); ok {
-			share = time.Until(deadline) / time.Duration(len(runs)-i)
+			share = time.Until(deadline) / time.Duration(len(jobs)-i)
 			rctx, cancel = context.WithTimeout(ctx, share)
 		}
 		opts := smoke.Options{
@@ -193,6 +221,13 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 			Packages: r.plan.Packages, Expect: r.plan.Expect, BundleImages: r.plan.BundleImages,
 			Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: progress,
 		}
+		if job.olm == config.SmokeOLMv1 {
+			// catalogd and operator-controller pull the catalog images themselves: no archives (see
+			// smoke.Options.OLM); the versions pin each ClusterExtension to the bundles of the plan.
+			opts.OLM, opts.OLMv1ManifestsDir = smoke.OLMv1, in.OLMv1ManifestsDir
+			opts.CatalogArchive, opts.BaseCatalogArchive = "", ""
+			opts.Versions, opts.BaseVersions = r.plan.Versions, r.plan.BaseVersions
+		}
 		if in.KubeconfigPath != "" || in.ClusterName != "" {
 			// an existing cluster (the smoke stage allows one install on it), not deleted
 			opts.KubeconfigPath, opts.ClusterName, opts.CreateCluster = in.KubeconfigPath, in.ClusterName, false
@@ -201,8 +236,8 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 				opts.CatalogArchive, opts.BaseCatalogArchive = "", ""
 			}
 		}
-		if !one {
-			fmt.Fprintf(progress, "smoke: %s (Kubernetes %s) on a kind cluster with node image %s (%d of %d)\n", span, kube, nodeImageLabel(r.nodeImage), i+1, len(runs))
+		if !one || anyV1 {
+			fmt.Fprintf(progress, "smoke: %s (%sKubernetes %s) on a kind cluster with node image %s (%d of %d)\n", span, olmTag, kube, nodeImageLabel(r.nodeImage), i+1, len(jobs))
 		}
 		t0 := time.Now()
 		res, err := runner(rctx, opts)
@@ -214,13 +249,13 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 			leftover = span
 		}
 		if err != nil && diag.CategoryOf(err) == diag.Usage {
-			refused = span // no OLM and no manifests to install it, say: every next cluster would repeat it
+			refused[job.olm] = label // no OLM and no manifests to install it, say: every next cluster would repeat it
 		}
 		took := time.Since(t0).Round(time.Second)
 		rds, ok, up := tally(res)
 		for j := range rds {
-			if !one {
-				rds[j].Message = span + ": " + rds[j].Message
+			if !one || anyV1 {
+				rds[j].Message = prefix + rds[j].Message
 			}
 		}
 		ds = append(ds, rds...)
@@ -232,7 +267,7 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		if err != nil {
 			runStatus = report.StatusOf(nil, err)
 			if runStatus != report.Fail {
-				errs = append(errs, fmt.Sprintf("%s (Kubernetes %s): %v", span, kube, err))
+				errs = append(errs, fmt.Sprintf("%s (%sKubernetes %s): %v", span, olmTag, kube, err))
 				plain = append(plain, err.Error())
 			}
 		}
@@ -250,12 +285,12 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 		if len(names) > 1 {
 			shared = ", one install: the same node image, catalog images and packages"
 		}
-		fmt.Fprintf(&lines, "- %s (Kubernetes %s, node image %s%s): %s, %s in %s\n", span, kube, nodeImageLabel(r.nodeImage), shared, result, line, took)
+		fmt.Fprintf(&lines, "- %s (%sKubernetes %s, node image %s%s): %s, %s in %s\n", span, olmTag, kube, nodeImageLabel(r.nodeImage), shared, result, line, took)
 	}
 	if len(excluded) > 0 {
 		fmt.Fprintf(&lines, "- %s: not installed (outside smoke.clusterVersions)\n", template.CatalogSpan(excluded, order))
 	}
-	if one && len(plain) == len(errs) {
+	if one && len(plain) == len(errs) && !anyV1 {
 		sum := fmt.Sprintf("%d of %d changed packages reached CSV Succeeded", succeeded, installs)
 		if fromBase > 0 {
 			sum += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, fromBase)
@@ -270,8 +305,12 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 	for _, r := range runs {
 		catalogs += len(r.cats)
 	}
-	sum := fmt.Sprintf("%s smoke-installed in %s one after the other: %d of %d package installs reached CSV Succeeded",
-		plural(catalogs, "catalog"), plural(len(runs), "kind cluster"), succeeded, installs)
+	reached := "reached CSV Succeeded"
+	if anyV1 {
+		reached = "succeeded (OLM v0: CSV Succeeded; OLM v1: Installed and its Deployments Available)"
+	}
+	sum := fmt.Sprintf("%s smoke-installed in %s one after the other: %d of %d package installs %s",
+		plural(catalogs, "catalog"), plural(len(jobs), "kind cluster"), succeeded, installs, reached)
 	if fromBase > 0 {
 		sum += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, fromBase)
 	}

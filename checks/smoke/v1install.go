@@ -32,6 +32,25 @@ type v1installer struct {
 	opts     Options
 	progress *progress
 	interval time.Duration
+	// sharer maps a package to the earlier package of the run whose namespace and ClusterExtension name
+	// (NamespaceFor) it would share; see namesakes.
+	sharer map[string]string
+}
+
+// namesakes maps each package whose NamespaceFor equals an earlier package's to that package ("a.b" and
+// "a-b" are both smoke-a-b): its install would take over the other's objects, so it fails instead.
+func namesakes(pkgs []string) map[string]string {
+	first := map[string]string{}
+	out := map[string]string{}
+	for _, p := range pkgs {
+		n := NamespaceFor(p)
+		if o, ok := first[n]; ok {
+			out[p] = o
+			continue
+		}
+		first[n] = p
+	}
+	return out
 }
 
 // install creates pkg's namespace and ClusterExtension (pinned to version when set) and waits for it to
@@ -65,8 +84,10 @@ func (in *v1installer) upgrade(ctx context.Context, pkg string, res *PackageResu
 		in.progress.printf("%s: ClusterExtension %s switched from version %s to %s", pkg, res.ClusterExtension, fromVersion, to)
 		err = in.follow(ctx, pkg, to, in.opts.Expect[pkg], res)
 	}
+	// still at the base's version, without a failure of its own (a crash, a Deployment that does not
+	// run): the head catalog does not offer the upgrade, whatever OLM v1 said about it
 	var f *failure
-	if err != nil && res.Version == fromVersion && !errors.As(err, &f) {
+	if err != nil && res.Version == fromVersion && (!errors.As(err, &f) || f.rule == "install-failed" || f.rule == "install-blocked") {
 		err = &failure{rule: "no-upgrade", bundle: in.opts.Expect[pkg], msg: fmt.Sprintf("package %s: %s (version %s) was installed from the base catalog, but OLM v1 did not upgrade it to version %s from the head catalog: %v", pkg, from, fromVersion, to, err)}
 	}
 	if err == nil && from != res.Bundle {
@@ -78,6 +99,9 @@ func (in *v1installer) upgrade(ctx context.Context, pkg string, res *PackageResu
 func (in *v1installer) run(ctx context.Context, pkg, version, expect string, res *PackageResult) error {
 	if errs := validation.IsDNS1123Subdomain(pkg); len(errs) > 0 {
 		return fail("invalid-package-name", "package name %q is not a valid Kubernetes object name, which OLM v1 requires of a package (packageName must be a DNS-1123 subdomain): %s", pkg, strings.Join(errs, "; "))
+	}
+	if other := in.sharer[pkg]; other != "" {
+		return fail("name-collision", "packages %s and %s would share the namespace and ClusterExtension %s: the smoke install cannot tell them apart (rename one)", other, pkg, res.ClusterExtension)
 	}
 	start := time.Now()
 	if err := ensureNamespace(ctx, in.c, res.Namespace); err != nil {
@@ -311,8 +335,8 @@ func (in *v1installer) finish(ctx context.Context, pkg, phase string, res *Packa
 	res.Diagnostics = append(res.Diagnostics, diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: rule, Package: pkg,
 		Channel: res.Channel, Bundle: bundle, Message: capText(msg, maxMessage),
 		Hint: "the diagnostics below show the ClusterExtension and ClusterCatalog conditions, events, pod statuses, container logs and the OLM v1 controllers' log lines about this package"})
-	if rule == "invalid-package-name" {
-		return // nothing was created
+	if rule == "invalid-package-name" || rule == "name-collision" {
+		return // nothing was created for this package
 	}
 	res.Diagnostics = append(res.Diagnostics, boundedDiagnostics(ctx, func(ctx context.Context) []diag.Diagnostic {
 		return collectV1Diagnostics(ctx, in.c, pkg, res.ClusterExtension, res.Namespace)

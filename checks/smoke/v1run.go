@@ -23,9 +23,11 @@ func runV1(ctx context.Context, opts Options, c *clients, res *Result, step step
 		res.OLMInstalled = installed
 		return err
 	}); err != nil {
-		res.Diagnostics = append(res.Diagnostics, boundedDiagnostics(ctx, func(ctx context.Context) []diag.Diagnostic {
-			return podDiagnostics(ctx, c, "", olmv1Namespace, false)
-		})...)
+		if diag.CategoryOf(err) != diag.Usage {
+			res.Diagnostics = append(res.Diagnostics, boundedDiagnostics(ctx, func(ctx context.Context) []diag.Diagnostic {
+				return podDiagnostics(ctx, c, "", olmv1Namespace, false)
+			})...)
+		}
 		return err
 	}
 
@@ -57,7 +59,7 @@ func runV1(ctx context.Context, opts Options, c *clients, res *Result, step step
 
 	// packages: with a base catalog, first those it offers at their base version; then the
 	// ClusterCatalog serves the head, their version is switched to the head's, and the others install.
-	in := &v1installer{c: c, opts: opts, progress: p, interval: 2 * pollEvery}
+	in := &v1installer{c: c, opts: opts, progress: p, interval: 2 * pollEvery, sharer: namesakes(opts.Packages)}
 	res.Packages = make([]PackageResult, len(opts.Packages))
 	fromBase := map[string]bool{}
 	for _, pkg := range opts.FromBase {

@@ -139,7 +139,7 @@ I1127 applied bundle "broken.v1" for ClusterExtension smoke-broken
 func TestRunV1DeploymentNeverAvailable(t *testing.T) {
 	f, _ := newFakeV1(t, true, map[string]fakeOperator{"slow": {versions: []string{"slow.v1"}, unavailable: true}})
 	opts := v1Options("slow")
-	opts.Timeout = 300 * time.Millisecond
+	opts.Timeout = 2 * time.Second
 	res, err, _ := runFake(t, f, &fakeBackend{exists: true}, opts)
 	if !errors.Is(err, ErrPackagesFailed) || diag.CategoryOf(err) != diag.Invalid {
 		t.Fatalf("err = %v", err)
@@ -224,7 +224,7 @@ func TestRunV1CatalogNeverServes(t *testing.T) {
 	v.catalogNeverServes = true
 	v.setLog("catalogd-controller-manager-0", "E1127 unpacking ClusterCatalog catalogbot-smoke: connection refused\nI1127 other\n")
 	opts := v1Options("x")
-	opts.Timeout = 200 * time.Millisecond
+	opts.Timeout = time.Second
 	res, err, _ := runFake(t, f, &fakeBackend{exists: true}, opts)
 	if diag.CategoryOf(err) != diag.Infra || !strings.Contains(err.Error(), "ClusterCatalog catalogbot-smoke does not serve "+testDigest) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("err = %v (category %v)", err, diag.CategoryOf(err))
@@ -279,24 +279,27 @@ func TestRunV1UpgradesFromTheBaseCatalog(t *testing.T) {
 	}
 }
 
-// The head catalog does not offer the head version: the package stays at the base's and fails.
+// The head catalog does not offer the head version: the package stays at the base's and fails, whether
+// the timeout or a persisting Retrying ends the wait.
 func TestRunV1UpgradeNotOffered(t *testing.T) {
-	f, _ := newFakeV1(t, true, map[string]fakeOperator{"up": {versions: []string{"up.v1"}, inBase: 1}})
-	f.baseImage = testBaseDigest
-	opts := v1Options("up")
-	opts.BaseCatalogImage, opts.FromBase = testBaseDigest, []string{"up"}
-	opts.BaseVersions, opts.Versions = map[string]string{"up": "1.0.0"}, map[string]string{"up": "2.0.0"}
-	opts.Timeout = 500 * time.Millisecond
-	retryGrace = time.Hour // the timeout, not the retry grace, ends it here
-	defer func() { retryGrace = 100 * time.Millisecond }()
-	res, err, _ := runFake(t, f, &fakeBackend{exists: true}, opts)
-	if !errors.Is(err, ErrPackagesFailed) {
-		t.Fatalf("err = %v", err)
-	}
-	d := res.Packages[0].Diagnostics[0]
-	if d.Rule != "no-upgrade" || !strings.Contains(d.Message, "up.v1 (version 1.0.0) was installed from the base catalog, but OLM v1 did not upgrade it to version 2.0.0") ||
-		!strings.Contains(d.Message, `no bundles found for package "up" matching version "2.0.0"`) {
-		t.Errorf("lead diagnostic = %+v", d)
+	defer func(g time.Duration) { retryGrace = g }(retryGrace)
+	for _, grace := range []time.Duration{time.Hour, 50 * time.Millisecond} {
+		retryGrace = grace
+		f, _ := newFakeV1(t, true, map[string]fakeOperator{"up": {versions: []string{"up.v1"}, inBase: 1}})
+		f.baseImage = testBaseDigest
+		opts := v1Options("up")
+		opts.BaseCatalogImage, opts.FromBase = testBaseDigest, []string{"up"}
+		opts.BaseVersions, opts.Versions = map[string]string{"up": "1.0.0"}, map[string]string{"up": "2.0.0"}
+		opts.Timeout = 2 * time.Second
+		res, err, _ := runFake(t, f, &fakeBackend{exists: true}, opts)
+		if !errors.Is(err, ErrPackagesFailed) {
+			t.Fatalf("grace %s: err = %v", grace, err)
+		}
+		d := res.Packages[0].Diagnostics[0]
+		if d.Rule != "no-upgrade" || !strings.Contains(d.Message, "up.v1 (version 1.0.0) was installed from the base catalog, but OLM v1 did not upgrade it to version 2.0.0") ||
+			!strings.Contains(d.Message, `no bundles found for package "up" matching version "2.0.0"`) {
+			t.Errorf("grace %s: lead diagnostic = %+v", grace, d)
+		}
 	}
 }
 
@@ -340,5 +343,48 @@ metadata: {name: operator-controller-controller-manager, namespace: olmv1-system
 	}
 	if calls := b.Calls(); calls[len(calls)-1] != "delete catalogbot-smoke" {
 		t.Errorf("cluster not deleted: %q", calls)
+	}
+}
+
+// KeepCluster keeps a cluster Run created but deletes what it made there; Keep keeps everything.
+func TestRunV1KeepClusterCleansItsObjects(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		f, _ := newFakeV1(t, true, map[string]fakeOperator{"good": {versions: []string{"good.v1"}}})
+		b := &fakeBackend{}
+		opts := v1Options("good")
+		opts.ClusterName, opts.CreateCluster, opts.KeepCluster, opts.Keep = "", true, !keep, keep
+		res, err, progress := runFake(t, f, b, opts)
+		if err != nil || !res.ClusterCreated {
+			t.Fatalf("keep=%v: %v %+v\n%s", keep, err, res, progress)
+		}
+		if calls := b.Calls(); slices.Contains(calls, "delete catalogbot-smoke") {
+			t.Errorf("keep=%v: the cluster was deleted: %q", keep, calls)
+		}
+		ctx := context.Background()
+		_, ceErr := f.c.dyn.Resource(gvrClusterExtension).Get(ctx, "smoke-good", metav1.GetOptions{})
+		_, ccErr := f.c.dyn.Resource(gvrClusterCatalog).Get(ctx, ClusterCatalogName, metav1.GetOptions{})
+		_, nsErr := f.kube.CoreV1().Namespaces().Get(ctx, "smoke-good", metav1.GetOptions{})
+		for what, err := range map[string]error{"ClusterExtension": ceErr, "ClusterCatalog": ccErr, "namespace": nsErr} {
+			if gone := apierrors.IsNotFound(err); gone == keep {
+				t.Errorf("keep=%v: %s gone=%v (%v)", keep, what, gone, err)
+			}
+		}
+	}
+}
+
+// Two packages whose names map to the same namespace and ClusterExtension: the later one fails without
+// touching the other's objects, which installs as if alone.
+func TestRunV1NameCollision(t *testing.T) {
+	f, _ := newFakeV1(t, true, map[string]fakeOperator{"a-b": {versions: []string{"a-b.v1"}}, "a.b": {versions: []string{"a.b.v1"}, crash: true}})
+	res, err, _ := runFake(t, f, &fakeBackend{exists: true}, v1Options("a-b", "a.b"))
+	if !errors.Is(err, ErrPackagesFailed) || !strings.Contains(err.Error(), "a.b") || strings.Contains(err.Error(), "a-b") {
+		t.Fatalf("err = %v", err)
+	}
+	if first := res.Packages[0]; !first.Succeeded || first.Bundle != "a-b.v1" {
+		t.Errorf("a-b = %+v", first)
+	}
+	d := res.Packages[1].Diagnostics
+	if len(d) != 1 || d[0].Rule != "name-collision" || !strings.Contains(d[0].Message, "packages a-b and a.b would share the namespace and ClusterExtension smoke-a-b") {
+		t.Errorf("a.b diagnostics = %+v", d)
 	}
 }

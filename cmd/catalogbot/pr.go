@@ -106,6 +106,8 @@ func (f *smokeFlags) add(cmd *cobra.Command) {
 	fs.StringVar(&f.in.NodeImage, "smoke-node-image", "", "create kind clusters for smoke installs with this node image")
 	fs.StringToStringVar(&f.in.NodeImages, "smoke-node-images", nil, "kind node images by Kubernetes version (v1.33.13=IMAGE,...): the oldest that satisfies the changed bundles' minKubeVersion is used")
 	fs.StringVar(&f.in.OLMManifestsDir, "smoke-olm-manifests", "", "install OLM from these manifests when the cluster lacks it")
+	fs.StringVar(&f.in.OLM, "smoke-olm", "", "install every catalog with OLM v0, v1 or both, in place of .catalogbot.yaml's smoke.olm and smoke.olmByCatalog (default: the configuration's choice)")
+	fs.StringVar(&f.in.OLMv1ManifestsDir, "smoke-olmv1-manifests", "", "install OLM v1 from these (self-contained) manifests when the cluster lacks it")
 	fs.StringSliceVar(&f.in.ImageArchives, "smoke-image-archive", nil, "image archives to load into kind nodes (repeatable)")
 	fs.BoolVar(&f.in.Keep, "smoke-keep", false, "keep the smoke cluster")
 	fs.StringVar(&f.kindConfigFile, "smoke-kind-config", "", "kind cluster config (YAML) for the clusters smoke creates (e.g. networking.disableDefaultCNI for node images with their own CNI)")
@@ -127,7 +129,8 @@ func (f *smokeFlags) load() (*pipeline.SmokeInput, error) {
 
 // input is the smoke stage's cluster settings, nil when no flag gave a cluster.
 func (f *smokeFlags) input() *pipeline.SmokeInput {
-	if in := f.in; in.KubeconfigPath != "" || in.ClusterName != "" || in.NodeImage != "" || len(in.NodeImages) > 0 || in.OLMManifestsDir != "" {
+	if in := f.in; in.KubeconfigPath != "" || in.ClusterName != "" || in.NodeImage != "" || len(in.NodeImages) > 0 || in.OLMManifestsDir != "" ||
+		in.OLMv1ManifestsDir != "" || in.OLM != "" {
 		return &in
 	}
 	return nil

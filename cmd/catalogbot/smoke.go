@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/catalogbot/catalogbot/checks/smoke"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/report"
@@ -20,6 +22,8 @@ type smokeOptions struct {
 	out        outputFlags
 	smoke      smoke.Options
 	jsonResult string
+	// run is smoke.Run (tests give a hand-written fake)
+	run func(ctx context.Context, opts smoke.Options) (smoke.Result, error)
 }
 
 func newSmokeCmd(runF runner[smokeOptions]) *cobra.Command {
@@ -35,6 +39,11 @@ digest in a CatalogSource; then for each package creates a namespace, an Operato
 install modes and a Subscription, approves the InstallPlan and waits for the CSV to succeed. Failures come
 with Subscription/InstallPlan/CSV conditions, events, pod statuses and logs. A cluster it created is
 deleted at the end, also on failure and Ctrl-C, unless --keep.
+
+With --olm v1 it installs with OLM v1 instead (from --olmv1-manifests when the cluster lacks it): a
+ClusterCatalog serves --catalog-image (which catalogd pulls itself: no --catalog-archive), each package
+gets a namespace and a ClusterExtension (pinned to --version when given), and each must report
+Installed=True and then have its Deployments available. --olm both runs both, one after the other.
 
 See hack/kind-offline/README.md for running it on a machine without a container registry.`,
 		Args: cobra.NoArgs,
@@ -57,20 +66,46 @@ See hack/kind-offline/README.md for running it on a machine without a container 
 	f.StringVar(&o.NodeImage, "node-image", "", "kind node image")
 	f.BoolVar(&o.Keep, "keep", false, "keep a created cluster for debugging")
 	f.StringVar(&o.OLMManifestsDir, "olm-manifests", "", "install OLM from these manifests when it is missing (never from a moving URL)")
+	f.StringVar(&o.OLM, "olm", "", "install with OLM v0 (CatalogSource, Subscription; the default), v1 (ClusterCatalog, ClusterExtension) or both")
+	f.StringVar(&o.OLMv1ManifestsDir, "olmv1-manifests", "", "install OLM v1 from these self-contained manifests when the cluster lacks it")
+	f.StringToStringVar(&o.Versions, "version", nil, "OLM v1: the bundle version per package the install must end at, e.g. foo=1.2.3")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "overall timeout")
 	f.IntVar(&o.Parallel, "parallel", 2, "packages installed at once")
 	f.StringVar(&so.jsonResult, "json-result", "", "also write the per-package JSON result here")
 	return cmd
 }
 
-// runSmoke installs the packages from the catalog image in a cluster and reports each one.
+// runSmoke installs the packages from the catalog image in a cluster and reports each one: once, or with
+// --olm both once per OLM (a stage each; --json-result then holds a list of the two results).
 func runSmoke(ctx context.Context, so *smokeOptions) error {
-	o := so.smoke
-	o.Progress = so.io.err
-	start := time.Now()
-	res, err := smoke.Run(ctx, o)
+	olms := []string{so.smoke.OLM}
+	if so.smoke.OLM == config.SmokeOLMBoth {
+		olms = []string{smoke.OLMv0, smoke.OLMv1}
+	}
+	run := so.run
+	if run == nil {
+		run = smoke.Run
+	}
+	var results []smoke.Result
+	var stages []report.Stage
+	for _, olm := range olms {
+		o := so.smoke
+		o.OLM = olm
+		o.Progress = so.io.err
+		start := time.Now()
+		res, err := run(ctx, o)
+		results = append(results, res)
+		stages = append(stages, smokeStage(res, err, time.Since(start), olm, len(olms) > 1))
+		if errors.Is(err, smoke.ErrClusterNotDeleted) {
+			break // only one kind cluster at a time
+		}
+	}
 	if so.jsonResult != "" {
-		data, merr := json.MarshalIndent(res, "", "  ")
+		var v any = results
+		if len(results) == 1 {
+			v = results[0]
+		}
+		data, merr := json.MarshalIndent(v, "", "  ")
 		if merr == nil {
 			merr = filetree.WriteFileBytes(so.jsonResult, 0o644, append(data, '\n'))
 		}
@@ -78,7 +113,15 @@ func runSmoke(ctx context.Context, so *smokeOptions) error {
 			return merr
 		}
 	}
-	st := report.Stage{Name: "smoke", Status: report.Pass, Duration: time.Since(start), Diagnostics: res.Diagnostics}
+	return so.out.emit(so.io.out, &report.Report{Title: "smoke " + so.smoke.CatalogImage, Stages: stages})
+}
+
+// smokeStage is the report stage of one Run with olm; named for its OLM when several ran.
+func smokeStage(res smoke.Result, err error, took time.Duration, olm string, named bool) report.Stage {
+	st := report.Stage{Name: "smoke", Status: report.Pass, Duration: took, Diagnostics: res.Diagnostics}
+	if named {
+		st.Name = "smoke (OLM " + olm + ")"
+	}
 	ok := 0
 	for _, p := range res.Packages {
 		st.Diagnostics = append(st.Diagnostics, p.Diagnostics...)
@@ -88,9 +131,12 @@ func runSmoke(ctx context.Context, so *smokeOptions) error {
 	}
 	st.Diagnostics = diag.Sort(st.Diagnostics)
 	st.Summary = fmt.Sprintf("%d of %d packages reached CSV Succeeded", ok, len(res.Packages))
+	if olm == smoke.OLMv1 {
+		st.Summary = fmt.Sprintf("%d of %d packages installed by OLM v1 with their Deployments available", ok, len(res.Packages))
+	}
 	// err, when set, decides: a package that failed while the cluster failed is not the author's fault
 	if st.Status = report.StatusOf(nil, err); err != nil && diag.CategoryOf(err) != diag.Invalid {
 		st.Err = err.Error()
 	}
-	return so.out.emit(so.io.out, &report.Report{Title: "smoke " + o.CatalogImage, Stages: []report.Stage{st}})
+	return st
 }

@@ -411,6 +411,15 @@ func TestActionYAMLAsTheRunnerRunsIt(t *testing.T) {
 		if outs["verdict"] != "error" || !strings.Contains(r.log.String(), "127.0.0.1:1/no/node") {
 			t.Fatalf("smoke against a cluster that does not answer: outputs %v\n%s", outs, r.log.String())
 		}
+		// smoke-olm and smoke-olmv1-manifests reach the smoke stage: its install is an OLM v1 one
+		r = newRunner(t, release, dir, "pull_request", event, gh.URL)
+		r.inputs["smoke"], r.inputs["smoke-node-images"] = "true", "v1.33.13="+node+"\n"
+		r.inputs["smoke-olm"], r.inputs["smoke-olmv1-manifests"] = "v1", t.TempDir()
+		r.env["CATALOGBOT_OLM_CACHE"] = t.TempDir()
+		outs, _ = r.run(ctx)
+		if outs["verdict"] != "error" || !strings.Contains(r.log.String(), "(OLM v1, Kubernetes") {
+			t.Fatalf("smoke with OLM v1: outputs %v\n%s", outs, r.log.String())
+		}
 	})
 
 	t.Run("push", func(t *testing.T) {

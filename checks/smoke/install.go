@@ -43,6 +43,11 @@ func fail(rule, format string, args ...any) error {
 // (OLM retries while a catalog is still being read); tests shorten it.
 var resolutionGrace = 30 * time.Second
 
+// requirementsGrace is how long a CSV may stay Failed with reason RequirementsNotMet before the install
+// fails: during an upgrade OLM v0 can report "requirements no longer met" for a moment and move the CSV
+// back once its CRDs and RBAC are in place again (seen in the offline kind lane); tests shorten it.
+var requirementsGrace = 30 * time.Second
+
 // NamespaceFor is the namespace a package is installed into.
 func NamespaceFor(pkg string) string {
 	s := "smoke-" + strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(pkg), "-"), "-")
@@ -191,7 +196,7 @@ func (in *installer) follow(ctx context.Context, pkg, target string, res *Packag
 	approved := map[string]bool{}
 	succeeded := map[string]bool{}
 	var firstSucceeded string
-	var resolutionSince time.Time
+	var resolutionSince, requirementsSince time.Time
 	lastApproved := ""
 	stepStart := time.Now()
 	markSucceeded := func(name string) {
@@ -275,8 +280,19 @@ func (in *installer) follow(ctx context.Context, pkg, target string, res *Packag
 			return false, "reading CSV " + name + ": " + err.Error(), nil
 		}
 		res.Phase = string(csv.Status.Phase)
+		if csv.Status.Phase != v1alpha1.CSVPhaseFailed {
+			requirementsSince = time.Time{}
+		}
 		switch csv.Status.Phase {
 		case v1alpha1.CSVPhaseFailed:
+			if csv.Status.Reason == v1alpha1.CSVReasonRequirementsNotMet {
+				if requirementsSince.IsZero() {
+					requirementsSince = time.Now()
+				}
+				if time.Since(requirementsSince) <= requirementsGrace {
+					return false, fmt.Sprintf("CSV %s/%s failed: %s: %s (waiting up to %s for OLM to retry)", ns, name, csv.Status.Reason, csv.Status.Message, requirementsGrace), nil
+				}
+			}
 			return false, "", &failure{rule: "csv-failed", bundle: name, msg: fmt.Sprintf("CSV %s/%s failed: %s: %s", ns, name, csv.Status.Reason, csv.Status.Message)}
 		case v1alpha1.CSVPhaseSucceeded:
 			markSucceeded(name)

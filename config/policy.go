@@ -55,6 +55,7 @@ type PolicyRule struct {
 var PolicyRules = []PolicyRule{
 	{"policy-dangling-bundle", "a bundle no channel head reaches through replaces, skips or skipRange", community(PolicyError)},
 	{"policy-graph-loop", "a loop in a channel's upgrade graph (replaces, skips and skipRange edges)", community(PolicyError)},
+	{"policy-graph-too-large", "a channel too large for the graph rules to check (always an error while a graph rule runs)", community(PolicyError)},
 	{"policy-replaces-missing", "a replaces target that is not a bundle of the package in this catalog", community(PolicyError)},
 	{"policy-skiprange-above-version", "a skipRange that covers the bundle's own version or a later one", community(PolicyError)},
 	{"policy-skipped-in-replaces-chain", "a bundle both skipped and replaced (OLM stops the replaces chain at it)", community(PolicyWarning)},

@@ -19,9 +19,13 @@ const (
 	ruleSkipRangeAbove    = "policy-skiprange-above-version"
 	ruleSkippedInChain    = "policy-skipped-in-replaces-chain"
 	ruleSkipRangeNoReplac = "policy-skiprange-without-replaces"
+	// ruleTooLarge: a channel too large to check (maxEdges, maxRangeChecks). It is an error whenever a
+	// graph rule runs, whatever the severity any rule is given: the graph rules judge nothing on such a
+	// channel, so a lower severity would let a hostile channel through all of them.
+	ruleTooLarge = "policy-graph-too-large"
 )
 
-var graphRules = []string{ruleDangling, ruleLoop, ruleReplacesMissing, ruleSkipRangeAbove, ruleSkippedInChain, ruleSkipRangeNoReplac}
+var graphRules = []string{ruleDangling, ruleLoop, ruleReplacesMissing, ruleSkipRangeAbove, ruleSkippedInChain, ruleSkipRangeNoReplac, ruleTooLarge}
 
 // upgradeGraph is one channel's entries with every edge OLM follows: to upgrades from, to each
 // entry it replaces, skips or whose version its skipRange covers.
@@ -116,7 +120,7 @@ func (r *run) graphs() {
 		for _, c := range p.channels {
 			g := r.newUpgradeGraph(p, c)
 			if g.tooLarge {
-				r.sink.Add(diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: ruleLoop, File: c.Pos.File, Line: c.Pos.Line, Column: c.Pos.Column,
+				r.sink.Add(diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: ruleTooLarge, File: c.Pos.File, Line: c.Pos.Line, Column: c.Pos.Column,
 					Package: p.name, Channel: c.Name, Message: fmt.Sprintf("channel %q of package %q has more than %d upgrade edges (replaces, skips and skipRange) or needs more than %d skipRange comparisons: too large to check", c.Name, p.name, maxEdges, maxRangeChecks),
 					Hint: "narrow the skipRanges, or split the channel: each skipRange is compared with every entry, and every entry it covers is an edge"})
 				continue

@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/validate"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
@@ -282,5 +283,37 @@ func TestHostileChannelIsBounded(t *testing.T) {
 	if res, err := Run(context.Background(), Input{Catalog: hostileChannel(2000, "<0.0.0")}, sev); err != nil ||
 		slices.ContainsFunc(res.Diagnostics, func(d diag.Diagnostic) bool { return strings.Contains(d.Message, "too large") }) {
 		t.Fatalf("2,000 entries: %v %v", err, res)
+	}
+}
+
+// A channel too large to check is reported under its own id, at error, whatever severity the other graph
+// rules have: switching policy-graph-loop off (or to a warning) must not let a hostile channel through
+// every graph rule unjudged.
+func TestGraphTooLargeIsItsOwnRule(t *testing.T) {
+	for name, sev := range map[string]Severities{
+		"loop off":                   {ruleDangling: diag.Warning},
+		"too-large set to a warning": {ruleLoop: diag.Warning, ruleTooLarge: diag.Warning},
+	} {
+		res, err := Run(context.Background(), Input{Catalog: hostileChannel(3000, "<0.0.0")}, sev)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var found bool
+		for _, d := range res.Diagnostics {
+			if strings.Contains(d.Message, "too large to check") {
+				found = true
+				if d.Rule != ruleTooLarge || d.Severity != diag.Error || d.Channel == "" {
+					t.Errorf("%s: %+v, want rule %s at error naming the channel", name, d, ruleTooLarge)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no too-large finding in %v", name, res.Diagnostics)
+		}
+	}
+	// the configuration knows the id: setting policy-graph-loop off in .catalogbot.yaml leaves it on
+	sev := SeveritiesOf(config.PolicyConfig{Presets: []string{config.PresetCommunity}, Rules: map[string]string{ruleLoop: config.PolicyOff}})
+	if sev[ruleLoop] != "" || sev[ruleTooLarge] != diag.Error {
+		t.Fatalf("community with policy-graph-loop off: %v", sev)
 	}
 }

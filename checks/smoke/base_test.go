@@ -265,3 +265,27 @@ func TestRunCSVFailedNamesTheBundle(t *testing.T) {
 		t.Errorf("lead diagnostic = %+v", d)
 	}
 }
+
+// OLM v0 may report a CSV Failed with RequirementsNotMet for a moment during an upgrade and then move it
+// on: that is not the package's failure while it lasts less than requirementsGrace; when it persists, it is.
+func TestRunRequirementsNotMetIsRetriedThenFails(t *testing.T) {
+	defer func(g time.Duration) { requirementsGrace = g }(requirementsGrace)
+	requirementsGrace = time.Minute
+	f := newFakeCluster(t, true, map[string]fakeOperator{"x": {versions: []string{"x.v1"}, requirements: true, recovers: true}})
+	res, err, _ := runFake(t, f, &fakeBackend{exists: true}, Options{ClusterName: "dev", CatalogImage: testDigest,
+		Packages: []string{"x"}, Timeout: 10 * time.Second})
+	if err != nil || !res.Packages[0].Succeeded {
+		t.Fatalf("a CSV back from RequirementsNotMet: err = %v, result %+v", err, res.Packages[0])
+	}
+
+	requirementsGrace = 20 * time.Millisecond
+	f = newFakeCluster(t, true, map[string]fakeOperator{"x": {versions: []string{"x.v1"}, requirements: true}})
+	res, err, _ = runFake(t, f, &fakeBackend{exists: true}, Options{ClusterName: "dev", CatalogImage: testDigest,
+		Packages: []string{"x"}, Timeout: 10 * time.Second})
+	if !errors.Is(err, ErrPackagesFailed) {
+		t.Fatalf("err = %v", err)
+	}
+	if d := res.Packages[0].Diagnostics[0]; d.Rule != "csv-failed" || !strings.Contains(d.Message, "RequirementsNotMet: requirements no longer met") {
+		t.Errorf("lead diagnostic = %+v", d)
+	}
+}

@@ -72,6 +72,9 @@ type fakeOperator struct {
 	versions []string // CSV names in upgrade order; the last is the channel head
 	crash    bool     // the CSV's pod crash-loops and the CSV never succeeds
 	failCSV  bool     // the CSV goes to phase Failed
+	// requirements: the CSV goes to phase Failed with reason RequirementsNotMet; with recovers, the next
+	// reconcile moves it to Succeeded (OLM v0's transient "requirements no longer met" during upgrades).
+	requirements, recovers bool
 	// inBase is how many of versions the base catalog (fakeCluster.baseImage) offers; 0: none.
 	inBase int
 	// bundleImage is the image of the package's bundles; unpack says what its unpack pod does:
@@ -291,6 +294,9 @@ func (f *fakeCluster) reconcileSubscription(ctx context.Context, sub *unstructur
 		op.versions = op.versions[:op.inBase]
 		ok = len(op.versions) > 0
 	}
+	if ok && op.requirements && op.recovers && f.recoverCSV(ctx, sub) {
+		return
+	}
 	if ok && op.unpack != "" {
 		catalogNS, _, _ := unstructured.NestedString(sub.Object, "spec", "sourceNamespace")
 		f.unpackPod(ctx, catalogNS, pkg, op)
@@ -333,12 +339,16 @@ func (f *fakeCluster) reconcileSubscription(ctx context.Context, sub *unstructur
 	if op.crash {
 		csvPhase = "Installing"
 	}
+	reason, message := "InstallWaiting", "installing: waiting for deployment "+pkg+" to become ready"
 	if op.failCSV {
 		csvPhase = "Failed"
 	}
+	if op.requirements {
+		csvPhase, reason, message = "Failed", "RequirementsNotMet", "requirements no longer met"
+	}
 	csv := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "operators.coreos.com/v1alpha1", "kind": "ClusterServiceVersion",
 		"metadata": map[string]any{"name": current, "namespace": ns},
-		"status":   map[string]any{"phase": csvPhase, "reason": "InstallWaiting", "message": "installing: waiting for deployment " + pkg + " to become ready"}}}
+		"status":   map[string]any{"phase": csvPhase, "reason": reason, "message": message}}}
 	dyn.Resource(gvrCSV).Namespace(ns).Create(ctx, csv, metav1.CreateOptions{})
 	unstructured.SetNestedField(sub.Object, current, "status", "installedCSV")
 	if idx := slices.Index(op.versions, current); idx >= 0 && idx < len(op.versions)-1 {
@@ -354,6 +364,26 @@ func (f *fakeCluster) reconcileSubscription(ctx context.Context, sub *unstructur
 	if op.crash {
 		f.crashPod(ctx, ns, pkg)
 	}
+}
+
+// recoverCSV moves the Subscription's installed CSV from Failed (RequirementsNotMet) to Succeeded, as OLM
+// does once the requirements are back; it reports whether it did.
+func (f *fakeCluster) recoverCSV(ctx context.Context, sub *unstructured.Unstructured) bool {
+	installed, _, _ := unstructured.NestedString(sub.Object, "status", "installedCSV")
+	if installed == "" {
+		return false
+	}
+	csvs := f.c.dyn.Resource(gvrCSV).Namespace(sub.GetNamespace())
+	csv, err := csvs.Get(ctx, installed, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	if phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase"); phase != "Failed" {
+		return false
+	}
+	unstructured.SetNestedMap(csv.Object, map[string]any{"phase": "Succeeded", "reason": "InstallSucceeded", "message": "install strategy completed with no errors"}, "status")
+	csvs.UpdateStatus(ctx, csv, metav1.UpdateOptions{})
+	return true
 }
 
 // offer points the Subscription at csv with a new InstallPlan awaiting approval.

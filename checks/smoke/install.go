@@ -43,6 +43,11 @@ func fail(rule, format string, args ...any) error {
 // (OLM retries while a catalog is still being read); tests shorten it.
 var resolutionGrace = 30 * time.Second
 
+// requirementsGrace is how long a CSV may stay Failed with reason RequirementsNotMet before the install
+// fails: during an upgrade OLM v0 can report "requirements no longer met" for a moment and move the CSV
+// back once its CRDs and RBAC are in place again (seen in the offline kind lane); tests shorten it.
+var requirementsGrace = 30 * time.Second
+
 // NamespaceFor is the namespace a package is installed into.
 func NamespaceFor(pkg string) string {
 	s := "smoke-" + strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(pkg), "-"), "-")
@@ -92,8 +97,25 @@ func (in *installer) finish(ctx context.Context, pkg, phase string, res *Package
 		in.progress.printf("%s: CSV %s Succeeded in namespace %s%s", pkg, res.CSV, ns, phaseSuffix(phase))
 		return
 	}
-	rule := "install-failed"
 	bundle := res.CSV
+	if bundle == "" {
+		bundle = in.opts.Expect[pkg]
+	}
+	lead := failureOf(pkg, phase, bundle, res, err, func(err error) error {
+		return fmt.Errorf("no CSV Succeeded within %s: %w", in.opts.Timeout, err)
+	}, "the diagnostics below show the Subscription, InstallPlan and CSV status, bundle unpacking, events and container logs")
+	in.progress.printf("%s: FAILED: %s", pkg, lead.Message)
+	res.Diagnostics = append(res.Diagnostics, lead)
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer dcancel()
+	res.Diagnostics = append(res.Diagnostics, collectDiagnostics(dctx, in.c, pkg, ns, in.catalogNS, in.opts.BundleImages)...)
+}
+
+// failureOf is the lead diagnostic of a failed install step (either OLM): the failure's own rule and
+// bundle, install-timeout (its error made by timedOut) when the step ran out of time, install-failed else;
+// the phase ("base catalog") leads the message.
+func failureOf(pkg, phase, bundle string, res *PackageResult, err error, timedOut func(error) error, hint string) diag.Diagnostic {
+	rule := "install-failed"
 	var f *failure
 	switch {
 	case errors.As(err, &f):
@@ -103,22 +125,14 @@ func (in *installer) finish(ctx context.Context, pkg, phase string, res *Package
 		}
 	case errors.Is(err, context.DeadlineExceeded):
 		rule = "install-timeout"
-		err = fmt.Errorf("no CSV Succeeded within %s: %w", in.opts.Timeout, err)
-	}
-	if bundle == "" {
-		bundle = in.opts.Expect[pkg]
+		err = timedOut(err)
 	}
 	msg := err.Error()
 	if phase != "" {
 		msg = "installing from the " + phase + ": " + msg
 	}
-	in.progress.printf("%s: FAILED: %s", pkg, msg)
-	res.Diagnostics = append(res.Diagnostics, diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: rule, Package: pkg,
-		Channel: res.Channel, Bundle: bundle, Message: capText(msg, maxMessage),
-		Hint: "the diagnostics below show the Subscription, InstallPlan and CSV status, bundle unpacking, events and container logs"})
-	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer dcancel()
-	res.Diagnostics = append(res.Diagnostics, collectDiagnostics(dctx, in.c, pkg, ns, in.catalogNS, in.opts.BundleImages)...)
+	return diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: rule, Package: pkg, Channel: res.Channel,
+		Bundle: bundle, Message: capText(msg, maxMessage), Hint: hint}
 }
 
 func phaseSuffix(phase string) string {
@@ -182,7 +196,7 @@ func (in *installer) follow(ctx context.Context, pkg, target string, res *Packag
 	approved := map[string]bool{}
 	succeeded := map[string]bool{}
 	var firstSucceeded string
-	var resolutionSince time.Time
+	var resolutionSince, requirementsSince time.Time
 	lastApproved := ""
 	stepStart := time.Now()
 	markSucceeded := func(name string) {
@@ -266,8 +280,19 @@ func (in *installer) follow(ctx context.Context, pkg, target string, res *Packag
 			return false, "reading CSV " + name + ": " + err.Error(), nil
 		}
 		res.Phase = string(csv.Status.Phase)
+		if csv.Status.Phase != v1alpha1.CSVPhaseFailed {
+			requirementsSince = time.Time{}
+		}
 		switch csv.Status.Phase {
 		case v1alpha1.CSVPhaseFailed:
+			if csv.Status.Reason == v1alpha1.CSVReasonRequirementsNotMet {
+				if requirementsSince.IsZero() {
+					requirementsSince = time.Now()
+				}
+				if time.Since(requirementsSince) <= requirementsGrace {
+					return false, fmt.Sprintf("CSV %s/%s failed: %s: %s (waiting up to %s for OLM to retry)", ns, name, csv.Status.Reason, csv.Status.Message, requirementsGrace), nil
+				}
+			}
 			return false, "", &failure{rule: "csv-failed", bundle: name, msg: fmt.Sprintf("CSV %s/%s failed: %s: %s", ns, name, csv.Status.Reason, csv.Status.Message)}
 		case v1alpha1.CSVPhaseSucceeded:
 			markSucceeded(name)

@@ -29,8 +29,14 @@ var olmDeployments = []string{"olm-operator", "catalog-operator"}
 
 // olmPresent reports whether OLM's CRDs exist; a partial set is an error naming the missing ones.
 func olmPresent(ctx context.Context, c *clients) (bool, error) {
+	return crdsPresent(ctx, c, "OLM", olmCRDs)
+}
+
+// crdsPresent reports whether all of crds exist (false when none does); a partial set is an error that
+// names what (OLM or OLM v1) is partly installed and the missing CRDs.
+func crdsPresent(ctx context.Context, c *clients, what string, crds []string) (bool, error) {
 	var missing []string
-	for _, name := range olmCRDs {
+	for _, name := range crds {
 		_, err := c.dyn.Resource(gvrCRD).Get(ctx, name, metaGet)
 		switch {
 		case apierrors.IsNotFound(err):
@@ -42,10 +48,10 @@ func olmPresent(ctx context.Context, c *clients) (bool, error) {
 	switch len(missing) {
 	case 0:
 		return true, nil
-	case len(olmCRDs):
+	case len(crds):
 		return false, nil
 	default:
-		return false, fmt.Errorf("OLM is partly installed: CRDs %s are missing", strings.Join(missing, ", "))
+		return false, fmt.Errorf("%s is partly installed: CRDs %s are missing", what, strings.Join(missing, ", "))
 	}
 }
 

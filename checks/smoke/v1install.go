@@ -311,31 +311,16 @@ func (in *v1installer) finish(ctx context.Context, pkg, phase string, res *Packa
 		in.progress.printf("%s: bundle %s (version %s) installed and available in namespace %s%s", pkg, res.Bundle, res.Version, res.Namespace, phaseSuffix(phase))
 		return
 	}
-	rule := "install-failed"
 	bundle := res.Bundle
-	var f *failure
-	switch {
-	case errors.As(err, &f):
-		rule = f.rule
-		if f.bundle != "" {
-			bundle = f.bundle
-		}
-	case errors.Is(err, context.DeadlineExceeded):
-		rule = "install-timeout"
-		err = fmt.Errorf("ClusterExtension %s: package %s was not installed and available within %s: %w", res.ClusterExtension, pkg, in.opts.Timeout, err)
-	}
 	if bundle == "" {
 		bundle = in.opts.Expect[pkg]
 	}
-	msg := err.Error()
-	if phase != "" {
-		msg = "installing from the " + phase + ": " + msg
-	}
-	in.progress.printf("%s: FAILED: %s", pkg, msg)
-	res.Diagnostics = append(res.Diagnostics, diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: rule, Package: pkg,
-		Channel: res.Channel, Bundle: bundle, Message: capText(msg, maxMessage),
-		Hint: "the diagnostics below show the ClusterExtension and ClusterCatalog conditions, events, pod statuses, container logs and the OLM v1 controllers' log lines about this package"})
-	if rule == "invalid-package-name" || rule == "name-collision" {
+	lead := failureOf(pkg, phase, bundle, res, err, func(err error) error {
+		return fmt.Errorf("ClusterExtension %s: package %s was not installed and available within %s: %w", res.ClusterExtension, pkg, in.opts.Timeout, err)
+	}, "the diagnostics below show the ClusterExtension and ClusterCatalog conditions, events, pod statuses, container logs and the OLM v1 controllers' log lines about this package")
+	in.progress.printf("%s: FAILED: %s", pkg, lead.Message)
+	res.Diagnostics = append(res.Diagnostics, lead)
+	if rule := lead.Rule; rule == "invalid-package-name" || rule == "name-collision" {
 		return // nothing was created for this package
 	}
 	res.Diagnostics = append(res.Diagnostics, boundedDiagnostics(ctx, func(ctx context.Context) []diag.Diagnostic {

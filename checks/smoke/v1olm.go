@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -34,24 +33,7 @@ var errNoOLMv1 = errors.New("the cluster has no OLM v1 (no ClusterCatalog CRD) a
 
 // olmv1Present reports whether OLM v1's CRDs exist; a partial set is an error naming the missing ones.
 func olmv1Present(ctx context.Context, c *clients) (bool, error) {
-	var missing []string
-	for _, name := range olmv1CRDs {
-		_, err := c.dyn.Resource(gvrCRD).Get(ctx, name, metaGet)
-		switch {
-		case apierrors.IsNotFound(err):
-			missing = append(missing, name)
-		case err != nil:
-			return false, fmt.Errorf("reading CRD %s: %w", name, err)
-		}
-	}
-	switch len(missing) {
-	case 0:
-		return true, nil
-	case len(olmv1CRDs):
-		return false, nil
-	default:
-		return false, fmt.Errorf("OLM v1 is partly installed: CRDs %s are missing", strings.Join(missing, ", "))
-	}
+	return crdsPresent(ctx, c, "OLM v1", olmv1CRDs)
 }
 
 // ensureOLMv1 installs OLM v1 from dir when the cluster lacks it and waits for its controllers. It

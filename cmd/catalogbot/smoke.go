@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,6 +24,8 @@ type smokeOptions struct {
 	out        outputFlags
 	smoke      smoke.Options
 	jsonResult string
+	// registry (--registry) is the repository prefix the catalog archive is pushed under for OLM v1.
+	registry string
 	// run is smoke.Run (tests give a hand-written fake)
 	run func(ctx context.Context, opts smoke.Options) (smoke.Result, error)
 }
@@ -41,9 +45,13 @@ with Subscription/InstallPlan/CSV conditions, events, pod statuses and logs. A c
 deleted at the end, also on failure and Ctrl-C, unless --keep.
 
 With --olm v1 it installs with OLM v1 instead (from --olmv1-manifests when the cluster lacks it): a
-ClusterCatalog serves --catalog-image (which catalogd pulls itself: no --catalog-archive), each package
+ClusterCatalog serves --catalog-image (which catalogd pulls itself), each package
 gets a namespace and a ClusterExtension (pinned to --version when given), and each must report
 Installed=True and then have its Deployments available. --olm both runs both, one after the other.
+catalogd cannot see an archive loaded into the nodes: with --registry PREFIX (what pr's --smoke-registry
+means, e.g. localhost:5001/catalogbot-smoke) the --catalog-archive (an OCI layout tar or directory, or a
+docker-save tar) is pushed by digest to PREFIX/catalog and OLM v1 installs from there; OLM v0 still loads
+the archive into the nodes.
 
 See hack/kind-offline/README.md for running it on a machine without a container registry.`,
 		Args: cobra.NoArgs,
@@ -71,6 +79,7 @@ See hack/kind-offline/README.md for running it on a machine without a container 
 	f.StringToStringVar(&o.Versions, "version", nil, "OLM v1: the bundle version per package the install must end at, e.g. foo=1.2.3")
 	f.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "overall timeout")
 	f.IntVar(&o.Parallel, "parallel", 2, "packages installed at once")
+	f.StringVar(&so.registry, "registry", "", "OLM v1: push --catalog-archive by digest under this repository prefix, which the cluster pulls from (e.g. localhost:5001/catalogbot-smoke); credentials from the docker config")
 	f.StringVar(&so.jsonResult, "json-result", "", "also write the per-package JSON result here")
 	return cmd
 }
@@ -86,12 +95,19 @@ func runSmoke(ctx context.Context, so *smokeOptions) error {
 	if run == nil {
 		run = smoke.Run
 	}
+	v1Image, err := so.v1CatalogImage(ctx, olms)
+	if err != nil {
+		return err
+	}
 	var results []smoke.Result
 	var stages []report.Stage
 	for _, olm := range olms {
 		o := so.smoke
 		o.OLM = olm
 		o.Progress = so.io.err
+		if olm == smoke.OLMv1 && v1Image != "" {
+			o.CatalogImage, o.CatalogArchive = v1Image, "" // catalogd pulls the pushed image itself
+		}
 		start := time.Now()
 		res, err := run(ctx, o)
 		results = append(results, res)
@@ -113,7 +129,40 @@ func runSmoke(ctx context.Context, so *smokeOptions) error {
 			return merr
 		}
 	}
-	return so.out.emit(so.io.out, &report.Report{Title: "smoke " + so.smoke.CatalogImage, Stages: stages})
+	title := so.smoke.CatalogImage
+	if title == "" {
+		title = v1Image
+	}
+	return so.out.emit(so.io.out, &report.Report{Title: "smoke " + title, Stages: stages})
+}
+
+// v1CatalogImage is, when --registry is set, the reference OLM v1 installs from: the --catalog-archive
+// pushed by digest under the prefix. An OLM v1 run given an archive and no --registry, or --registry
+// without an archive or an OLM v1 run, is a usage error before any cluster is touched.
+func (so *smokeOptions) v1CatalogImage(ctx context.Context, olms []string) (string, error) {
+	v1 := slices.Contains(olms, smoke.OLMv1)
+	archive := so.smoke.CatalogArchive
+	switch {
+	case so.registry == "" && v1 && archive != "":
+		return "", diag.UsageError(errors.New("smoke --olm v1: catalogd pulls the catalog image itself and cannot see --catalog-archive: give --registry PREFIX to push it there (e.g. localhost:5001/catalogbot-smoke), or a pullable --catalog-image by digest without --catalog-archive"))
+	case so.registry == "":
+		return "", nil
+	case !v1:
+		return "", diag.UsageError(errors.New("smoke --registry is for OLM v1 installs (--olm v1 or both)"))
+	case archive == "":
+		return "", diag.UsageError(errors.New("smoke --registry pushes the catalog of --catalog-archive (an OCI layout tar or directory, or a docker-save tar): give it"))
+	}
+	d, err := pushSmokeCatalog(ctx, archive, so.registry, smokePushOptions())
+	if err != nil {
+		return "", err
+	}
+	if want := so.smoke.CatalogImage; want != "" {
+		if i := strings.Index(want, "@"); i < 0 || want[i+1:] != d.DigestStr() {
+			return "", diag.UsageError(fmt.Errorf("smoke: --catalog-archive holds %s, not --catalog-image %s: OLM v0 and v1 would install different catalogs", d.DigestStr(), want))
+		}
+	}
+	fmt.Fprintf(so.io.err, "pushed the catalog for OLM v1 to %s\n", d)
+	return d.String(), nil
 }
 
 // smokeStage is the report stage of one Run with olm; named for its OLM when several ran.

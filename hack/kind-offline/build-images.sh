@@ -74,6 +74,7 @@ cat >"$KO_CACHE/lane.json" <<JSON
   "catalogs": {$catalogs
   },
   "bundles": "$KO_CACHE/test-catalog/bundles.json",
+  "olmv1": "$KO_CACHE/olmv1/olmv1.json",
   "imageArchives": ["$img/olm.tar", "$img/opm.tar", "$img/test-operator.tar"]
 }
 JSON

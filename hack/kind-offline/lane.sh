@@ -1,24 +1,37 @@
 #!/usr/bin/env bash
-# The offline kind lane: a real kind cluster with OLM on a machine with no container registry.
+# The offline kind lane: a real kind cluster with OLM (v0, and v1 next to it) on a machine with no container
+# registry.
 #
 #   lane.sh              with a warm cache: make sure dockerd runs and the node image is loaded, then run
 #                        `go test -tags e2e ./test/e2e/smoke` against it (minutes). With a cold cache: print
 #                        "KIND OFFLINE LANE SKIPPED: CACHE COLD (...)" and exit 0 without testing anything.
 #   lane.sh build-cache  build whatever the cache lacks (each step stamped, so an interrupted build
-#                        continues where it stopped): about 50-60 min cold on 2 cores.
+#                        continues where it stopped): about 50-60 min cold on 2 cores, plus about 8 min
+#                        for the OLM v1 step (build-olmv1.sh).
 #   lane.sh status       say which steps are cached.
 # Every step prints its duration ("==> [Ns] STEP: done in Ns").
 source "$(dirname "$0")/lib.sh"
 here="$KO_REPO/hack/kind-offline"
 # Stamps of fixture steps carry a hash of the scripts and programs they run, so editing them rebuilds.
-tree_hash() { (cd "$here" && find . -type f \( -name '*.go' -o -name '*.sh' -o -name '*.yaml' \) -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12); }
+# The OLM v1 step's files (olmv1_files) are hashed on their own: editing them rebuilds only that step.
+olmv1_files=(./build-olmv1.sh ./boxcutter-stub ./cmd/registry ./cmd/imagetool/olmv1manifests.go ./cmd/imagetool/olmv1manifests_test.go
+  ./cmd/imagetool/certs.go ./cmd/imagetool/testdata/olmv1-standard.yaml)
+hash_files() { xargs -0 sha256sum | sha256sum | cut -c1-12; }
+tree_hash() {
+  local not=() f
+  for f in "${olmv1_files[@]}"; do not+=(-not -path "$f" -not -path "$f/*"); done
+  (cd "$here" && find . -type f \( -name '*.go' -o -name '*.sh' -o -name '*.yaml' \) "${not[@]}" -print0 | sort -z | hash_files)
+}
+olmv1_hash() {
+  (cd "$here" && { find "${olmv1_files[@]}" -type f -print0; printf '%s\0' ./lib.sh; } | sort -z | hash_files)
+}
 # The node image holds the control-plane images: their digests are part of its key.
 node_hash() {
   cat "$here/build-node.sh" "$here/lib.sh" "$KO_CACHE"/images/{kube-apiserver,kube-controller-manager,kube-scheduler,kube-proxy,etcd,coredns,pause}.digest 2>/dev/null \
     | sha256sum | cut -c1-12
 }
 steps() {
-  echo "rootfs k8s-bin binaries-$(tree_hash) images-$(tree_hash) node-$(node_hash)"
+  echo "rootfs k8s-bin binaries-$(tree_hash) images-$(tree_hash) node-$(node_hash) olmv1-$(olmv1_hash)"
 }
 missing() {
   local m=()
@@ -39,6 +52,7 @@ build_cache() {
   ko_stamp rootfs || { echo "lane: rootfs step failed" >&2; return 1; }
   ko_cached "images-$h" bash "$here/build-images.sh"
   ko_cached "node-$(node_hash)" bash "$here/build-node.sh"
+  ko_cached "olmv1-$(olmv1_hash)" bash "$here/build-olmv1.sh"
   echo "==> cache complete: $KO_CACHE" >&2
 }
 

@@ -73,6 +73,7 @@ var allowed = map[string][]string{
 	"bench/templatebench":                   {"catalog", "config", "internal/registrytest", "render/template"},
 	"hack/kind-offline/cmd/grpchealthprobe": nil,
 	"hack/kind-offline/cmd/imagetool":       {"build", "catalog", "render/bundle"},
+	"hack/kind-offline/cmd/registry":        nil,
 	"hack/kind-offline/cmd/testoperator":    nil,
 	"hack/releaseimage":                     {"build"},
 }

@@ -32,6 +32,8 @@ type lane struct {
 	Catalogs      map[string]laneCatalog `json:"catalogs"`
 	Bundles       string                 `json:"bundles"`
 	ImageArchives []string               `json:"imageArchives"`
+	// OLMv1 is olmv1.json (build-olmv1.sh): OLM v1's install directory and images.
+	OLMv1 string `json:"olmv1"`
 }
 
 // laneCatalog is one test catalog: its image (by tag and digest), the image's archive and its FBC.
@@ -68,6 +70,7 @@ const (
 	unpullable = "smoke-unpullable"
 	badUnpack  = "smoke-badunpack"
 	needsDep   = "smoke-needsdep"
+	ownNS      = "smoke-ownns" // supports only OwnNamespace: OLM v0 installs it, OLM v1 refuses it
 	clusterE2E = "catalogbot-e2e"
 )
 
@@ -149,7 +152,9 @@ func lastLine(b []byte) string {
 //   - the same upgrade and fresh install from catalogs in opm render's default form (olm.bundle.object);
 //   - `catalogbot pr` with smoke enabled on a repository whose pull request makes that change (pr.go);
 //   - one check of the GitHub App on that pull request, bot.yaml's smoke section naming the cluster
-//     (bot_test.go).
+//     (bot_test.go);
+//   - OLM v1 next to OLM v0 on the csv-metadata catalogs (olmv1_lane_test.go): the catalogs and bundle
+//     images pushed to the lane's in-cluster registry, smoke.Run with OLM "v1".
 //
 // Every bundle is an image referenced by digest, loaded into the node, unpacked by OLM's Job.
 func TestSmokeInKind(t *testing.T) {
@@ -173,7 +178,7 @@ func TestSmokeInKind(t *testing.T) {
 	// Interrupting the test cancels Run; the cleanup deletes the cluster.
 	sigCtx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(sigCtx, 20*time.Minute)
+	ctx, cancel := context.WithTimeout(sigCtx, 25*time.Minute)
 	defer cancel()
 	keep := os.Getenv("CATALOGBOT_SMOKE_KEEP") == "1"
 	t.Cleanup(func() {
@@ -187,8 +192,13 @@ func TestSmokeInKind(t *testing.T) {
 	})
 
 	base, head := l.Catalogs["base"], l.Catalogs["head"]
-	all := []string{good, fresh, broken, unpullable, badUnpack, needsDep}
-	plan := smoke.PlanChange(loadCatalog(t, base.FBC), loadCatalog(t, head.FBC), all, nil)
+	all := []string{good, fresh, broken, unpullable, badUnpack, needsDep, ownNS}
+	headCatalog := loadCatalog(t, head.FBC)
+	plan := smoke.PlanChange(loadCatalog(t, base.FBC), headCatalog, all, nil)
+	modes := map[string][]string{}
+	for _, p := range all {
+		modes[p] = smoke.InstallModesOf(headCatalog, p, "")
+	}
 	if !slices.Equal(plan.FromBase, []string{good}) || plan.Expect[good] != good+".v0.2.0" {
 		t.Fatalf("plan = %+v", plan)
 	}
@@ -201,7 +211,7 @@ func TestSmokeInKind(t *testing.T) {
 			BaseCatalogImage: base.ref(), BaseCatalogArchive: base.Archive,
 			ImageArchives: archives,
 			Packages:      plan.Packages, FromBase: plan.FromBase, Expect: plan.Expect, BundleImages: plan.BundleImages,
-			Timeout: 5 * time.Minute, Parallel: len(all), CrashLoopRestarts: 2, Progress: os.Stderr,
+			InstallModes: modes, Timeout: 5 * time.Minute, Parallel: len(all), CrashLoopRestarts: 2, Progress: os.Stderr,
 		})
 		t.Logf("smoke.Run took %s", time.Since(start).Round(time.Second))
 		logResult(t, res)
@@ -214,6 +224,9 @@ func TestSmokeInKind(t *testing.T) {
 		by := byPackage(res)
 		requireUpgraded(t, by[good])
 		requireFresh(t, by[fresh])
+		if p := by[ownNS]; !p.Succeeded || p.InstallMode != "OwnNamespace" || p.CSV != ownNS+".v0.1.0" {
+			t.Errorf("%s: %+v; want OLM v0 to install it in OwnNamespace mode", ownNS, p)
+		}
 		requireFailure(t, by[broken], "crash-loop", broken+".v0.1.0",
 			"FATAL: SMOKE_CRASH=1: this build crashes on purpose", // the crashing container's own log
 			"events of namespace "+smoke.NamespaceFor(broken))
@@ -250,6 +263,7 @@ func TestSmokeInKind(t *testing.T) {
 
 	t.Run("catalogbot pr", func(t *testing.T) { testPipeline(ctx, t, l, bundleArchives) })
 	t.Run("bot check", func(t *testing.T) { testBot(ctx, t, l, bundleArchives) })
+	t.Run("OLM v1, csv-metadata catalogs, base to head, failures", func(t *testing.T) { testOLMv1(ctx, t, l, bundles, clusterE2E) })
 
 	if dir := os.Getenv("CATALOGBOT_SMOKE_STARTUP_CATALOG"); dir != "" {
 		t.Run("catalog start-up", func(t *testing.T) { testStartup(ctx, t, l, dir) })

@@ -7,6 +7,7 @@
 //	imagetool scratch -ref R -out DIR [-entrypoint JSON] [-cmd JSON] [-user U] [-env K=V]... [-dir PATH]... SRC:DEST[:MODE]...
 //	imagetool catalog -fbc DIR -base-layout DIR -ref R -out DIR
 //	imagetool testcatalog -out DIR -images DIR -operator-image REF
+//	imagetool olmv1manifests -standard FILE -out DIR -version V -catalogd-image R -operator-controller-image R -registry-image R
 //
 // Each prints the manifest digest of what it wrote.
 package main
@@ -20,7 +21,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: imagetool scratch|catalog|testcatalog [flags]")
+		fmt.Fprintln(os.Stderr, "usage: imagetool scratch|catalog|testcatalog|olmv1manifests [flags]")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -31,6 +32,8 @@ func main() {
 		err = scratchCmd(ctx, os.Args[2:])
 	case "catalog":
 		err = catalogCmd(ctx, os.Args[2:])
+	case "olmv1manifests":
+		err = olmv1ManifestsCmd(os.Args[2:])
 	case "testcatalog":
 		err = testCatalogCmd(ctx, os.Args[2:])
 	default:

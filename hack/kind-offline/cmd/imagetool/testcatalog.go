@@ -51,6 +51,9 @@ type testPackage struct {
 	noMetadata bool
 	// needs: a CRD the CSV requires that no bundle provides (the InstallPlan cannot resolve).
 	needs string
+	// ownNamespaceOnly: the CSV supports only the OwnNamespace install mode (OLM v0 installs it; OLM v1
+	// requires AllNamespaces and refuses it).
+	ownNamespaceOnly bool
 }
 
 // testPackages are the lane's fixtures. Every bundle is an image referenced by digest, so OLM unpacks
@@ -62,6 +65,7 @@ var testPackages = []testPackage{
 	{name: "smoke-unpullable", versions: []string{"0.1.0"}, unpullable: true},
 	{name: "smoke-badunpack", versions: []string{"0.1.0"}, noMetadata: true},
 	{name: "smoke-needsdep", versions: []string{"0.1.0"}, needs: "gizmos.missing.catalogbot.io"},
+	{name: "smoke-ownns", versions: []string{"0.1.0"}, ownNamespaceOnly: true},
 }
 
 // testBundle is one bundle image the lane uses, as bundles.json lists it.
@@ -382,9 +386,9 @@ func bundleObjects(p testPackage, v, replaces, opImage string) (csvJSON, crdJSON
 			Provider: v1alpha1.AppLink{Name: "catalogbot"},
 			InstallModes: []v1alpha1.InstallMode{
 				{Type: v1alpha1.InstallModeTypeOwnNamespace, Supported: true},
-				{Type: v1alpha1.InstallModeTypeSingleNamespace, Supported: true},
+				{Type: v1alpha1.InstallModeTypeSingleNamespace, Supported: !p.ownNamespaceOnly},
 				{Type: v1alpha1.InstallModeTypeMultiNamespace, Supported: false},
-				{Type: v1alpha1.InstallModeTypeAllNamespaces, Supported: true},
+				{Type: v1alpha1.InstallModeTypeAllNamespaces, Supported: !p.ownNamespaceOnly},
 			},
 			CustomResourceDefinitions: v1alpha1.CustomResourceDefinitions{Owned: []v1alpha1.CRDDescription{{
 				Name: "widgets." + group, Version: "v1", Kind: "Widget", DisplayName: "Widget", Description: "a test resource"}}},

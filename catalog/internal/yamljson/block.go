@@ -286,11 +286,10 @@ func (p *parser) keyColon(i int) int {
 		}
 		return end
 	}
-	c := p.colonAt(i, le)
-	if c < 0 || p.commentAt(i, c) >= 0 {
-		return -1
+	if c, colon := p.indicatorAt(i, le); colon {
+		return c
 	}
-	return c
+	return -1
 }
 
 // quotedEndOnLine returns the offset just past the closing quote of the quoted scalar at i when it closes

@@ -1,7 +1,5 @@
 package yamljson
 
-import "bytes"
-
 // The scalar readers follow go.yaml.in/yaml/v2's scanner (scannerc.go: yaml_parser_scan_plain_scalar,
 // yaml_parser_scan_flow_scalar, yaml_parser_scan_block_scalar) step for step on the input this package
 // accepts: spaces and line feeds only, so "blank" is a space and every line break is "\n".
@@ -60,11 +58,10 @@ func (p *parser) plain(i, parent int) {
 // key) declines.
 func (p *parser) plainLine(i, le int) (end int, comment bool) {
 	end = le
-	if h := p.commentAt(i, le); h >= 0 {
-		end, comment = h, true
-	}
-	if c := p.colonAt(i, end); c >= 0 {
+	if at, colon := p.indicatorAt(i, le); colon {
 		decline()
+	} else if at >= 0 {
+		end, comment = at, true
 	}
 	for end > i && p.doc[end-1] == ' ' {
 		end--
@@ -72,34 +69,25 @@ func (p *parser) plainLine(i, le int) (end int, comment bool) {
 	return end, comment
 }
 
-// commentAt returns the offset of the first "#" after a space in doc[i+1:le], or -1.
-func (p *parser) commentAt(i, le int) int {
-	for j := i + 1; j < le; {
-		k := bytes.IndexByte(p.doc[j:le], '#')
-		if k < 0 {
-			return -1
+// indicatorAt returns the offset of the first ":" followed by a blank or "#" after a space in doc[i:le]
+// (a "#" at i itself does not count), whichever comes first, and whether it is the ":"; -1 when there is
+// neither. One pass over the line finds both: a key's ":" counts only before any comment, and a plain
+// scalar's text ends at its comment, where a ":" before it declines.
+func (p *parser) indicatorAt(i, le int) (at int, colon bool) {
+	doc := p.doc[:le]
+	for j := i; j < len(doc); j++ {
+		switch doc[j] {
+		case ':':
+			if j+1 == len(doc) || doc[j+1] == ' ' || doc[j+1] == '\n' {
+				return j, true
+			}
+		case '#':
+			if j > i && doc[j-1] == ' ' {
+				return j, false
+			}
 		}
-		if j += k; p.doc[j-1] == ' ' {
-			return j
-		}
-		j++
 	}
-	return -1
-}
-
-// colonAt returns the offset of the first ":" followed by a blank in doc[i:end], or -1.
-func (p *parser) colonAt(i, end int) int {
-	for j := i; j < end; {
-		k := bytes.IndexByte(p.doc[j:end], ':')
-		if k < 0 {
-			return -1
-		}
-		if j += k; p.blank(j + 1) {
-			return j
-		}
-		j++
-	}
-	return -1
+	return -1, false
 }
 
 // quoted reads the single- or double-quoted scalar at i into p.tmp and returns the offset after its

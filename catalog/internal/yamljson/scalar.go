@@ -71,12 +71,16 @@ func (p *parser) plainLine(i, le int) (end int, comment bool) {
 
 // indicatorAt returns the offset of the first ":" followed by a blank or "#" after a space in doc[i:le]
 // (a "#" at i itself does not count), whichever comes first, and whether it is the ":"; -1 when there is
-// neither. One pass over the line finds both: a key's ":" counts only before any comment, and a plain
-// scalar's text ends at its comment, where a ":" before it declines.
+// neither before le or the end of the line. One pass over the line finds both: a key's ":" counts only
+// before any comment, and a plain scalar's text ends at its comment, where a ":" before it declines.
 func (p *parser) indicatorAt(i, le int) (at int, colon bool) {
 	doc := p.doc[:le]
 	for j := i; j < len(doc); j++ {
-		switch doc[j] {
+		c := doc[j]
+		if !lineStops[c] {
+			continue
+		}
+		switch c {
 		case ':':
 			if j+1 == len(doc) || doc[j+1] == ' ' || doc[j+1] == '\n' {
 				return j, true
@@ -85,10 +89,15 @@ func (p *parser) indicatorAt(i, le int) (at int, colon bool) {
 			if j > i && doc[j-1] == ' ' {
 				return j, false
 			}
+		default: // '\n'
+			return -1, false
 		}
 	}
 	return -1, false
 }
+
+// lineStops holds the bytes indicatorAt stops at.
+var lineStops = [256]bool{':': true, '#': true, '\n': true}
 
 // quoted reads the single- or double-quoted scalar at i into p.tmp and returns the offset after its
 // closing quote. Its continuation lines must be indented more than parent (go-yaml does not ask for it;

@@ -194,12 +194,11 @@ func (p *parser) sequence(n, at int, indentless bool) {
 // the column of the mapping's keys or of the sequence's "-" (go-yaml's current indentation).
 func (p *parser) value(parent int, ctx context) {
 	i := p.pos
-	le := p.lineEnd(i)
-	for i < le && p.doc[i] == ' ' {
+	for i < len(p.doc) && p.doc[i] == ' ' {
 		i++
 	}
-	if i == le || p.doc[i] == '#' {
-		p.nextLineValue(parent, ctx, p.next(le))
+	if i == len(p.doc) || p.doc[i] == '\n' || p.doc[i] == '#' {
+		p.nextLineValue(parent, ctx, p.next(p.lineEnd(i)))
 		return
 	}
 	switch c := p.doc[i]; c {
@@ -208,7 +207,7 @@ func (p *parser) value(parent int, ctx context) {
 	case '"', '\'':
 		end := p.quoted(i, parent)
 		if end < len(p.doc) && p.doc[end] == ':' && p.blank(end+1) {
-			if ctx != inSequence || p.lineEnd(end) != le {
+			if ctx != inSequence || p.lineEnd(end) != p.lineEnd(i) {
 				decline()
 			}
 			p.mapping(p.column(i), i)
@@ -217,7 +216,7 @@ func (p *parser) value(parent int, ctx context) {
 		p.appendString(p.tmp)
 		p.pos = p.restOfLine(end)
 	case '{', '[':
-		if i+1 >= le || p.doc[i+1] != c+2 { // '{'+2 == '}', '['+2 == ']'
+		if i+1 >= len(p.doc) || p.doc[i+1] != c+2 { // '{'+2 == '}', '['+2 == ']'
 			decline()
 		}
 		p.out = append(p.out, c, c+2)

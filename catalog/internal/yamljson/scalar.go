@@ -8,8 +8,7 @@ package yamljson
 // first continue it while indented more than parent, whatever they start with but a comment (go-yaml reads
 // them inside the scalar, where no indicator but ": " and " #" counts), and fold into one line.
 func (p *parser) plain(i, parent int) {
-	le := p.lineEnd(i)
-	end, comment := p.plainLine(i, le)
+	end, comment, le := p.plainFirstLine(i)
 	first := p.doc[i:end]
 	p.pos = p.next(le)
 	multi, breaks := false, 0
@@ -51,6 +50,42 @@ func (p *parser) plain(i, parent int) {
 	} else {
 		p.plainValue(first)
 	}
+}
+
+// plainFirstLine is plainLine for the scalar's first line, whose end it finds in the same pass (and leaves
+// in lineEnd's cache) unless a comment stops the pass first.
+func (p *parser) plainFirstLine(i int) (end int, comment bool, le int) {
+	doc := p.doc
+	le = len(doc)
+	for j := i; j < len(doc); j++ {
+		c := doc[j]
+		if !lineStops[c] {
+			continue
+		}
+		if c == ':' {
+			if p.blank(j + 1) {
+				decline()
+			}
+			continue
+		}
+		if c == '#' {
+			if j > i && doc[j-1] == ' ' {
+				end, comment, le = j, true, p.lineEnd(j)
+				break
+			}
+			continue
+		}
+		le = j // '\n'
+		break
+	}
+	if !comment {
+		end = le
+		p.lineFrom, p.lineTo = i, le
+	}
+	for end > i && doc[end-1] == ' ' {
+		end--
+	}
+	return end, comment, le
 }
 
 // plainLine returns where the plain scalar text on the line doc[i:le] ends (trailing spaces dropped) and

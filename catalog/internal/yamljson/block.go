@@ -194,31 +194,29 @@ func (p *parser) sequence(n, at int, indentless bool) {
 // the column of the mapping's keys or of the sequence's "-" (go-yaml's current indentation).
 func (p *parser) value(parent int, ctx context) {
 	i := p.pos
-	le := p.lineEnd(i)
-	for i < le && p.doc[i] == ' ' {
+	for i < len(p.doc) && p.doc[i] == ' ' {
 		i++
 	}
-	if i == le || p.doc[i] == '#' {
-		p.nextLineValue(parent, ctx, p.next(le))
+	if i == len(p.doc) || p.doc[i] == '\n' || p.doc[i] == '#' {
+		p.nextLineValue(parent, ctx, p.next(p.lineEnd(i)))
 		return
 	}
-	col := i - (p.lineStartOf(i))
 	switch c := p.doc[i]; c {
 	case '|', '>':
 		p.blockScalar(i, parent)
 	case '"', '\'':
 		end := p.quoted(i, parent)
 		if end < len(p.doc) && p.doc[end] == ':' && p.blank(end+1) {
-			if ctx != inSequence || p.lineEnd(end) != le {
+			if ctx != inSequence || p.lineEnd(end) != p.lineEnd(i) {
 				decline()
 			}
-			p.mapping(col, i)
+			p.mapping(p.column(i), i)
 			return
 		}
 		p.appendString(p.tmp)
 		p.pos = p.restOfLine(end)
 	case '{', '[':
-		if i+1 >= le || p.doc[i+1] != c+2 { // '{'+2 == '}', '['+2 == ']'
+		if i+1 >= len(p.doc) || p.doc[i+1] != c+2 { // '{'+2 == '}', '['+2 == ']'
 			decline()
 		}
 		p.out = append(p.out, c, c+2)
@@ -228,23 +226,23 @@ func (p *parser) value(parent int, ctx context) {
 			if ctx != inSequence {
 				decline()
 			}
-			p.sequence(col, i, false)
+			p.sequence(p.column(i), i, false)
 			return
 		}
-		p.plainOrKey(i, col, parent, ctx)
+		p.plainOrKey(i, parent, ctx)
 	default:
-		p.plainOrKey(i, col, parent, ctx)
+		p.plainOrKey(i, parent, ctx)
 	}
 }
 
 // plainOrKey reads a plain scalar starting at i, or the compact mapping it is the first key of.
-func (p *parser) plainOrKey(i, col, parent int, ctx context) {
+func (p *parser) plainOrKey(i, parent int, ctx context) {
 	if !p.plainStart(i) {
 		decline()
 	}
 	// after a key, a second key on the line declines in plain (a ":" and a blank before any comment)
 	if ctx == inSequence && p.keyColon(i) >= 0 {
-		p.mapping(col, i)
+		p.mapping(p.column(i), i)
 		return
 	}
 	p.plain(i, parent)
@@ -270,27 +268,27 @@ func (p *parser) nextLineValue(parent int, ctx context, from int) {
 	}
 }
 
-func (p *parser) lineStartOf(i int) int {
-	return bytes.LastIndexByte(p.doc[:i], '\n') + 1
+// column returns the column of offset i, counted only where a compact collection needs it.
+func (p *parser) column(i int) int {
+	return i - (bytes.LastIndexByte(p.doc[:i], '\n') + 1)
 }
 
 // keyColon returns the offset of the ":" that makes the text at i a simple key on its line, or -1. A
 // key is a plain scalar or a quoted one; anything go-yaml might read otherwise declines.
 func (p *parser) keyColon(i int) int {
-	le := p.lineEnd(i)
 	switch p.doc[i] {
 	case '"', '\'':
+		le := p.lineEnd(i)
 		end := p.quotedEndOnLine(i, le)
 		if end < 0 || end >= le || p.doc[end] != ':' || !p.blank(end+1) {
 			return -1
 		}
 		return end
 	}
-	c := p.colonAt(i, le)
-	if c < 0 || p.commentAt(i, c) >= 0 {
-		return -1
+	if c, colon := p.indicatorAt(i, len(p.doc)); colon { // the scan stops at the line's end
+		return c
 	}
-	return c
+	return -1
 }
 
 // quotedEndOnLine returns the offset just past the closing quote of the quoted scalar at i when it closes

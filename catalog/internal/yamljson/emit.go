@@ -217,11 +217,12 @@ func appendString(dst, src []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(src); {
-		if b := src[i]; b < utf8.RuneSelf {
-			if htmlSafe(b) {
-				i++
-				continue
-			}
+		b := src[i]
+		if htmlSafeSet[b] { // one lookup for the common byte: the table is false for every non-ASCII byte
+			i++
+			continue
+		}
+		if b < utf8.RuneSelf {
 			dst = append(dst, src[start:i]...)
 			switch b {
 			case '\\', '"':
@@ -264,10 +265,9 @@ func appendString(dst, src []byte) []byte {
 	return append(dst, '"')
 }
 
-// htmlSafe reports whether encoding/json writes the ASCII byte b as is with HTML escaping on.
-func htmlSafe(b byte) bool { return htmlSafeSet[b] }
-
-var htmlSafeSet = func() (set [utf8.RuneSelf]bool) {
+// htmlSafeSet holds the ASCII bytes encoding/json writes as is with HTML escaping on; it has an entry for
+// every byte value (false from utf8.RuneSelf up) so that indexing it needs no bounds check.
+var htmlSafeSet = func() (set [256]bool) {
 	for b := byte(0x20); b < utf8.RuneSelf; b++ {
 		set[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
 	}

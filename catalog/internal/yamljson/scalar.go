@@ -1,7 +1,5 @@
 package yamljson
 
-import "bytes"
-
 // The scalar readers follow go.yaml.in/yaml/v2's scanner (scannerc.go: yaml_parser_scan_plain_scalar,
 // yaml_parser_scan_flow_scalar, yaml_parser_scan_block_scalar) step for step on the input this package
 // accepts: spaces and line feeds only, so "blank" is a space and every line break is "\n".
@@ -10,8 +8,7 @@ import "bytes"
 // first continue it while indented more than parent, whatever they start with but a comment (go-yaml reads
 // them inside the scalar, where no indicator but ": " and " #" counts), and fold into one line.
 func (p *parser) plain(i, parent int) {
-	le := p.lineEnd(i)
-	end, comment := p.plainLine(i, le)
+	end, comment, le := p.plainFirstLine(i)
 	first := p.doc[i:end]
 	p.pos = p.next(le)
 	multi, breaks := false, 0
@@ -55,16 +52,51 @@ func (p *parser) plain(i, parent int) {
 	}
 }
 
+// plainFirstLine is plainLine for the scalar's first line, whose end it finds in the same pass (and leaves
+// in lineEnd's cache) unless a comment stops the pass first.
+func (p *parser) plainFirstLine(i int) (end int, comment bool, le int) {
+	doc := p.doc
+	le = len(doc)
+	for j := i; j < len(doc); j++ {
+		c := doc[j]
+		if !lineStops[c] {
+			continue
+		}
+		if c == ':' {
+			if p.blank(j + 1) {
+				decline()
+			}
+			continue
+		}
+		if c == '#' {
+			if j > i && doc[j-1] == ' ' {
+				end, comment, le = j, true, p.lineEnd(j)
+				break
+			}
+			continue
+		}
+		le = j // '\n'
+		break
+	}
+	if !comment {
+		end = le
+		p.lineFrom, p.lineTo = i, le
+	}
+	for end > i && doc[end-1] == ' ' {
+		end--
+	}
+	return end, comment, le
+}
+
 // plainLine returns where the plain scalar text on the line doc[i:le] ends (trailing spaces dropped) and
 // whether a comment ends it. A ":" followed by a blank (a mapping value go-yaml would refuse here, or a
 // key) declines.
 func (p *parser) plainLine(i, le int) (end int, comment bool) {
 	end = le
-	if h := p.commentAt(i, le); h >= 0 {
-		end, comment = h, true
-	}
-	if c := p.colonAt(i, end); c >= 0 {
+	if at, colon := p.indicatorAt(i, le); colon {
 		decline()
+	} else if at >= 0 {
+		end, comment = at, true
 	}
 	for end > i && p.doc[end-1] == ' ' {
 		end--
@@ -72,35 +104,35 @@ func (p *parser) plainLine(i, le int) (end int, comment bool) {
 	return end, comment
 }
 
-// commentAt returns the offset of the first "#" after a space in doc[i+1:le], or -1.
-func (p *parser) commentAt(i, le int) int {
-	for j := i + 1; j < le; {
-		k := bytes.IndexByte(p.doc[j:le], '#')
-		if k < 0 {
-			return -1
+// indicatorAt returns the offset of the first ":" followed by a blank or "#" after a space in doc[i:le]
+// (a "#" at i itself does not count), whichever comes first, and whether it is the ":"; -1 when there is
+// neither before le or the end of the line. One pass over the line finds both: a key's ":" counts only
+// before any comment, and a plain scalar's text ends at its comment, where a ":" before it declines.
+func (p *parser) indicatorAt(i, le int) (at int, colon bool) {
+	doc := p.doc[:le]
+	for j := i; j < len(doc); j++ {
+		c := doc[j]
+		if !lineStops[c] {
+			continue
 		}
-		if j += k; p.doc[j-1] == ' ' {
-			return j
+		switch c {
+		case ':':
+			if j+1 == len(doc) || doc[j+1] == ' ' || doc[j+1] == '\n' {
+				return j, true
+			}
+		case '#':
+			if j > i && doc[j-1] == ' ' {
+				return j, false
+			}
+		default: // '\n'
+			return -1, false
 		}
-		j++
 	}
-	return -1
+	return -1, false
 }
 
-// colonAt returns the offset of the first ":" followed by a blank in doc[i:end], or -1.
-func (p *parser) colonAt(i, end int) int {
-	for j := i; j < end; {
-		k := bytes.IndexByte(p.doc[j:end], ':')
-		if k < 0 {
-			return -1
-		}
-		if j += k; p.blank(j + 1) {
-			return j
-		}
-		j++
-	}
-	return -1
-}
+// lineStops holds the bytes indicatorAt stops at.
+var lineStops = [256]bool{':': true, '#': true, '\n': true}
 
 // quoted reads the single- or double-quoted scalar at i into p.tmp and returns the offset after its
 // closing quote. Its continuation lines must be indented more than parent (go-yaml does not ask for it;

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"io"
-	"io/fs"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +22,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
@@ -252,46 +250,6 @@ func zncCatalog(t testing.TB) map[string]string {
 		out[e.Name()] = string(data)
 	}
 	return out
-}
-
-// bundleImage builds a registry+v1 bundle image from a bundle directory, as `operator-sdk bundle`
-// builds one: manifests/ and metadata/ in one layer, the annotations as labels.
-func bundleImage(t testing.TB, dir string) v1.Image {
-	t.Helper()
-	var entries []tarEntry
-	for _, sub := range []string{"manifests", "metadata"} {
-		err := filepath.WalkDir(filepath.Join(dir, sub), func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(dir, p)
-			rel = filepath.ToSlash(rel)
-			if d.IsDir() {
-				entries = append(entries, tarEntry{name: rel + "/", typ: tar.TypeDir})
-				return nil
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			entries = append(entries, tarEntry{name: rel, body: string(data)})
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "metadata", "annotations.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ann struct {
-		Annotations map[string]string `yaml:"annotations"`
-	}
-	if err := yaml.Unmarshal(data, &ann); err != nil {
-		t.Fatal(err)
-	}
-	return image(t, ann.Annotations, layer(t, entries...))
 }
 
 // testOptions renders with a private cache and fast retries.

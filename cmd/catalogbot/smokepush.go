@@ -1,19 +1,13 @@
 package main
 
 import (
-	"archive/tar"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/catalogbot/catalogbot/build"
@@ -66,7 +60,7 @@ func readCatalogArchive(archive string) (res build.Result, cleanup func(), err e
 	}
 	dir := archive
 	if !fi.IsDir() {
-		oci, err := tarHas(archive, "index.json")
+		oci, err := build.TarHasFile(archive, "index.json")
 		if err != nil {
 			return res, cleanup, diag.UsageError(fmt.Errorf("catalog archive %s: %w", archive, err))
 		}
@@ -81,120 +75,17 @@ func readCatalogArchive(archive string) (res build.Result, cleanup func(), err e
 			return res, cleanup, err
 		}
 		cleanup = func() { os.RemoveAll(dir) }
-		if err := untar(archive, dir); err != nil {
+		if err := build.Untar(archive, dir, maxLayoutArchive); err != nil {
 			cleanup()
 			return res, func() {}, diag.UsageError(fmt.Errorf("catalog archive %s: %w", archive, err))
 		}
 	}
-	res, err = layoutImage(dir)
+	res, err = build.ReadLayout(dir)
 	if err != nil {
 		cleanup()
 		return res, func() {}, diag.UsageError(fmt.Errorf("catalog archive %s: %w", archive, err))
 	}
 	return res, cleanup, nil
-}
-
-// layoutImage is the only image or index an OCI layout holds.
-func layoutImage(dir string) (build.Result, error) {
-	ii, err := layout.ImageIndexFromPath(dir)
-	if err != nil {
-		return build.Result{}, fmt.Errorf("OCI layout: %w", err)
-	}
-	m, err := ii.IndexManifest()
-	if err != nil {
-		return build.Result{}, fmt.Errorf("OCI layout index.json: %w", err)
-	}
-	if len(m.Manifests) != 1 {
-		return build.Result{}, fmt.Errorf("OCI layout holds %d images, want one catalog image", len(m.Manifests))
-	}
-	desc := m.Manifests[0]
-	if desc.MediaType.IsIndex() {
-		idx, err := ii.ImageIndex(desc.Digest)
-		return build.Result{Index: idx}, err
-	}
-	img, err := ii.Image(desc.Digest)
-	return build.Result{Image: img}, err
-}
-
-// tarHas reports whether the tar file holds the regular file want at its top.
-func tarHas(file, want string) (bool, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return false, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("not a tar: %w", err)
-		}
-		if path.Clean(strings.TrimPrefix(h.Name, "./")) == want && h.Typeflag == tar.TypeReg {
-			return true, nil
-		}
-	}
-}
-
-// untar unpacks the directories and regular files of the tar file into dir: names must stay inside it,
-// and at most maxLayoutArchive bytes are written.
-func untar(file, dir string) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	tr := tar.NewReader(f)
-	var total int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read tar: %w", err)
-		}
-		rel := path.Clean(strings.TrimPrefix(h.Name, "./"))
-		if rel == "." {
-			continue
-		}
-		if !filepath.IsLocal(filepath.FromSlash(rel)) {
-			return fmt.Errorf("tar entry %q leaves the archive", h.Name)
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(rel))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(dst, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if total += h.Size; total > maxLayoutArchive {
-				return fmt.Errorf("unpacks to more than %d bytes", int64(maxLayoutArchive))
-			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
-			if err := writeEntry(dst, tr); err != nil {
-				return fmt.Errorf("tar entry %q: %w", h.Name, err)
-			}
-		default:
-			return fmt.Errorf("tar entry %q is neither a file nor a directory", h.Name)
-		}
-	}
-}
-
-func writeEntry(dst string, r io.Reader) error {
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, r); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // smokePushOptions are the registry options of the push: the docker config's credentials, a deadline

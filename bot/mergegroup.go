@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/checks/approval"
@@ -59,13 +60,16 @@ func (jc *jobCtx) mergeGroup(ctx context.Context) error {
 	return nil
 }
 
-// queueBranch is a merge queue group's branch: gh-readonly-queue/<base branch>/pr-<number>-<sha>.
-var queueBranch = regexp.MustCompile(`^refs/heads/gh-readonly-queue/(.+)/pr-([0-9]+)-[0-9a-f]{40}$`)
+// queueBranch is a merge queue group's branch: gh-readonly-queue/<base branch>/pr-<number>-<sha>. Compiled
+// on first use, not at start-up (every verb of the one binary runs bot's initialisers).
+var queueBranch = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^refs/heads/gh-readonly-queue/(.+)/pr-([0-9]+)-[0-9a-f]{40}$`)
+})
 
 // groupRefusal says why the merge group may not merge ("" when it may): its branch must name an open pull
 // request into the same base branch whose every merge condition is met, as the bot decides before merging.
 func (jc *jobCtx) groupRefusal(ctx context.Context) (string, error) {
-	m := queueBranch.FindStringSubmatch(jc.task.HeadRef)
+	m := queueBranch().FindStringSubmatch(jc.task.HeadRef)
 	if m == nil {
 		return fmt.Sprintf("%q is not a merge queue branch naming a pull request: refusing the group", jc.task.HeadRef), nil
 	}

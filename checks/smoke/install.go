@@ -196,7 +196,7 @@ func (in *installer) follow(ctx context.Context, pkg, target string, res *Packag
 	approved := map[string]bool{}
 	succeeded := map[string]bool{}
 	var firstSucceeded string
-	var resolutionSince, requirementsSince time.Time
+	var resolution, requirements persistence
 	lastApproved := ""
 	stepStart := time.Now()
 	markSucceeded := func(name string) {
@@ -220,14 +220,11 @@ func (in *installer) follow(ctx context.Context, pkg, target string, res *Packag
 		}
 		st := sub.Status
 		if c := st.GetCondition(v1alpha1.SubscriptionResolutionFailed); c.Status == corev1.ConditionTrue {
-			if resolutionSince.IsZero() {
-				resolutionSince = time.Now()
-			}
-			if time.Since(resolutionSince) > resolutionGrace {
+			if resolution.lasted("", resolutionGrace) {
 				return false, "", &failure{rule: "resolution-failed", bundle: in.opts.Expect[pkg], msg: fmt.Sprintf("OLM cannot resolve package %s: %s: %s", pkg, c.Reason, c.Message)}
 			}
 		} else {
-			resolutionSince = time.Time{}
+			resolution.clear()
 		}
 		if ref := st.InstallPlanRef; ref != nil && !approved[ref.Name] {
 			ip, err := getTyped[v1alpha1.InstallPlan](ctx, in.c, gvrInstallPlan, ns, ref.Name)
@@ -281,15 +278,12 @@ func (in *installer) follow(ctx context.Context, pkg, target string, res *Packag
 		}
 		res.Phase = string(csv.Status.Phase)
 		if csv.Status.Phase != v1alpha1.CSVPhaseFailed {
-			requirementsSince = time.Time{}
+			requirements.clear()
 		}
 		switch csv.Status.Phase {
 		case v1alpha1.CSVPhaseFailed:
 			if csv.Status.Reason == v1alpha1.CSVReasonRequirementsNotMet {
-				if requirementsSince.IsZero() {
-					requirementsSince = time.Now()
-				}
-				if time.Since(requirementsSince) <= requirementsGrace {
+				if !requirements.lasted("", requirementsGrace) {
 					return false, fmt.Sprintf("CSV %s/%s failed: %s: %s (waiting up to %s for OLM to retry)", ns, name, csv.Status.Reason, csv.Status.Message, requirementsGrace), nil
 				}
 			}

@@ -175,8 +175,7 @@ func (in *v1installer) createExtension(ctx context.Context, pkg, version string,
 func (in *v1installer) follow(ctx context.Context, pkg, version, expect string, res *PackageResult) error {
 	name, ns := res.ClusterExtension, res.Namespace
 	stepStart := time.Now()
-	var retrySince time.Time
-	lastRetry := ""
+	var retrying persistence // the same Retrying message, seen in a row
 	err := poll(ctx, in.interval, func(ctx context.Context) (bool, string, error) {
 		ce, err := getV1Object(ctx, in.c, gvrClusterExtension, name)
 		if err != nil {
@@ -197,13 +196,11 @@ func (in *v1installer) follow(ctx context.Context, pkg, version, expect string, 
 			return false, "", &failure{rule: "install-blocked", bundle: firstNonEmpty(expect, res.Bundle), msg: fmt.Sprintf("OLM v1 cannot install package %s: ClusterExtension %s Progressing=False %s: %s%s", pkg, name, p.Reason, strings.TrimSpace(p.Message), installedSuffix(installed))}
 		}
 		if p := progressing; ce.current(p) && p.Status == metav1.ConditionTrue && p.Reason == "Retrying" {
-			if p.Message != lastRetry {
-				lastRetry, retrySince = p.Message, time.Now()
-			} else if time.Since(retrySince) > retryGrace {
+			if retrying.lasted(p.Message, retryGrace) {
 				return false, "", &failure{rule: "install-failed", bundle: firstNonEmpty(expect, res.Bundle), msg: fmt.Sprintf("OLM v1 cannot install package %s: ClusterExtension %s kept retrying for %s: %s%s", pkg, name, retryGrace, strings.TrimSpace(p.Message), installedSuffix(installed))}
 			}
 		} else {
-			lastRetry = ""
+			retrying.clear()
 		}
 		if installed == nil || !ce.current(installed) || installed.Status != metav1.ConditionTrue {
 			return false, fmt.Sprintf("ClusterExtension %s not installed yet: %s", name, ce.conditionsText()), nil

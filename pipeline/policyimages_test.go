@@ -10,12 +10,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
+	"github.com/catalogbot/catalogbot/registry"
 	renderbundle "github.com/catalogbot/catalogbot/render/bundle"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -47,41 +49,11 @@ func TestPolicyStageReadsObjectsFromBundleImages(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	})
-	dir := shareddata.Dir(t, "bundles", "kube-green", "0.7.0")
-	image := reg.Host + "/ops/kube-green-bundle:v0.7.0"
-	if err := remote.Write(mustTag(t, image), registrytest.BundleImage(t, dir)); err != nil {
-		t.Fatal(err)
-	}
-	b, err := renderbundle.RenderDir(context.Background(), dir, image)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, err = renderbundle.ToCSVMetadata(b); err != nil {
-		t.Fatal(err)
-	}
-	blob, err := renderbundle.Marshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const file = "catalog/kube-green/catalog.json"
-	cat := `{"schema": "olm.package", "name": "kube-green", "defaultChannel": "alpha"}
-{"schema": "olm.channel", "name": "alpha", "package": "kube-green", "entries": [{"name": "` + b.Name + `"}]}
-` + string(blob)
-	config := func(images bool) string {
-		c := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\npolicy:\n  presets: [community, olmv1]\n"
-		if images {
-			c += "  bundleImages: true\n"
-		}
-		return c
-	}
-	run := func(images bool) report.Stage {
-		base := tree{files: map[string]string{".catalogbot.yaml": config(images), file: cat}}
-		return stageOf(t, runMulti(t, base, base.with(map[string]string{file: cat + "\n"}), remote.WithTransport(onlyHost{reg.Host})), "policy")
-	}
+	image, bundle, run := csvMetadataBundleOn(t, reg.Host, onlyHost{reg.Host})
 	rules := func(st report.Stage) []string {
 		var out []string
 		for _, d := range st.Diagnostics {
-			if d.Bundle == b.Name && d.File == file && d.Line > 0 {
+			if d.Bundle == bundle && d.File == kubeGreenFile && d.Line > 0 {
 				out = append(out, d.Rule)
 			}
 		}
@@ -100,8 +72,89 @@ func TestPolicyStageReadsObjectsFromBundleImages(t *testing.T) {
 
 	down.Store(true)
 	st = run(true)
-	if st.Status != report.Error || !strings.Contains(st.Err, image) || !strings.Contains(st.Err, b.Name) {
+	if st.Status != report.Error || !strings.Contains(st.Err, image) || !strings.Contains(st.Err, bundle) {
 		t.Fatalf("registry down: %s %q %v", st.Status, st.Err, st.Diagnostics)
+	}
+}
+
+const kubeGreenFile = "catalog/kube-green/catalog.json"
+
+// csvMetadataBundleOn pushes kube-green 0.7.0's bundle image to the registry at host and returns it, its
+// bundle's name, and run: the pull-request pipeline's policy stage on a change to a catalog holding that
+// bundle in olm.csv.metadata form only (policy.bundleImages as given), its registry requests through rt.
+func csvMetadataBundleOn(t *testing.T, host string, rt http.RoundTripper) (image, bundle string, run func(images bool) report.Stage) {
+	t.Helper()
+	dir := shareddata.Dir(t, "bundles", "kube-green", "0.7.0")
+	image = host + "/ops/kube-green-bundle:v0.7.0"
+	if err := remote.Write(mustTag(t, image), registrytest.BundleImage(t, dir)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := renderbundle.RenderDir(context.Background(), dir, image)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = renderbundle.ToCSVMetadata(b); err != nil {
+		t.Fatal(err)
+	}
+	blob, err := renderbundle.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := `{"schema": "olm.package", "name": "kube-green", "defaultChannel": "alpha"}
+{"schema": "olm.channel", "name": "alpha", "package": "kube-green", "entries": [{"name": "` + b.Name + `"}]}
+` + string(blob)
+	config := func(images bool) string {
+		c := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\npolicy:\n  presets: [community, olmv1]\n"
+		if images {
+			c += "  bundleImages: true\n"
+		}
+		return c
+	}
+	return image, b.Name, func(images bool) report.Stage {
+		base := tree{files: map[string]string{".catalogbot.yaml": config(images), kubeGreenFile: cat}}
+		return stageOf(t, runMulti(t, base, base.with(map[string]string{kubeGreenFile: cat + "\n"}), remote.WithTransport(rt)), "policy")
+	}
+}
+
+// onlyHostVia is onlyHost sending through next.
+type onlyHostVia struct {
+	host string
+	next http.RoundTripper
+}
+
+func (o onlyHostVia) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host != o.host {
+		return nil, errors.New("no registry but the test's: " + req.URL.String())
+	}
+	return o.next.RoundTrip(req)
+}
+
+// A registry that accepts the connection and never answers (a tarpit named by the pull request's bundle
+// image) cannot hold the policy stage's image reads: the wait for an answer's headers is bounded
+// (registry.ResponseHeaderTimeout, short here), a timeout is not retried, and the stage is an
+// infrastructure error naming the image, never a pass.
+func TestAttackPolicyImageTarpitIsBounded(t *testing.T) {
+	var tarpit atomic.Bool
+	release := make(chan struct{})
+	reg := registrytest.New(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tarpit.Load() && r.URL.Path != "/v2/" {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	t.Cleanup(func() { close(release) })
+	image, _, run := csvMetadataBundleOn(t, reg.Host, onlyHostVia{reg.Host, registry.JobTransport(0, 300*time.Millisecond, nil)})
+	tarpit.Store(true)
+	start := time.Now()
+	st := run(true)
+	if took := time.Since(start); st.Status != report.Error || !strings.Contains(st.Err, image) || !strings.Contains(st.Err, "did not start answering") || took > 30*time.Second {
+		t.Fatalf("tarpit registry: %s %q after %s", st.Status, st.Err, took)
 	}
 }
 

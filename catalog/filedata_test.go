@@ -165,6 +165,9 @@ func TestLoaderHoldsAboutOneBlobPerWorker(t *testing.T) {
 	} else {
 		unmapFile(data)
 	}
+	oldStep := releaseStep
+	releaseStep = 128 << 10 // the files are a few MB: given back in steps smaller than them
+	t.Cleanup(func() { releaseStep = oldStep })
 	const workers = 2
 	flight := &inFlight{}
 	res, err := LoadDir(context.Background(), dir, LoadOptions{Lean: true, Concurrency: workers, flight: flight})

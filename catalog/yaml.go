@@ -31,7 +31,16 @@ func newYAMLDocs(data []byte, from int) *yamlDocs { return &yamlDocs{data: data,
 func (y *yamlDocs) next() (d yamlDoc, ok bool, err error) {
 	data := y.data
 	for y.i < len(data) {
-		i := y.i
+		i := y.i // a line's start
+		if !isSeparator(data[i:]) {
+			// only a line starting with "---" matters: jump to the next one
+			k := bytes.Index(data[i:], separatorLine)
+			if k < 0 {
+				y.i = len(data)
+				break
+			}
+			i += k + 1
+		}
 		eol := bytes.IndexByte(data[i:], '\n')
 		next := len(data)
 		if eol >= 0 {
@@ -62,7 +71,10 @@ func (y *yamlDocs) next() (d yamlDoc, ok bool, err error) {
 }
 
 // isSeparator reports whether a line starts with the document separator "---".
-func isSeparator(line []byte) bool { return bytes.HasPrefix(line, []byte("---")) }
+func isSeparator(line []byte) bool { return bytes.HasPrefix(line, separatorLine[1:]) }
+
+// separatorLine is a line break followed by a separator line's start.
+var separatorLine = []byte("\n---")
 
 func newDoc(data []byte, start, end int) yamlDoc {
 	d := yamlDoc{start: start, end: end, first: start}

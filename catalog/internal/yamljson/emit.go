@@ -3,7 +3,6 @@ package yamljson
 import (
 	"bytes"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,6 +156,9 @@ func resolve(s []byte) resolved {
 			return resolved{tag: tagFloat, f: f}
 		}
 	case 'D', 'S':
+		if !numberBytes(s) {
+			return resolved{} // a version, a date, a name: no parse below accepts it
+		}
 		plain := strings.ReplaceAll(string(s), "_", "")
 		if v, err := strconv.ParseInt(plain, 0, 64); err == nil {
 			return resolved{tag: tagInt, i: v}
@@ -164,7 +166,7 @@ func resolve(s []byte) resolved {
 		if v, err := strconv.ParseUint(plain, 0, 64); err == nil {
 			return resolved{tag: tagUint, u: v}
 		}
-		if yamlStyleFloat.MatchString(plain) {
+		if yamlStyleFloat(plain) {
 			if f, err := strconv.ParseFloat(plain, 64); err == nil {
 				return resolved{tag: tagFloat, f: f}
 			}
@@ -185,7 +187,65 @@ func resolve(s []byte) resolved {
 	return resolved{}
 }
 
-var yamlStyleFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
+// numberBytes reports whether s could be one of the numbers resolve's 'D' and 'S' cases parse: those
+// accept signs, digits, underscores, at most one '.', and letters only for base prefixes, hexadecimal digits
+// and exponents. A scalar with a second '.' (a version), a ':' (a time) or any other byte is text; the
+// parses would say so too, at the cost of two errors and a regular expression for each.
+func numberBytes(s []byte) bool {
+	dots := 0
+	for _, c := range s {
+		switch {
+		case '0' <= c && c <= '9', c == '_', c == '+', c == '-':
+		case c == '.':
+			if dots++; dots > 1 {
+				return false
+			}
+		case 'a' <= c && c <= 'f', 'A' <= c && c <= 'F', c == 'x', c == 'X', c == 'o', c == 'O':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// yamlStyleFloat is go-yaml v2's float syntax, ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$.
+func yamlStyleFloat(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	} else {
+		if digits() == 0 {
+			return false
+		}
+		if i < len(s) && s[i] == '.' {
+			i++
+			digits()
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
 
 // appendFloat is encoding/json's float64 encoding; NaN and infinities, which it refuses, decline.
 func appendFloat(b []byte, f float64) []byte {

@@ -17,6 +17,7 @@ package yamljson
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"sync"
 )
 
@@ -80,9 +81,23 @@ func plainText(doc []byte) bool {
 		return false
 	}
 	for i := 0; i < len(doc); {
-		if i+8 <= len(doc) && printable8(binary.LittleEndian.Uint64(doc[i:])) {
-			i += 8
-			continue
+		if i+8 <= len(doc) {
+			w := binary.LittleEndian.Uint64(doc[i:])
+			if printable8(w) {
+				i += 8
+				continue
+			}
+			// Line feeds among printable bytes (most lines end inside such a word): each starts a line
+			// lineStartOK checks.
+			if nl := lineFeeds8(w); nl != 0 && printable8(w|nl>>2) { // a line feed | 0x20 is '*'
+				for ; nl != 0; nl &= nl - 1 {
+					if !lineStartOK(doc, i+bits.TrailingZeros64(nl)/8+1) {
+						return false
+					}
+				}
+				i += 8
+				continue
+			}
 		}
 		c := doc[i]
 		switch {
@@ -110,6 +125,15 @@ func plainText(doc []byte) bool {
 func printable8(w uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	return (w-0x20*ones)&^w&highs == 0 && (w+ones|w)&highs == 0
+}
+
+// lineFeeds8 has the high bit of each byte of w that is a line feed set, and no other bit (the exact
+// zero-byte test on w XOR line feeds: adding 0x7f to a byte's low seven bits carries into its high bit
+// unless all are zero, and no carry crosses into the next byte).
+func lineFeeds8(w uint64) uint64 {
+	const lows = 0x7f7f7f7f7f7f7f7f
+	x := w ^ 0x0a0a0a0a0a0a0a0a
+	return ^((x&lows + lows) | x | lows)
 }
 
 // lineStartOK reports whether the line starting at i is neither a directive nor a document marker ("..."

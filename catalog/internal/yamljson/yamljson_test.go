@@ -3,6 +3,7 @@ package yamljson
 import (
 	"bytes"
 	"encoding/binary"
+	"regexp"
 	"strings"
 	"testing"
 	"unsafe"
@@ -174,6 +175,53 @@ func TestPrintable8(t *testing.T) {
 	}
 }
 
+// TestLineFeeds8 checks the line-feed mask against its byte-wise definition, with line feeds and bytes
+// that borrow or carry in every position, and plainText's word-at-a-time path against a byte-at-a-time
+// filter on lines that start with every byte after a line feed placed at every offset of a word.
+func TestLineFeeds8(t *testing.T) {
+	for _, fill := range []byte{'\n', 0x0b, 0x09, 0x8a, 0x00, 0x7f, 'a'} {
+		for pos := range 8 {
+			for b := range 256 {
+				var w [8]byte
+				for k := range w {
+					w[k] = fill
+				}
+				w[pos] = byte(b)
+				var want uint64
+				for k, c := range w {
+					if c == '\n' {
+						want |= 0x80 << (8 * k)
+					}
+				}
+				if got := lineFeeds8(binary.LittleEndian.Uint64(w[:])); got != want {
+					t.Fatalf("lineFeeds8(% x) = %#x, want %#x", w, got, want)
+				}
+			}
+		}
+	}
+	byteWise := func(doc []byte) bool {
+		for i := range doc {
+			if (i == 0 || doc[i-1] == '\n') && !lineStartOK(doc, i) {
+				return false
+			}
+			if c := doc[i]; c != '\n' && (c < 0x20 || c >= 0x7f) {
+				return false // (the documents here are ASCII)
+			}
+		}
+		return true
+	}
+	for off := range 16 {
+		for b := range 128 {
+			for _, after := range []string{"", "--", "..", "-x", "\n"} {
+				doc := []byte(strings.Repeat("a", off) + "\n" + string(rune(b)) + after + " value\nkey: x\n")
+				if got, want := plainText(doc), byteWise(doc); got != want {
+					t.Fatalf("plainText(%q) = %v, want %v", doc, got, want)
+				}
+			}
+		}
+	}
+}
+
 // TestWriterOutputIsConverted holds the subset to what opm's writer (sigs.k8s.io/yaml over go-yaml)
 // emits for the strings a catalog carries: every such document must be converted, not only compared, or
 // validate takes the slow path on it. Text starting with a space or a line break is written as a literal
@@ -202,4 +250,50 @@ func TestWriterOutputIsConverted(t *testing.T) {
 			t.Errorf("declined what opm's writer emits for %q:\n%s", text, doc)
 		}
 	}
+}
+
+// TestNumberLikeScalars holds resolve's shortcut for scalars that start like numbers (numberBytes, and
+// go-yaml's float syntax without a regular expression) to sigs.k8s.io/yaml: every plain scalar of up to four
+// bytes from an alphabet of digits, signs, dots, underscores, exponents, base prefixes, hexadecimal digits and
+// a few bytes no number holds, then versions, dates and times.
+func TestNumberLikeScalars(t *testing.T) {
+	const alphabet = "019._+-eExXoObBfFaZ:"
+	var scalars []string
+	var build func(prefix string, n int)
+	build = func(prefix string, n int) {
+		if prefix != "" && strings.IndexByte("0123456789+-", prefix[0]) >= 0 {
+			scalars = append(scalars, prefix)
+		}
+		if n == 0 {
+			return
+		}
+		for _, c := range alphabet {
+			build(prefix+string(c), n-1)
+		}
+	}
+	build("", 4)
+	scalars = append(scalars, "0.1.0", "1.2.3-rc.1", "2024-01-31", "2024-01-31T10:00:00Z", "1e10", "-1.5e-3", "+.5",
+		"0x1F", "0o17", "0b101", "-0b11", "1_000", "0755", "089", "9223372036854775808", "18446744073709551616",
+		"1.", ".5e3", "1e", "1e+", "12:30", "4.19.0", "1.0e+06", "-", "+")
+	floatSyntax := regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`) // go-yaml v2's
+	converted := 0
+	for _, s := range scalars {
+		if got, want := yamlStyleFloat(s), floatSyntax.MatchString(s); got != want {
+			t.Fatalf("yamlStyleFloat(%q) = %v, want %v", s, got, want)
+		}
+		doc := []byte("key: " + s + "\n")
+		want, err := yaml.YAMLToJSON(doc)
+		got, ok := Convert(doc)
+		if !ok {
+			continue // declined: sigs.k8s.io/yaml converts it instead
+		}
+		converted++
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("scalar %q: got %s, want %s (%v)", s, got, want, err)
+		}
+	}
+	if converted < len(scalars)/2 {
+		t.Fatalf("converted %d of %d scalars: the test no longer reaches resolve", converted, len(scalars))
+	}
+	t.Logf("%d of %d scalars converted, each as sigs.k8s.io/yaml does", converted, len(scalars))
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing/fstest"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -110,50 +111,30 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 		return full()
 	}
 	touched := map[string]bool{}
-	before := fstest.MapFS{}
 	for _, f := range ch.Files {
-		if path.Base(f) == catalog.IndexIgnore {
-			return full() // the set of catalog files itself changed
+		if path.Base(f) == catalog.IndexIgnore || ch.Before == nil {
+			return full() // the set of catalog files itself changed, or there is no before to compare with
 		}
 		touched[f] = true
-		if ch.Before == nil {
-			return full()
-		}
-		data, ok, err := ch.Before(f)
-		if err != nil {
-			return nil, false, err
-		}
-		if ok {
-			before[f] = &fstest.MapFile{Data: data}
-		}
 	}
+	// The packages the change touches are those of the touched files before it (read from git) and now:
+	// both are read and loaded at once, each on its own core.
+	var old, cur touchedPackages
+	var wg sync.WaitGroup
+	wg.Go(func() { old = loadBefore(ctx, ch) })
+	cur = loadNow(ctx, src, touched)
+	wg.Wait()
 	pkgs := map[string]bool{}
-	if len(before) > 0 {
-		old, err := catalog.LoadFS(ctx, before, catalog.LoadOptions{Lean: true})
-		if err != nil {
-			return nil, false, err
-		}
-		if diag.HasErrors(old.Diagnostics) {
-			return full() // some blob of the old content may have named a package we cannot see
-		}
-		addPackages(pkgs, old.Catalog)
-	}
-	// the touched files as they are now (a file the load would not read only adds packages)
-	now := fstest.MapFS{}
-	for f := range touched {
-		data, ok := readPlain(src, f)
-		if !ok {
+	for _, side := range []touchedPackages{old, cur} {
+		switch {
+		case side.err != nil:
+			return nil, false, side.err
+		case side.full:
 			return full()
-		}
-		if data != nil {
-			now[f] = &fstest.MapFile{Data: data}
+		case side.cat != nil:
+			addPackages(pkgs, side.cat)
 		}
 	}
-	cur, err := catalog.LoadFS(ctx, now, catalog.LoadOptions{Lean: true})
-	if err != nil {
-		return nil, false, err
-	}
-	addPackages(pkgs, cur.Catalog)
 	var include map[string]bool
 	if ss, ok := src.(statSource); ok && fileIDs && ch.Cache != nil && len(ch.Cache.Key) > 0 {
 		include, err = selectCached(ctx, ss, files, touched, pkgs, ch.Cache, ch.Limits)
@@ -174,6 +155,60 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 	res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { lo.Files = files; return src.load(ctx, lo) },
 		Options{Include: func(p string) bool { return include[p] }, Packages: pkgs, Limits: ch.Limits})
 	return res, false, err
+}
+
+// touchedPackages is one side of a change, the touched files' catalog before or after it: full says the
+// whole catalog must be validated instead.
+type touchedPackages struct {
+	cat  *catalog.Catalog
+	full bool
+	err  error
+}
+
+// loadBefore loads the touched files as they were before the change. A file that did not exist adds
+// nothing; one whose old content has an error may have named a package the load cannot see (full).
+func loadBefore(ctx context.Context, ch Change) touchedPackages {
+	before := fstest.MapFS{}
+	for _, f := range ch.Files {
+		data, ok, err := ch.Before(f)
+		if err != nil {
+			return touchedPackages{err: err}
+		}
+		if ok {
+			before[f] = &fstest.MapFile{Data: data}
+		}
+	}
+	if len(before) == 0 {
+		return touchedPackages{}
+	}
+	old, err := catalog.LoadFS(ctx, before, catalog.LoadOptions{Lean: true})
+	if err != nil {
+		return touchedPackages{err: err}
+	}
+	if diag.HasErrors(old.Diagnostics) {
+		return touchedPackages{full: true}
+	}
+	return touchedPackages{cat: old.Catalog}
+}
+
+// loadNow loads the touched files as they are now (a file the load would not read only adds packages;
+// one that cannot be read plainly is left to the whole validation).
+func loadNow(ctx context.Context, src source, touched map[string]bool) touchedPackages {
+	now := fstest.MapFS{}
+	for f := range touched {
+		data, ok := readPlain(src, f)
+		if !ok {
+			return touchedPackages{full: true}
+		}
+		if data != nil {
+			now[f] = &fstest.MapFile{Data: data}
+		}
+	}
+	cur, err := catalog.LoadFS(ctx, now, catalog.LoadOptions{Lean: true})
+	if err != nil {
+		return touchedPackages{err: err}
+	}
+	return touchedPackages{cat: cur.Catalog}
 }
 
 // An incremental run loads the changed files up to three times (before the change, after it, and in the

@@ -40,11 +40,13 @@ func plainReference(ref string) bool {
 	if len(name) > 255 {
 		return false
 	}
-	parts := strings.Split(name, "/")
-	if len(parts) < 2 || !plainDomain(parts[0]) {
+	domain, path, ok := strings.Cut(name, "/") // (component by component: no slice of them per reference)
+	if !ok || !plainDomain(domain) {
 		return false
 	}
-	for _, p := range parts[1:] {
+	for more := true; more; {
+		var p string
+		p, path, more = strings.Cut(path, "/")
 		if !plainPathComponent(p) {
 			return false
 		}

@@ -20,10 +20,13 @@ import (
 // relative to the repository root holding dir (or joined to dir as given outside a repository).
 func (o *outputFlags) relocate(ctx context.Context, r *report.Report, dir string) {
 	prefix := o.root
+	o.root = "" // applied here, not again by the renderers
+	if !namesFiles(r) {
+		return // nothing to rewrite: no need to ask git where the repository is
+	}
 	if prefix == "" {
 		prefix = repoRelative(ctx, dir)
 	}
-	o.root = "" // applied here, not again by the renderers
 	if prefix == "" || prefix == "." {
 		return
 	}
@@ -34,6 +37,18 @@ func (o *outputFlags) relocate(ctx context.Context, r *report.Report, dir string
 			}
 		}
 	}
+}
+
+// namesFiles reports whether a diagnostic of r names a file.
+func namesFiles(r *report.Report) bool {
+	for _, st := range r.Stages {
+		for _, d := range st.Diagnostics {
+			if d.File != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // repoRelative is dir relative to the root of the git repository holding it, or dir as given (cleaned)

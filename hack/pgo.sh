@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Regenerates cmd/catalogbot/default.pgo: the CPU profile `go build` and `go run` apply to the one binary
+# (profile-guided optimisation, -pgo=auto: Go inlines and devirtualises what the profile shows hot). It
+# is the profile of the work people wait for: validating the shared YAML and JSON catalogs (the lean
+# load, the rules), loading them whole (render, policy) and writing them back (render's output). Run it
+# after changing the loader, the converter or the rules; docs/benchmarks.md says what it buys.
+#   bash hack/pgo.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# the benchmarks read ../shared/data (or $CATALOGBOT_SHARED_DATA) and fail without it
+go test ./checks/validate -run '^$' -bench 'ValidateYAML|ValidateComposed' -benchtime 15x -cpuprofile "$tmp/validate.prof" -o "$tmp/validate.test"
+go test ./catalog -run '^$' -bench 'LoadYAMLCatalogs|LoadComposed' -benchtime 5x -cpuprofile "$tmp/load.prof" -o "$tmp/catalog.test"
+# writing composed-279 as YAML takes seconds (sigs.k8s.io/yaml): once each, or it would be most of the profile
+go test ./catalog -run '^$' -bench 'WriteJSON|WriteYAML' -benchtime 1x -cpuprofile "$tmp/write.prof" -o "$tmp/catalog.test"
+go tool pprof -proto "$tmp/validate.prof" "$tmp/load.prof" "$tmp/write.prof" >cmd/catalogbot/default.pgo
+echo "wrote cmd/catalogbot/default.pgo ($(wc -c <cmd/catalogbot/default.pgo) bytes)"

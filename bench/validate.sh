@@ -19,7 +19,10 @@ else
 	bin="$(mktemp -d)/catalogbot"
 	go build -o "$bin" ./cmd/catalogbot # the one binary every verb runs from
 fi
-inc_pkg="$(ls "$catalog" | head -1)"
+for d in "$catalog"/*/; do # the first package by name (a glob, not `ls | head`, whose SIGPIPE pipefail would stop the run)
+	inc_pkg="$(basename "$d")"
+	break
+done
 
 peak_anon() { # prints the peak RssAnon in KB of the command (the largest of 3 runs: it is sampled)
 	local best=0 a
@@ -57,7 +60,9 @@ work=$(mktemp -d)
 cp -r "$catalog" "$work/catalog" && chmod -R u+w "$work/catalog"
 git -C "$work" init -q && git -C "$work" add -A && git -C "$work" -c user.email=b@e -c user.name=bench commit -qm base
 # one of the package's own files changes (catalog.json or catalog.yaml; a blank line changes no blob)
-inc_file="$(cd "$work/catalog/$inc_pkg" && ls | grep -E '\.(json|ya?ml)$' | head -1)"
+for f in "$work/catalog/$inc_pkg"/*.json "$work/catalog/$inc_pkg"/*.yaml "$work/catalog/$inc_pkg"/*.yml; do
+	[ -f "$f" ] && inc_file="$(basename "$f")" && break
+done
 echo "" >> "$work/catalog/$inc_pkg/$inc_file"
 # The first run fills the select cache (.git/catalogbot); files written in the last 2 s are not remembered
 # (git's racy-clean rule), so it runs once the copy is older than that. The change is staged after that

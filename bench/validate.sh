@@ -3,7 +3,7 @@
 # catalog (default: ../shared/data/catalogs/composed-279, 82 MB, 5,374 bundles). Prints wall times, peak
 # private memory (RssAnon, sampled by bench/rssanon.sh: what each process allocated, not the executable's
 # file-backed pages that peak RSS also counts) and the ratios. Uses hyperfine when installed (Debian
-# package hyperfine), else best-of-N timing.
+# package hyperfine), else best-of-N timing; either way the commands' runs are interleaved.
 #   bash bench/validate.sh [CATALOG_DIR] [RUNS]
 # CATALOGBOT_BENCH_BIN=PATH measures that catalogbot binary instead of one built from this tree;
 # CATALOGBOT_BENCH_BASE=PATH (with hyperfine) also times that build's whole validation in the same run.
@@ -76,11 +76,26 @@ inc="$bin validate $work/catalog --changed-since HEAD"
 staged="$bin validate --staged $work/catalog"
 cold_t=$(best_wall_once $inc)
 if command -v hyperfine >/dev/null; then
-	results="$(mktemp)" # per run: a fixed path is shared with whoever else runs the benchmark at the same time
-	hyperfine --warmup 1 --runs "$runs" -N --ignore-failure --export-json "$results" \
-		"$opm validate $catalog" "$bin validate $catalog" "$inc" "$staged" ${base:+"$base validate $catalog"}
-	read -r opm_t cb_t inc_t staged_t opm_cpu cb_cpu inc_cpu staged_cpu < <(python3 -c 'import json;r=json.load(open("'"$results"'"))["results"][:4];print(*[x["min"] for x in r],*[x["user"]+x["system"] for x in r])')
-	[ -z "$base" ] || python3 -c 'import json;x=json.load(open("'"$results"'"))["results"][4];print("base build (%s) validate: %.3f s (mean CPU, user+sys, %.3f s)" % (x["command"].split()[0], x["min"], x["user"]+x["system"]))'
+	# Interleaved rounds, one run of each command per round (after a warm-up round): the machine has slow and
+	# fast minutes, and hyperfine's own order (every run of one command, then the next) let one tool's ten
+	# runs fall in a fast minute and the other's in a slow one (v4.20's ratio read 12.5x and 16.7x in two
+	# runs 5 minutes apart). Best of the rounds; CPU is the mean of user+sys over them.
+	results="$(mktemp -d)" # per run: a fixed path is shared with whoever else runs the benchmark at the same time
+	cmds=("$opm validate $catalog" "$bin validate $catalog" "$inc" "$staged" ${base:+"$base validate $catalog"})
+	for round in $(seq 0 "$runs"); do
+		hyperfine --runs 1 -N --ignore-failure --style none --export-json "$results/$round.json" "${cmds[@]}" >/dev/null
+	done
+	rm "$results/0.json" # the warm-up round
+	summary() { # per command: "best-wall mean-cpu", in the order of cmds
+		python3 -c 'import json,glob,sys
+rounds=[json.load(open(f))["results"] for f in glob.glob(sys.argv[1]+"/*.json")]
+for i in range(len(rounds[0])):
+    xs=[r[i] for r in rounds]
+    print(min(t for x in xs for t in x["times"]), sum(x["user"]+x["system"] for x in xs)/len(xs))' "$results"
+	}
+	read -r opm_t cb_t inc_t staged_t opm_cpu cb_cpu inc_cpu staged_cpu < <(summary | awk 'NR <= 4 {t = t $1 " "; c = c $2 " "} END {print t c}')
+	[ -z "$base" ] || summary | sed -n 5p | awk -v b="${base%% *}" '{printf "base build (%s) validate: %.3f s (mean CPU, user+sys, %.3f s)\n", b, $1, $2}'
+	rm -r "$results"
 else
 	echo "(hyperfine not installed: best of $runs runs, no CPU times)"
 	# interleaved, so that a change in the machine's load falls on every command alike

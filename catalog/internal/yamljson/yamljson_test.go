@@ -158,7 +158,18 @@ func TestDeclinedDocuments(t *testing.T) {
 // TestPrintable8 checks the eight-byte fast path of the input filter against its byte-wise definition:
 // every byte value in every position, among printable neighbours and among bytes that borrow or carry.
 func TestPrintable8(t *testing.T) {
-	for _, fill := range []byte{0x20, 0x7e, 'a', 0x21, 0x7d} {
+	eachWord([]byte{0x20, 0x7e, 'a', 0x21, 0x7d}, func(w [8]byte, b byte) {
+		want := b >= 0x20 && b < 0x7f
+		if got := printable8(binary.LittleEndian.Uint64(w[:])); got != want {
+			t.Fatalf("printable8(% x) = %v, want %v", w, got, want)
+		}
+	})
+}
+
+// eachWord calls fn with every word of eight fill bytes, for each fill, with one of them replaced by each
+// byte value b.
+func eachWord(fills []byte, fn func(w [8]byte, b byte)) {
+	for _, fill := range fills {
 		for pos := range 8 {
 			for b := range 256 {
 				var w [8]byte
@@ -166,10 +177,7 @@ func TestPrintable8(t *testing.T) {
 					w[k] = fill
 				}
 				w[pos] = byte(b)
-				want := b >= 0x20 && b < 0x7f
-				if got := printable8(binary.LittleEndian.Uint64(w[:])); got != want {
-					t.Fatalf("printable8(% x) = %v, want %v", w, got, want)
-				}
+				fn(w, byte(b))
 			}
 		}
 	}
@@ -179,26 +187,17 @@ func TestPrintable8(t *testing.T) {
 // that borrow or carry in every position, and plainText's word-at-a-time path against a byte-at-a-time
 // filter on lines that start with every byte after a line feed placed at every offset of a word.
 func TestLineFeeds8(t *testing.T) {
-	for _, fill := range []byte{'\n', 0x0b, 0x09, 0x8a, 0x00, 0x7f, 'a'} {
-		for pos := range 8 {
-			for b := range 256 {
-				var w [8]byte
-				for k := range w {
-					w[k] = fill
-				}
-				w[pos] = byte(b)
-				var want uint64
-				for k, c := range w {
-					if c == '\n' {
-						want |= 0x80 << (8 * k)
-					}
-				}
-				if got := lineFeeds8(binary.LittleEndian.Uint64(w[:])); got != want {
-					t.Fatalf("lineFeeds8(% x) = %#x, want %#x", w, got, want)
-				}
+	eachWord([]byte{'\n', 0x0b, 0x09, 0x8a, 0x00, 0x7f, 'a'}, func(w [8]byte, _ byte) {
+		var want uint64
+		for k, c := range w {
+			if c == '\n' {
+				want |= 0x80 << (8 * k)
 			}
 		}
-	}
+		if got := lineFeeds8(binary.LittleEndian.Uint64(w[:])); got != want {
+			t.Fatalf("lineFeeds8(% x) = %#x, want %#x", w, got, want)
+		}
+	})
 	byteWise := func(doc []byte) bool {
 		for i := range doc {
 			if (i == 0 || doc[i-1] == '\n') && !lineStartOK(doc, i) {

@@ -1,5 +1,7 @@
 package yamljson
 
+import "encoding/binary"
+
 // The scalar readers follow go.yaml.in/yaml/v2's scanner (scannerc.go: yaml_parser_scan_plain_scalar,
 // yaml_parser_scan_flow_scalar, yaml_parser_scan_block_scalar) step for step on the input this package
 // accepts: spaces and line feeds only, so "blank" is a space and every line break is "\n".
@@ -58,6 +60,10 @@ func (p *parser) plainFirstLine(i int) (end int, comment bool, le int) {
 	doc := p.doc
 	le = len(doc)
 	for j := i; j < len(doc); j++ {
+		j = skipNoStops(doc, j)
+		if j == len(doc) {
+			break
+		}
 		c := doc[j]
 		if !lineStops[c] {
 			continue
@@ -111,6 +117,10 @@ func (p *parser) plainLine(i, le int) (end int, comment bool) {
 func (p *parser) indicatorAt(i, le int) (at int, colon bool) {
 	doc := p.doc[:le]
 	for j := i; j < len(doc); j++ {
+		j = skipNoStops(doc, j)
+		if j == len(doc) {
+			break
+		}
 		c := doc[j]
 		if !lineStops[c] {
 			continue
@@ -133,6 +143,20 @@ func (p *parser) indicatorAt(i, le int) (at int, colon bool) {
 
 // lineStops holds the bytes indicatorAt stops at.
 var lineStops = [256]bool{':': true, '#': true, '\n': true}
+
+// skipNoStops returns the offset of the first eight bytes from j that hold a line stop (':', '#' or a line
+// feed), or of the last fewer than eight: a long plain scalar (an inline bundle object's base64, tens of
+// kilobytes a line) is looked at a word at a time instead of a byte at a time.
+func skipNoStops(doc []byte, j int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	has := func(w, c uint64) uint64 { x := w ^ c*ones; return (x - ones) &^ x & highs } // exact: some byte is c
+	for ; j+8 <= len(doc); j += 8 {
+		if w := binary.LittleEndian.Uint64(doc[j:]); has(w, ':')|has(w, '#')|has(w, '\n') != 0 {
+			break
+		}
+	}
+	return j
+}
 
 // quoted reads the single- or double-quoted scalar at i into p.tmp and returns the offset after its
 // closing quote. Its continuation lines must be indented more than parent (go-yaml does not ask for it;

@@ -296,3 +296,27 @@ func TestNumberLikeScalars(t *testing.T) {
 	}
 	t.Logf("%d of %d scalars converted, each as sigs.k8s.io/yaml does", converted, len(scalars))
 }
+
+// TestSkipNoStops: the word-at-a-time skip over a plain scalar never passes a line stop (':', '#', a line
+// feed) and stops within the word holding the first one, whatever the neighbouring bytes (ones next to the
+// stops' values borrow or carry in the word test).
+func TestSkipNoStops(t *testing.T) {
+	for _, fill := range []byte{'A', '9', '+', '/', '=', ';', '"', '"' - 1, '\v', '\t', 0x80, 0xff} {
+		for _, stop := range []byte{':', '#', '\n'} {
+			for pos := range 24 {
+				doc := bytes.Repeat([]byte{fill}, 24)
+				doc[pos] = stop
+				for from := 0; from <= pos; from++ {
+					j := skipNoStops(doc, from)
+					if j < from || j > pos || pos-j >= 8 {
+						t.Fatalf("skipNoStops(%q, %d) = %d, the first stop is at %d", doc, from, j, pos)
+					}
+				}
+			}
+		}
+		doc := bytes.Repeat([]byte{fill}, 21)
+		if j := skipNoStops(doc, 0); j != 16 {
+			t.Fatalf("skipNoStops(%q, 0) = %d, want 16 (the last whole word's end)", doc, j)
+		}
+	}
+}

@@ -59,15 +59,8 @@ func (p *parser) plain(i, parent int) {
 func (p *parser) plainFirstLine(i int) (end int, comment bool, le int) {
 	doc := p.doc
 	le = len(doc)
-	for j := i; j < len(doc); j++ {
-		j = skipNoStops(doc, j)
-		if j == len(doc) {
-			break
-		}
+	for j := nextStop(doc, i); j < len(doc); j = nextStop(doc, j+1) {
 		c := doc[j]
-		if !lineStops[c] {
-			continue
-		}
 		if c == ':' {
 			if p.blank(j + 1) {
 				decline()
@@ -116,16 +109,8 @@ func (p *parser) plainLine(i, le int) (end int, comment bool) {
 // before any comment, and a plain scalar's text ends at its comment, where a ":" before it declines.
 func (p *parser) indicatorAt(i, le int) (at int, colon bool) {
 	doc := p.doc[:le]
-	for j := i; j < len(doc); j++ {
-		j = skipNoStops(doc, j)
-		if j == len(doc) {
-			break
-		}
-		c := doc[j]
-		if !lineStops[c] {
-			continue
-		}
-		switch c {
+	for j := nextStop(doc, i); j < len(doc); j = nextStop(doc, j+1) {
+		switch c := doc[j]; c {
 		case ':':
 			if j+1 == len(doc) || doc[j+1] == ' ' || doc[j+1] == '\n' {
 				return j, true
@@ -141,8 +126,15 @@ func (p *parser) indicatorAt(i, le int) (at int, colon bool) {
 	return -1, false
 }
 
-// lineStops holds the bytes indicatorAt stops at.
+// lineStops holds the bytes plainFirstLine and indicatorAt stop at.
 var lineStops = [256]bool{':': true, '#': true, '\n': true}
+
+// nextStop returns the offset of the first line stop at or after j, or len(doc).
+func nextStop(doc []byte, j int) int {
+	for j = skipNoStops(doc, j); j < len(doc) && !lineStops[doc[j]]; j++ {
+	}
+	return j
+}
 
 // skipNoStops returns the offset of the first eight bytes from j that hold a line stop (':', '#' or a line
 // feed), or of the last fewer than eight: a long plain scalar (an inline bundle object's base64, tens of

@@ -199,30 +199,55 @@ func run(ctx context.Context, opts Options, backend clusterBackend, connect func
 	// CatalogSource serves the head and they must upgrade while the others install fresh.
 	in := &installer{c: c, opts: opts, catalogNS: res.CatalogNamespace, progress: p, interval: 2 * pollEvery}
 	res.Packages = make([]PackageResult, len(opts.Packages))
+	err = baseThenHead{
+		fromBase: func(ctx context.Context, pkg string) PackageResult { return in.install(ctx, pkg, "", "base catalog") },
+		toHead:   func() error { return catalogStep("catalog source (head catalog)", opts.CatalogImage) },
+		install:  func(ctx context.Context, pkg string) PackageResult { return in.install(ctx, pkg, opts.Expect[pkg], "") },
+		upgrade: func(ctx context.Context, pkg string, r *PackageResult) {
+			in.upgrade(ctx, pkg, opts.Expect[pkg], r)
+		},
+	}.run(ctx, opts, res.Packages)
+	if err != nil {
+		return res, err
+	}
+	return res, verdict(ctx, res)
+}
+
+// baseThenHead installs a catalog's packages as both OLMs do: with a base catalog, those it offers
+// (Options.FromBase) install from it first; then toHead makes the catalog serve the head, and the other
+// packages install while those from the base upgrade (when they installed). Its error is toHead's.
+type baseThenHead struct {
+	fromBase func(ctx context.Context, pkg string) PackageResult
+	toHead   func() error
+	install  func(ctx context.Context, pkg string) PackageResult
+	upgrade  func(ctx context.Context, pkg string, r *PackageResult)
+}
+
+func (b baseThenHead) run(ctx context.Context, opts Options, results []PackageResult) error {
 	fromBase := map[string]bool{}
 	for _, pkg := range opts.FromBase {
 		fromBase[pkg] = true
 	}
 	if opts.BaseCatalogImage != "" {
-		parallel(ctx, opts, res.Packages, func(ctx context.Context, i int, pkg string) {
+		parallel(ctx, opts, results, func(ctx context.Context, i int, pkg string) {
 			if fromBase[pkg] {
-				res.Packages[i] = in.install(ctx, pkg, "", "base catalog")
-				res.Packages[i].FromBase = true
+				results[i] = b.fromBase(ctx, pkg)
+				results[i].FromBase = true
 			}
 		})
-		if err := catalogStep("catalog source (head catalog)", opts.CatalogImage); err != nil {
-			return res, err
+		if err := b.toHead(); err != nil {
+			return err
 		}
 	}
-	parallel(ctx, opts, res.Packages, func(ctx context.Context, i int, pkg string) {
+	parallel(ctx, opts, results, func(ctx context.Context, i int, pkg string) {
 		switch {
 		case !fromBase[pkg]:
-			res.Packages[i] = in.install(ctx, pkg, opts.Expect[pkg], "")
-		case res.Packages[i].Succeeded:
-			in.upgrade(ctx, pkg, opts.Expect[pkg], &res.Packages[i])
+			results[i] = b.install(ctx, pkg)
+		case results[i].Succeeded:
+			b.upgrade(ctx, pkg, &results[i])
 		}
 	})
-	return res, verdict(ctx, res)
+	return nil
 }
 
 // verdict is the error of a run whose packages were all tried: none, the failed packages (the change's

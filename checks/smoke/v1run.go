@@ -61,30 +61,20 @@ func runV1(ctx context.Context, opts Options, c *clients, res *Result, step step
 	// ClusterCatalog serves the head, their version is switched to the head's, and the others install.
 	in := &v1installer{c: c, opts: opts, progress: p, interval: 2 * pollEvery, sharer: namesakes(opts.Packages)}
 	res.Packages = make([]PackageResult, len(opts.Packages))
-	fromBase := map[string]bool{}
-	for _, pkg := range opts.FromBase {
-		fromBase[pkg] = true
+	err := baseThenHead{
+		fromBase: func(ctx context.Context, pkg string) PackageResult {
+			return in.install(ctx, pkg, opts.BaseVersions[pkg], "", "base catalog")
+		},
+		toHead: func() error { return catalogStep("cluster catalog (head catalog)", opts.CatalogImage) },
+		install: func(ctx context.Context, pkg string) PackageResult {
+			return in.install(ctx, pkg, opts.Versions[pkg], opts.Expect[pkg], "")
+		},
+		upgrade: in.upgrade,
+	}.run(ctx, opts, res.Packages)
+	if err != nil {
+		markOLM(res.Packages)
+		return err
 	}
-	if opts.BaseCatalogImage != "" {
-		parallel(ctx, opts, res.Packages, func(ctx context.Context, i int, pkg string) {
-			if fromBase[pkg] {
-				res.Packages[i] = in.install(ctx, pkg, opts.BaseVersions[pkg], "", "base catalog")
-				res.Packages[i].FromBase = true
-			}
-		})
-		if err := catalogStep("cluster catalog (head catalog)", opts.CatalogImage); err != nil {
-			markOLM(res.Packages)
-			return err
-		}
-	}
-	parallel(ctx, opts, res.Packages, func(ctx context.Context, i int, pkg string) {
-		switch {
-		case !fromBase[pkg]:
-			res.Packages[i] = in.install(ctx, pkg, opts.Versions[pkg], opts.Expect[pkg], "")
-		case res.Packages[i].Succeeded:
-			in.upgrade(ctx, pkg, &res.Packages[i])
-		}
-	})
 	markOLM(res.Packages)
 	return verdict(ctx, *res)
 }

@@ -47,31 +47,7 @@ func addObject(t *testing.T, b *catalog.Bundle, manifest string) {
 // editCSV rewrites the ClusterServiceVersion object of b with edit.
 func editCSV(t *testing.T, b *catalog.Bundle, edit func(csv map[string]any)) {
 	t.Helper()
-	for i, p := range b.Properties {
-		if p.Type != catalog.PropertyBundleObject {
-			continue
-		}
-		var bo catalog.BundleObject
-		if err := json.Unmarshal(p.Value, &bo); err != nil {
-			t.Fatal(err)
-		}
-		js, err := yaml.YAMLToJSON(bo.Data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var obj map[string]any
-		if err := json.Unmarshal(js, &obj); err != nil {
-			t.Fatal(err)
-		}
-		if obj["kind"] != "ClusterServiceVersion" {
-			continue
-		}
-		edit(obj)
-		bo.Data, _ = json.Marshal(obj)
-		b.Properties[i].Value, _ = json.Marshal(bo)
-		return
-	}
-	t.Fatalf("bundle %s has no ClusterServiceVersion object", b.Name)
+	editObject(t, b, "ClusterServiceVersion", edit)
 }
 
 func lastBundle(c *catalog.Catalog) *catalog.Bundle { return c.Bundles[len(c.Bundles)-1] }

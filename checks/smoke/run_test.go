@@ -126,10 +126,7 @@ func TestRunCrashLoopFailsWithDiagnostics(t *testing.T) {
 	if !strings.Contains(err.Error(), "broken") || strings.Contains(err.Error(), "good") {
 		t.Errorf("error should name only the broken package: %v", err)
 	}
-	byName := map[string]PackageResult{}
-	for _, p := range res.Packages {
-		byName[p.Package] = p
-	}
+	byName := byPackage(res)
 	if !byName["good"].Succeeded {
 		t.Errorf("good failed: %+v", byName["good"])
 	}
@@ -350,4 +347,13 @@ func TestRunEngineDownNamesNodeImage(t *testing.T) {
 	if calls := b.Calls(); len(calls) != 0 {
 		t.Errorf("calls = %q", calls)
 	}
+}
+
+// byPackage is a run's package results by package name.
+func byPackage(res Result) map[string]PackageResult {
+	m := map[string]PackageResult{}
+	for _, p := range res.Packages {
+		m[p.Package] = p
+	}
+	return m
 }

@@ -90,10 +90,7 @@ I1127 applied bundle "broken.v1" for ClusterExtension smoke-broken
 	if !errors.Is(err, ErrPackagesFailed) || diag.CategoryOf(err) != diag.Invalid || strings.Contains(err.Error(), "good") {
 		t.Fatalf("err = %v (category %v), want ErrPackagesFailed/invalid naming only broken\n%s", err, diag.CategoryOf(err), progress)
 	}
-	byName := map[string]PackageResult{}
-	for _, p := range res.Packages {
-		byName[p.Package] = p
-	}
+	byName := byPackage(res)
 	if !byName["good"].Succeeded {
 		t.Errorf("good failed: %+v", byName["good"])
 	}

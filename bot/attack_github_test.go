@@ -9,6 +9,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
+	"github.com/catalogbot/catalogbot/internal/registrytest"
 )
 
 // GitHub applies the POST creating the check run, and the one creating the readiness comment, then
@@ -97,7 +98,7 @@ func TestAttackLongRateLimit(t *testing.T) {
 	})
 	t.Run("publish", func(t *testing.T) {
 		h := newHarness(t)
-		base := pushBase(t, h.reg.Host)
+		base := registrytest.PushBase(t, h.reg.Host)
 		main := h.seedMain(repoConfig + "publish:\n  image: " + h.reg.Host + "/ops/catalog:latest\n  base: " + base + "\n")
 		after := h.releaseFoo("main", main, "catalog-admin")
 		reset := time.Now().Add(time.Hour)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/build"
+	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/pipeline"
 )
 
@@ -16,7 +17,7 @@ import (
 // and the tag never moves to an ancestor of the commit it holds (here: main force-pushed back).
 func TestAttackLatePushMovesTagBackwards(t *testing.T) {
 	h := newHarness(t)
-	base := pushBase(t, h.reg.Host)
+	base := registrytest.PushBase(t, h.reg.Host)
 	target := h.reg.Host + "/ops/catalog:latest"
 	cfg := repoConfig + "publish:\n  image: " + target + "\n  base: " + base + "\n"
 	main := h.seedMain(cfg)
@@ -72,7 +73,7 @@ func TestAttackLatePushMovesTagBackwards(t *testing.T) {
 // supersedes a queued older one, and a late job publishes the branch's tip, never an older commit).
 func TestAttackPublishRaceOneTag(t *testing.T) {
 	h := newHarness(t)
-	base := pushBase(t, h.reg.Host)
+	base := registrytest.PushBase(t, h.reg.Host)
 	target := h.reg.Host + "/ops/catalog:latest"
 	cfg := repoConfig + "publish:\n  image: " + target + "\n  base: " + base + "\n"
 	main := h.seedMain(cfg)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-github/v92/github"
 
 	"github.com/catalogbot/catalogbot/internal/githubtest"
+	"github.com/catalogbot/catalogbot/internal/registrytest"
 )
 
 // describedFoo is foo-operator v0.1.0 and v0.2.0 with a package description.
@@ -373,7 +374,7 @@ func TestMergeGroup(t *testing.T) {
 // commit status; a push whose catalog does not validate fails without moving the tag.
 func TestPushPublishes(t *testing.T) {
 	h := newHarness(t)
-	base := pushBase(t, h.reg.Host)
+	base := registrytest.PushBase(t, h.reg.Host)
 	target := h.reg.Host + "/ops/catalog:latest"
 	cfg := repoConfig + "publish:\n  image: " + target + "\n  base: " + base + "\n"
 	main := h.seedMain(cfg)

@@ -539,22 +539,3 @@ func golden(t *testing.T, name, got string) {
 	t.Helper()
 	goldenpkg.Compare(t, filepath.Join("testdata", "golden", name+".txt"), got, *update)
 }
-
-// pushBase pushes a one-platform stand-in for the opm base image and returns its reference.
-func pushBase(t *testing.T, host string) string {
-	t.Helper()
-	img, err := mutate.ConfigFile(mutate.MediaType(empty.Image, types.OCIManifestSchema1), &v1.ConfigFile{OS: "linux", Architecture: "amd64"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}})
-	tag, err := name.NewTag(host+"/ops/opm-base:v1", name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.WriteIndex(tag, idx); err != nil {
-		t.Fatal(err)
-	}
-	return tag.String()
-}

@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"github.com/catalogbot/catalogbot/internal/registrytest"
+
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +40,7 @@ func serveFileRemotesInProcess(t *testing.T) {
 // test's repositories are made (they are made with git, as people make them).
 func TestChecksMergesAndPublishesWithoutGitExecutable(t *testing.T) {
 	h := newHarness(t)
-	base := pushBase(t, h.reg.Host)
+	base := registrytest.PushBase(t, h.reg.Host)
 	target := h.reg.Host + "/ops/catalog:latest"
 	main := h.seedMain(repoConfig + "publish:\n  image: " + target + "\n  base: " + base + "\n")
 	head := h.label(h.releaseFoo("alice/foo", main, "alice"), "HEAD")

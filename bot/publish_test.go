@@ -1,6 +1,8 @@
 package bot
 
 import (
+	"github.com/catalogbot/catalogbot/internal/registrytest"
+
 	"strings"
 	"testing"
 
@@ -14,7 +16,7 @@ import (
 func TestPushCommitsTheRenderedCatalogBack(t *testing.T) {
 	h := newHarness(t)
 	h.git.Git("config", "receive.denyCurrentBranch", "updateInstead") // the test remote has a work tree
-	base := pushBase(t, h.reg.Host)
+	base := registrytest.PushBase(t, h.reg.Host)
 	target := h.reg.Host + "/ops/catalog:latest"
 	cfg := repoConfig + "references:\n  file: catalog.yaml\npublish:\n  image: " + target + "\n  base: " + base + "\n  commitRendered: true\n"
 	main := h.seedMain(cfg)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestPushPublishesChangedCatalogs(t *testing.T) {
 	h := newHarness(t)
 	h.git.Git("config", "receive.denyCurrentBranch", "updateInstead") // the test remote has a work tree
-	base := pushBase(t, h.reg.Host)
+	base := registrytest.PushBase(t, h.reg.Host)
 	index := h.reg.Host + "/ops/index"
 	cfg := repoConfig + "catalogs:\n  pattern: catalogs/{version}\n  image: " + index + ":{version}\n" +
 		"  migrateLevel: bundle-object-to-csv-metadata\n  migrateFrom: v4.17\npublish:\n  base: " + base + "\n  commitRendered: true\n"

@@ -52,16 +52,7 @@ func newPublishWorld(t *testing.T) publishWorld {
 	t.Helper()
 	ctx := context.Background()
 	reg := registrytest.New(t, nil)
-	w := publishWorld{target: reg.Host + "/ops/catalog:latest", base: reg.Host + "/ops/opm-base:v1"}
-	img, err := mutate.ConfigFile(mutate.MediaType(empty.Image, types.OCIManifestSchema1), &v1.ConfigFile{OS: "linux", Architecture: "amd64"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}})
-	if err := remote.WriteIndex(mustTag(t, w.base), idx); err != nil {
-		t.Fatal(err)
-	}
+	w := publishWorld{target: reg.Host + "/ops/catalog:latest", base: registrytest.PushBase(t, reg.Host)}
 	cfg := baseConfig + "publish:\n  image: " + w.target + "\n  base: " + w.base + "\n"
 	g := initRepo(t, t.TempDir())
 	at := func(versions ...string) tree {
@@ -71,6 +62,7 @@ func newPublishWorld(t *testing.T) publishWorld {
 	w.b = g.commit(ctx, t, at("0.1.0", "0.2.0"), "foo 0.2.0", "catalog-admin")
 	g.branch(t, "side", w.a)
 	w.side = g.commit(ctx, t, at("0.1.0", "0.3.0"), "foo 0.3.0", "catalog-admin")
+	var err error
 	if w.repo, err = gitrepo.Open(g.dir); err != nil {
 		t.Fatal(err)
 	}

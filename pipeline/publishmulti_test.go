@@ -7,11 +7,6 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/gitrepo"
@@ -31,16 +26,7 @@ type multiPublishWorld struct {
 func newMultiPublishWorld(t *testing.T, extra string) multiPublishWorld {
 	t.Helper()
 	reg := registrytest.New(t, nil)
-	base := reg.Host + "/ops/opm-base:v1"
-	img, err := mutate.ConfigFile(mutate.MediaType(empty.Image, types.OCIManifestSchema1), &v1.ConfigFile{OS: "linux", Architecture: "amd64"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}})
-	if err := remote.WriteIndex(mustTag(t, base), idx); err != nil {
-		t.Fatal(err)
-	}
+	base := registrytest.PushBase(t, reg.Host)
 	w := multiPublishWorld{index: reg.Host + "/ops/index"}
 	w.cfg = strings.Replace(multiConfig, "image: registry.example.test/index:{version}", "image: "+w.index+":{version}", 1) +
 		"publish:\n  base: " + base + "\n" + extra

@@ -6,11 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 )
@@ -20,16 +16,7 @@ import (
 // placeholder it cannot fill is a usage error.
 func TestPublishKubernetesTag(t *testing.T) {
 	reg := registrytest.New(t, nil)
-	base := reg.Host + "/ops/opm-base:v1"
-	img, err := mutate.ConfigFile(mutate.MediaType(empty.Image, types.OCIManifestSchema1), &v1.ConfigFile{OS: "linux", Architecture: "amd64"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex),
-		mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}})
-	if err := remote.WriteIndex(mustRef(t, base), idx); err != nil {
-		t.Fatal(err)
-	}
+	base := registrytest.PushBase(t, reg.Host)
 	dir := writeCatalog(t, map[string]string{"foo/catalog.json": catalogFile("quay.io/example/foo-bundle@" + digest)})
 	image := reg.Host + "/ops/index:v4.16"
 	follow := "v{kube_major_version}.{kube_minor_version}"

@@ -84,6 +84,26 @@ const kubeGreenFile = "catalog/kube-green/catalog.json"
 // bundle in olm.csv.metadata form only (policy.bundleImages as given), its registry requests through rt.
 func csvMetadataBundleOn(t *testing.T, host string, rt http.RoundTripper) (image, bundle string, run func(images bool) report.Stage) {
 	t.Helper()
+	image, bundle, cat := csvMetadataCatalog(t, host)
+	return image, bundle, func(images bool) report.Stage {
+		base := tree{files: map[string]string{".catalogbot.yaml": imagesPolicyConfig(images), kubeGreenFile: cat}}
+		return stageOf(t, runMulti(t, base, base.with(map[string]string{kubeGreenFile: cat + "\n"}), remote.WithTransport(rt)), "policy")
+	}
+}
+
+// imagesPolicyConfig is a configuration with the community and olmv1 presets, reading bundle images when images.
+func imagesPolicyConfig(images bool) string {
+	c := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\npolicy:\n  presets: [community, olmv1]\n"
+	if images {
+		c += "  bundleImages: true\n"
+	}
+	return c
+}
+
+// csvMetadataCatalog pushes kube-green 0.7.0's bundle image to the registry at host and returns it, its
+// bundle's name, and a catalog file holding that bundle in olm.csv.metadata form only.
+func csvMetadataCatalog(t *testing.T, host string) (image, bundle, cat string) {
+	t.Helper()
 	dir := shareddata.Dir(t, "bundles", "kube-green", "0.7.0")
 	image = host + "/ops/kube-green-bundle:v0.7.0"
 	if err := remote.Write(mustTag(t, image), registrytest.BundleImage(t, dir)); err != nil {
@@ -100,19 +120,27 @@ func csvMetadataBundleOn(t *testing.T, host string, rt http.RoundTripper) (image
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat := `{"schema": "olm.package", "name": "kube-green", "defaultChannel": "alpha"}
+	cat = `{"schema": "olm.package", "name": "kube-green", "defaultChannel": "alpha"}
 {"schema": "olm.channel", "name": "alpha", "package": "kube-green", "entries": [{"name": "` + b.Name + `"}]}
 ` + string(blob)
-	config := func(images bool) string {
-		c := "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\npolicy:\n  presets: [community, olmv1]\n"
-		if images {
-			c += "  bundleImages: true\n"
-		}
-		return c
-	}
-	return image, b.Name, func(images bool) report.Stage {
-		base := tree{files: map[string]string{".catalogbot.yaml": config(images), kubeGreenFile: cat}}
-		return stageOf(t, runMulti(t, base, base.with(map[string]string{kubeGreenFile: cat + "\n"}), remote.WithTransport(rt)), "policy")
+	return image, b.Name, cat
+}
+
+// A pull request cannot switch the policy off for itself: its own .catalogbot.yaml dropping the presets
+// and policy.bundleImages changes nothing; the base branch's configuration decides, so the bundle's
+// objects are still read from its image and operator-framework's validators still report.
+func TestAttackPolicySwitchedOffByTheChange(t *testing.T) {
+	reg := registrytest.New(t, nil)
+	_, bundle, cat := csvMetadataCatalog(t, reg.Host)
+	base := tree{files: map[string]string{".catalogbot.yaml": imagesPolicyConfig(true), kubeGreenFile: cat}}
+	head := base.with(map[string]string{kubeGreenFile: cat + "\n",
+		".catalogbot.yaml": "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\npolicy:\n  presets: []\n"})
+	st := stageOf(t, runMulti(t, base, head, remote.WithTransport(onlyHost{reg.Host})), "policy")
+	found := slices.ContainsFunc(st.Diagnostics, func(d diag.Diagnostic) bool {
+		return d.Bundle == bundle && d.Rule == "policy-of-good-practices"
+	})
+	if !found || !strings.Contains(st.Summary, "the objects of 1 bundle read from their images") {
+		t.Fatalf("the change's configuration loosened the policy: %s %s %v", st.Status, st.Summary, st.Diagnostics)
 	}
 }
 

@@ -96,16 +96,7 @@ func TestStoreRendersEachImageOnce(t *testing.T) {
 func TestTagResolvedBeforeSeed(t *testing.T) {
 	reg := newRegistry(t, "etcd/0.9.4")
 	tag := reg.tag["etcd/0.9.4"]
-	stale := &catalog.Bundle{Schema: catalog.SchemaBundle, Name: "etcdoperator.v0.0.1-stale", Package: "etcd", Image: tag,
-		Properties: []catalog.Property{{Type: catalog.PropertyPackage, Value: []byte(`{"packageName":"etcd","version":"0.0.1"}`)}}}
-	store := NewStore("")
-	if err := store.Seed(&catalog.Catalog{Bundles: []*catalog.Bundle{stale}}, false); err != nil {
-		t.Fatal(err)
-	}
-	pull, err := render.NewBundleImages(render.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, pull := staleSeed(t, tag)
 	// The seeded bundle is in the olm.csv.metadata form (it has no olm.bundle.object), as in a catalog
 	// from v4.17 on.
 	text := []byte("schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: " + tag + "\n")
@@ -133,16 +124,7 @@ func TestTagResolvedBeforeSeed(t *testing.T) {
 func TestDriftGateResolvesOnlyWhatTheChangeAdds(t *testing.T) {
 	reg := newRegistry(t, "etcd/0.9.4", "etcd/0.9.2")
 	untouched := reg.tag["etcd/0.9.4"] // committed, and moved since: the seed holds an older render
-	stale := &catalog.Bundle{Schema: catalog.SchemaBundle, Name: "etcdoperator.v0.0.1-stale", Package: "etcd", Image: untouched,
-		Properties: []catalog.Property{{Type: catalog.PropertyPackage, Value: []byte(`{"packageName":"etcd","version":"0.0.1"}`)}}}
-	store := NewStore("")
-	if err := store.Seed(&catalog.Catalog{Bundles: []*catalog.Bundle{stale}}, false); err != nil {
-		t.Fatal(err)
-	}
-	pull, err := render.NewBundleImages(render.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, pull := staleSeed(t, untouched)
 	opts := Options{MigrateLevel: MigrateCSVMetadata}
 	gate := &Images{Store: store, Pull: pull, SeededTags: true}
 	tmpl := func(added string) []byte {
@@ -150,7 +132,7 @@ func TestDriftGateResolvesOnlyWhatTheChangeAdds(t *testing.T) {
 	}
 
 	down := "127.0.0.1:1/gone/etcd-bundle:v0.0.3"
-	_, err = Render(context.Background(), tmpl(down), "operators/etcd/catalog-templates/t.yaml", gate, opts)
+	_, err := Render(context.Background(), tmpl(down), "operators/etcd/catalog-templates/t.yaml", gate, opts)
 	results := []Result{{Job: Job{Package: "etcd", CI: "operators/etcd/ci.yaml", Catalog: Catalog{Name: "v4.20", Dir: "catalogs/v4.20"}}, Err: err}}
 	ds := Diagnostics(t.TempDir(), results, false)
 	if len(ds) != 1 || !ds[0].IsInfra() || !strings.Contains(ds[0].Message, down) || strings.Contains(ds[0].Message, untouched) || ds[0].Line != 6 {
@@ -213,4 +195,21 @@ func TestSeededBundlesAreNotPulled(t *testing.T) {
 			t.Errorf("the committed bundle was asked for: %s", p)
 		}
 	}
+}
+
+// staleSeed is a store seeded with an older render of the bundle at tag (etcdoperator.v0.0.1-stale, as a
+// committed catalog holds it after the tag moved), and a bundle puller.
+func staleSeed(t *testing.T, tag string) (*Store, *render.BundleImages) {
+	t.Helper()
+	stale := &catalog.Bundle{Schema: catalog.SchemaBundle, Name: "etcdoperator.v0.0.1-stale", Package: "etcd", Image: tag,
+		Properties: []catalog.Property{{Type: catalog.PropertyPackage, Value: []byte(`{"packageName":"etcd","version":"0.0.1"}`)}}}
+	store := NewStore("")
+	if err := store.Seed(&catalog.Catalog{Bundles: []*catalog.Bundle{stale}}, false); err != nil {
+		t.Fatal(err)
+	}
+	pull, err := render.NewBundleImages(render.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, pull
 }

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/catalogbot/catalogbot/internal/githubtest"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 )
 
@@ -24,12 +25,7 @@ publish:
 // change (action_required, naming bot.yaml's smoke section), never a silent pass.
 func TestSmokeWithoutClusterIsActionRequired(t *testing.T) {
 	h := newHarness(t)
-	main := h.seedMain(smokeRepoConfig)
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(30, "alice", head, main)
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(30, "alice", head, main, nil))
-	h.waitIdle()
-	cr := h.lastCheckRun()
+	cr := h.smokePR(30, smokeRepoConfig)
 	if cr.Conclusion != "action_required" || !strings.Contains(cr.Output.Text+cr.Output.Summary, "smoke section of the bot's configuration") {
 		t.Fatalf("check run %s %q:\n%s\n%s", cr.Conclusion, cr.Output.Title, cr.Output.Summary, cr.Output.Text)
 	}
@@ -51,12 +47,7 @@ current-context: dead
 		t.Fatal(err)
 	}
 	h := newHarness(t, func(h *harness) { h.cfg.Smoke.Kubeconfig = kubeconfig })
-	main := h.seedMain(smokeRepoConfig)
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(31, "alice", head, main)
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(31, "alice", head, main, nil))
-	h.waitIdle()
-	cr := h.lastCheckRun()
+	cr := h.smokePR(31, smokeRepoConfig)
 	out := cr.Output.Summary + cr.Output.Text
 	if cr.Conclusion != "failure" || !strings.Contains(out, "127.0.0.1:1") || strings.Contains(out, "no cluster settings") {
 		t.Fatalf("check run %s %q:\n%s", cr.Conclusion, cr.Output.Title, out)
@@ -164,12 +155,7 @@ current-context: dead
 	if in := h.bot.smokeInput(); in.OLM != "v1" || in.OLMv1ManifestsDir != manifests || in.Registry != reg.Host+"/catalogbot-smoke" {
 		t.Fatalf("smoke input %+v", in)
 	}
-	main := h.seedMain(smokeRepoConfig)
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(32, "alice", head, main)
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(32, "alice", head, main, nil))
-	h.waitIdle()
-	cr := h.lastCheckRun()
+	cr := h.smokePR(32, smokeRepoConfig)
 	out := cr.Output.Summary + cr.Output.Text
 	if cr.Conclusion != "failure" || !strings.Contains(out, "OLM v1") || !strings.Contains(out, "clustercatalogs.olm.operatorframework.io") {
 		t.Fatalf("check run %s %q:\n%s", cr.Conclusion, cr.Output.Title, out)
@@ -185,15 +171,22 @@ current-context: dead
 // infrastructure error after smoke.timeout; nothing merged.
 func TestSmokeOLMv1WithoutRegistryIsActionRequired(t *testing.T) {
 	h := newHarness(t, func(h *harness) { h.cfg.Smoke.Kubeconfig = filepath.Join(t.TempDir(), "unused") })
-	main := h.seedMain(strings.Replace(smokeRepoConfig, "  enabled: true\n", "  enabled: true\n  olm: v1\n", 1))
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(33, "alice", head, main)
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(33, "alice", head, main, nil))
-	h.waitIdle()
-	cr := h.lastCheckRun()
+	cr := h.smokePR(33, strings.Replace(smokeRepoConfig, "  enabled: true\n", "  enabled: true\n  olm: v1\n", 1))
 	out := cr.Output.Summary + cr.Output.Text
 	if cr.Conclusion != "action_required" || !strings.Contains(out, "smoke.registry in bot.yaml") {
 		t.Fatalf("check run %s %q:\n%s", cr.Conclusion, cr.Output.Title, out)
 	}
 	h.requireNotMerged(33, "the OLM v1 smoke install could not run")
+}
+
+// smokePR opens pull request n by alice releasing foo on a main branch holding the repository
+// configuration cfg, waits for the bot to settle, and returns the last check run.
+func (h *harness) smokePR(n int, cfg string) githubtest.CheckRun {
+	h.t.Helper()
+	main := h.seedMain(cfg)
+	head := h.releaseFoo("alice/foo", main, "alice")
+	h.openPR(n, "alice", head, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(n, "alice", head, main, nil))
+	h.waitIdle()
+	return h.lastCheckRun()
 }

@@ -21,10 +21,14 @@ KO_NODE_IMAGE="catalogbot.local/kind-node:${KO_K8S_VERSION}"
 KO_IMAGE_REPO=registry.k8s.io
 
 export GONOSUMDB="${GONOSUMDB:+$GONOSUMDB,}github.com/operator-framework/operator-lifecycle-manager"
-# Builds of other modules (throwaway modules, module-cache directories) need -mod=mod; builds inside this
-# repository must not use it (it would rewrite go.mod): see ko_repo_go.
-export GOFLAGS=-mod=mod
-ko_repo_go() { (cd "$KO_REPO" && GOFLAGS= go "$@"); }
+# Builds of other modules (throwaway modules, module-cache directories) need -mod=mod and no workspace: a
+# caller's GOWORK (hack/test.sh runs the lane in hack/go.work) would put them in workspace mode, where go
+# refuses -mod=mod. Builds inside this repository use the workspace that holds the product and the tools
+# modules and no -mod=mod (it would rewrite go.mod): see ko_repo_go. Every go command of the lane runs
+# under one of these two settings, whatever the caller's environment (TestLaneIgnoresCallersWorkspace).
+KO_GOWORK="$KO_REPO/hack/go.work"
+export GOWORK=off GOFLAGS=-mod=mod
+ko_repo_go() { (cd "$KO_REPO" && GOWORK="$KO_GOWORK" GOFLAGS= go "$@"); }
 
 ko_now() { date +%s; }
 KO_T0=${KO_T0:-$(ko_now)}

@@ -152,7 +152,9 @@ func (m *merger) entry(p string, o, a, b entry) (entry, error) {
 		h, err := m.tree(p, o.hash, a.hash, b.hash)
 		return entry{h, filemode.Dir}, err
 	}
-	isText := func(e entry) bool { return !e.absent() && (e.mode == filemode.Regular || e.mode == filemode.Executable) }
+	isText := func(e entry) bool {
+		return !e.absent() && (e.mode == filemode.Regular || e.mode == filemode.Executable)
+	}
 	if isText(o) && isText(a) && isText(b) && a.mode == b.mode {
 		merged, ok, err := m.blobs(o.hash, a.hash, b.hash)
 		if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/config"
-	"github.com/catalogbot/catalogbot/gitrepo"
 )
 
 // Cmd is one slash command of a comment.
@@ -303,13 +302,5 @@ func (jc *jobCtx) baseRulesOf(ctx context.Context, pr *ghclient.PullRequest) (*b
 	if err != nil {
 		return nil, err
 	}
-	repo, err := gitrepo.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	base, err := repo.MergeBase(tip, pr.HeadSHA)
-	if err != nil {
-		return nil, err
-	}
-	return loadBaseRules(ctx, dir, tip, base, pr.HeadSHA)
+	return loadBaseRules(ctx, dir, tip, pr.HeadSHA)
 }

@@ -6,15 +6,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
 )
 
-// TouchedPackages attributes files by the packages their blobs name, in both layouts: a deprecation of
+// A prepared change attributes files by the packages their blobs name, in both layouts: a deprecation of
 // bar in foo's directory is bar's; a file naming no package in a directory whose package is otherwise
 // untouched is nobody's (a maintainer's); operators/<pkg>/ is pkg's only in a template-driven layout.
-func TestTouchedPackagesByBlobIdentity(t *testing.T) {
+func TestChangeAttributesByBlobIdentity(t *testing.T) {
 	pkg := func(name string) string {
 		return `{"schema": "olm.package", "name": "` + name + `", "defaultChannel": "stable"}` + "\n"
 	}
@@ -37,14 +36,15 @@ func TestTouchedPackagesByBlobIdentity(t *testing.T) {
 			head := map[string]string{tc.dir + "/foo/notes.json": deprecation, tc.dir + "/foo/README.md": "# foo\n",
 				"operators/baz/ci.yaml": "reviewers: [x]\n", "README.md": "# repo\n"}
 			repo := changeRepo(t, base, head, "alice")
-			cfg, ds, err := config.ParseConfig(config.ConfigFile, []byte(tc.config))
-			if err != nil {
-				t.Fatalf("%v: %v", err, ds)
+			rules, st := pipeline.LoadRules(repo, "main")
+			if rules == nil {
+				t.Fatalf("rules: %+v", st)
 			}
-			at, err := pipeline.TouchedPackages(ctx, repo, cfg, "main", "pr")
+			ch, err := pipeline.PrepareMerge(ctx, repo, rules, "main", "pr")
 			if err != nil {
 				t.Fatal(err)
 			}
+			at := ch.Attribution
 			if len(at.Packages) != len(tc.want) {
 				t.Errorf("packages %v, want %v", at.Packages, tc.want)
 			}
@@ -84,14 +84,14 @@ func TestAttackApprovalByDirectoryOwner(t *testing.T) {
 			if rules == nil {
 				t.Fatalf("rules: %+v", st)
 			}
-			pkgs, outside, err := rules.ChangedPackages(ctx, repo, "main", "pr")
+			ch, err := pipeline.PrepareMerge(ctx, repo, rules, "main", "pr")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(pkgs, []string{"bar"}) || outside {
-				t.Fatalf("changed packages %v (outside %v), want [bar]", pkgs, outside)
+			if pkgs := ch.Packages(); !slices.Equal(pkgs, []string{"bar"}) || ch.Outside() {
+				t.Fatalf("changed packages %v (outside %v), want [bar]", pkgs, ch.Outside())
 			}
-			pol, err := rules.ApprovalPolicy(repo, pkgs, outside)
+			pol, err := ch.ApprovalPolicy()
 			if err != nil {
 				t.Fatal(err)
 			}

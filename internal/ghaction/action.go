@@ -136,11 +136,12 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 		}
 	}
 	// the change is prepared once: what lands (the merge into the tip), its files, packages and layout
-	in.Change, err = prepare(ctx, repo, tip, pr.Head.SHA)
+	c := checked{tip: tip}
+	c.change, c.configError, err = prepare(ctx, repo, tip, pr.Head.SHA)
 	if err != nil {
 		return nil, fmt.Errorf("pull request #%d (%s into %s): %w (check out with fetch-depth: 0 so both revisions are present)", pr.Number, short(pr.Head.SHA), short(tip), err)
 	}
-	if in.Change == nil {
+	if in.Change = c.change; in.Change == nil {
 		in.Base, in.Head = tip, pr.Head.SHA // the tip's configuration is invalid: the config stage says why
 	}
 	if gh != nil {
@@ -158,7 +159,8 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 		if gh == nil {
 			return nil, diag.UsageError(fmt.Errorf("merge: true needs a token that may merge: pass github-token"))
 		}
-		st, sha := mergeIfReady(ctx, gh, ghRepo, checked{change: in.Change, tip: tip, approvers: in.Approvers}, ev, r)
+		c.approvers = in.Approvers
+		st, sha := mergeIfReady(ctx, gh, ghRepo, c, ev, r)
 		r.Stages = append(r.Stages, st)
 		r.Outputs["merged"] = fmt.Sprint(sha != "")
 		if sha != "" {
@@ -168,14 +170,18 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 	return r, nil
 }
 
-// prepare loads the rules of tip and prepares the merge of head into it; nil when tip's configuration is
-// invalid (nothing can be decided under it).
-func prepare(ctx context.Context, repo *gitrepo.Repo, tip, head string) (*pipeline.Change, error) {
-	rules, _ := pipeline.LoadRules(repo, tip)
+// prepare loads the rules of tip and prepares the merge of head into it; nil and why when tip's
+// configuration is invalid (nothing can be decided under it).
+func prepare(ctx context.Context, repo *gitrepo.Repo, tip, head string) (*pipeline.Change, string, error) {
+	rules, st := pipeline.LoadRules(repo, tip)
 	if rules == nil {
-		return nil, nil
+		if st.Err == "" {
+			return nil, st.Summary, nil
+		}
+		return nil, st.Err, nil
 	}
-	return pipeline.PrepareMerge(ctx, repo, rules, tip, head)
+	ch, err := pipeline.PrepareMerge(ctx, repo, rules, tip, head)
+	return ch, "", err
 }
 
 // emit writes the annotations, the text report, the step summary and the outputs.

@@ -19,11 +19,12 @@ import (
 const HoldLabel = "do-not-merge/hold"
 
 // checked is what the run's check judged: the prepared change (the merge of the head into tip; nil when
-// tip's configuration is invalid) and the approvals it weighed.
+// tip's configuration is invalid, configError says why) and the approvals it weighed.
 type checked struct {
-	change    *pipeline.Change
-	tip       string
-	approvers []string
+	change      *pipeline.Change
+	configError string
+	tip         string
+	approvers   []string
 }
 
 // mergeIfReady gathers the facts of the merge decision (checks/merge, the bot's too) and merges the pull
@@ -44,15 +45,16 @@ func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, c
 		return fail(report.Error, err)
 	}
 	f := merge.Facts{
-		Check: &merge.Check{Verdict: string(r.Verdict()), HeadSHA: pr.Head.SHA, BaseRef: pr.Base.Ref, BaseTip: c.tip, Approvers: c.approvers},
+		Check: &merge.Check{Verdict: string(r.Verdict()), HeadSHA: pr.Head.SHA, BaseRef: pr.Base.Ref, BaseTip: c.tip},
 		Head:  now.HeadSHA, BaseRef: now.BaseRef,
 		State: now.State, Merged: now.Merged, Draft: now.Draft, Mergeable: now.Mergeable, Labels: now.Labels,
 		HoldLabel: HoldLabel, ConfigFile: config.ConfigFile,
 	}
 	method := config.Default().Merge.Method
 	if c.change == nil {
-		f.ConfigError = config.ConfigFile + " on the base branch's tip " + short(c.tip) + " is invalid (see the config stage)"
+		f.ConfigError = c.configError
 	} else {
+		f.Check.Approvers = c.approvers // weighed again below, read now
 		cfg := c.change.Rules.Config
 		method, f.RequiredApprovals, f.RequiredLabels = cfg.Merge.Method, cfg.Merge.RequiredApprovals, cfg.Merge.RequiredLabels
 		pol, err := c.change.ApprovalPolicy()

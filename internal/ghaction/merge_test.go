@@ -176,3 +176,41 @@ func TestAttackActionMergesABranchBehindTheBase(t *testing.T) {
 		t.Errorf("verdict %s, want the merge's duplicate bundle reported:\n%s", r.Verdict(), stdout.String())
 	}
 }
+
+// TestAttackActionApprovalWithdrawnBeforeMerge: dave, who owns nothing, releases foo; alice, foo's owner,
+// approved when the run read the reviews for its owners stage, which allowed the change on her approval,
+// and requests changes before the run merges. The approvals are read again at the merge decision: the
+// check's verdict rested on an approval that is gone, so nothing merges (before, it merged).
+func TestAttackActionApprovalWithdrawnBeforeMerge(t *testing.T) {
+	const full = "Codertocat/Hello-World"
+	dir, base, head := repoWithConfig(t, "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [admin]\nowners:\n  foo: [alice]\n")
+	gh := githubtest.New(t)
+	gh.AddRepo(full)
+	gh.SetRef(full, "heads/main", base)
+	gh.AddPullRequest(full, githubtest.PullRequest{Number: 1, User: "dave", HeadSHA: head, BaseRef: "main", BaseSHA: base})
+	gh.AddReview(full, 1, githubtest.Review{User: "alice", State: "APPROVED", CommitID: head})
+	gh.AddReview(full, 1, githubtest.Review{User: "alice", State: "CHANGES_REQUESTED", CommitID: head})
+	// the run's first read of the reviews (for the owners stage) sees alice's approval only
+	approved := fmt.Sprintf(`[{"id":1,"node_id":"PRR_1","user":{"login":"alice","id":2,"type":"User"},"body":"","state":"APPROVED","commit_id":"%s",`+
+		`"html_url":"https://github.com/%[2]s/pull/1#pullrequestreview-1","pull_request_url":"%[3]s/repos/%[2]s/pulls/1","author_association":"OWNER",`+
+		`"submitted_at":"2026-01-01T00:00:00Z"}]`, head, full, gh.URL)
+	gh.InjectFault("GET", "/repos/"+full+"/pulls/1/reviews", 1, githubtest.Fault{Status: http.StatusOK,
+		Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}, Body: approved})
+	tmp := t.TempDir()
+	env := map[string]string{
+		"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": prPayload(t, 1, base, head, "dave"),
+		"GITHUB_OUTPUT": filepath.Join(tmp, "out"), "GITHUB_API_URL": gh.URL, "CATALOGBOT_GITHUB_TOKEN": "ghs_x",
+	}
+	var stdout bytes.Buffer
+	r, err := Run(context.Background(), func(k string) string { return env[k] }, &stdout, &bytes.Buffer{}, Options{RepoDir: dir, SkipImages: true, Merge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Stages[0].Status != "pass" {
+		t.Fatalf("the owners stage did not weigh alice's approval:\n%s", stdout.String())
+	}
+	outs := readOutputs(t, env["GITHUB_OUTPUT"])
+	if merged, _ := gh.Merged(full, 1); merged || outs["merge_unmet"] != "check-approvals" {
+		t.Fatalf("merged %v, merge_unmet %q: want not merged on a withdrawn approval\n%s", merged, outs["merge_unmet"], stdout.String())
+	}
+}

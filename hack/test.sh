@@ -58,8 +58,9 @@ if [ "$lane_mode" != off ]; then
   step "kind offline lane: started in the background ($(bash hack/kind-offline/lane.sh status | grep -c MISSING) cache steps to build; log: $lane_log)"
   lane_job >"$lane_log" 2>&1 & lane_pid=$!
 fi
-# The rest yields the CPU to the lane's chain (its cache build is the critical path on a cold machine).
-renice -n 10 -p $$ >/dev/null 2>&1 || true
+# The rest yields the CPU to the lane's chain (its cache build is the critical path on a cold machine): ten
+# steps nicer than this script was started with (renice takes an absolute value).
+renice -n $(( $(nice) + 10 )) -p $$ >/dev/null 2>&1 || true
 
 step "downloading modules"
 go mod download

@@ -13,43 +13,6 @@ import (
 	"github.com/catalogbot/catalogbot/gitrepo"
 )
 
-// Cmd is one slash command of a comment.
-type Cmd struct {
-	Name string `json:"name"` // retest, hold, unhold, approve
-	Arg  string `json:"arg,omitempty"`
-}
-
-// parseCommands finds the commands of a comment: lines that start with /retest, /hold, /unhold or
-// /approve ("/hold cancel" is /unhold, as in Prow; /approve keeps its argument: "cancel" withdraws, any
-// other is refused). Quoted lines and code blocks are skipped.
-func parseCommands(body string) []Cmd {
-	var out []Cmd
-	fence := false
-	for _, line := range strings.Split(body, "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "```") {
-			fence = !fence
-			continue
-		}
-		if fence || !strings.HasPrefix(line, "/") {
-			continue
-		}
-		fields := strings.Fields(line)
-		name := strings.ToLower(strings.TrimPrefix(fields[0], "/"))
-		arg := ""
-		if len(fields) > 1 {
-			arg = strings.ToLower(fields[1])
-		}
-		switch {
-		case name == "hold" && arg == "cancel":
-			out = append(out, Cmd{Name: "unhold"})
-		case name == "retest", name == "hold", name == "unhold", name == "approve":
-			out = append(out, Cmd{Name: name, Arg: arg})
-		}
-	}
-	return out
-}
-
 // commands carries out a comment's commands. Every command gets a reaction: +1 when done, -1 with a
 // reply saying why when refused.
 func (jc *jobCtx) commands(ctx context.Context) error {

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"bytes"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -112,27 +111,6 @@ func TestLoggerRedactsCredentials(t *testing.T) {
 	}
 	if !strings.Contains(out, `"repo":"octo/catalog"`) || !strings.Contains(out, `"token":"[redacted]"`) {
 		t.Errorf("log = %s", out)
-	}
-}
-
-func TestParseCommands(t *testing.T) {
-	for body, want := range map[string]string{
-		"/retest":                               "[{retest }]",
-		"LGTM\r\n/approve\n/hold":               "[{approve } {hold }]",
-		"/hold cancel":                          "[{unhold }]",
-		"  /UNHOLD  ":                           "[{unhold }]",
-		"please /retest":                        "[]",
-		"```\n/approve\n```":                    "[]",
-		"/lgtm\n/assign @x":                     "[]",
-		"> /approve (quoted from someone else)": "[]",
-	} {
-		got := fmt.Sprint(parseCommands(body))
-		if got == "[]" && want == "[]" {
-			continue
-		}
-		if got != want {
-			t.Errorf("parseCommands(%q) = %s, want %s", body, got, want)
-		}
 	}
 }
 

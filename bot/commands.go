@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/gitrepo"
 )
@@ -44,15 +43,6 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 			}
 		}
 		return br, nil
-	}
-	// privileged: a maintainer or an owner of a package the pull request changes, under the base branch
-	// tip's rules (false when they are invalid: nothing is loosened).
-	privileged := func() (bool, error) {
-		br, err := rulesOf()
-		if err != nil || br.rules == nil {
-			return false, err
-		}
-		return br.mayAct(ctx, user, jc.lookup(), false)
 	}
 	for _, c := range jc.task.Commands {
 		if c.Name == "retest" {
@@ -91,43 +81,38 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
 					return err
 				}
-				if err := jc.b.store.addHold(ctx, jc.task.Repo, pr.Number, user); err != nil {
+				if err := jc.b.store.recordHold(ctx, jc.task.Repo, pr.Number, user, viaCommand); err != nil {
 					return err
 				}
 				evaluate = true
 			}
 			accepted = true
 		case "unhold":
-			// Whoever placed a hold may lift it; anyone else's (or one of unknown origin) only a maintainer
-			// or an owner.
-			holders, err := jc.b.store.holders(ctx, jc.task.Repo, pr.Number)
+			// The history decides, not the label (syncHold makes the label its mirror first).
+			hold, err := jc.syncHold(ctx, pr)
 			if err != nil {
 				return err
 			}
-			if !pr.HasLabel(jc.b.cfg.Checks.HoldLabel) && len(holders) == 0 {
+			if !hold.Held {
 				accepted = true // not on hold: nothing to lift
 				continue
 			}
-			ok := approval.MayLiftHold(user, holders, false)
-			if !ok && !strings.EqualFold(user, pr.Author) { // the author lifts only the author's own hold
-				if ok, err = privileged(); err != nil {
-					return err
-				}
+			ok, err := jc.mayLift(ctx, pr, hold, user)
+			if err != nil {
+				return err
 			}
 			if !ok {
-				refusals = append(refusals, unholdRefusal(user, holders))
+				refusals = append(refusals, unholdRefusal(user, hold))
 				continue
 			}
 			// The removal the bot hears of next is its own: noted first, so it is not taken for another app's.
-			if pr.HasLabel(jc.b.cfg.Checks.HoldLabel) {
-				if err := jc.b.store.noteLift(ctx, jc.task.Repo, pr.Number); err != nil {
-					return err
-				}
+			if err := jc.b.store.noteLift(ctx, jc.task.Repo, pr.Number); err != nil {
+				return err
 			}
 			if err := jc.gh.RemoveLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
 				return err
 			}
-			if err := jc.b.store.clearHold(ctx, jc.task.Repo, pr.Number); err != nil {
+			if err := jc.b.store.recordLift(ctx, jc.task.Repo, pr.Number, user, viaCommand); err != nil {
 				return err
 			}
 			accepted, evaluate = true, true
@@ -246,14 +231,6 @@ func (jc *jobCtx) approvesEarlierHead(ctx context.Context, pr *ghclient.PullRequ
 		return !ok, err
 	}
 	return seen.After(at.Add(commentSkew)), nil
-}
-
-func unholdRefusal(user string, holders []string) string {
-	if len(holders) == 0 {
-		return fmt.Sprintf("`/unhold`: the hold was not placed by @%s; only a maintainer or an owner of a package this pull request changes (not its author) may lift it", user)
-	}
-	return fmt.Sprintf("`/unhold`: the hold was placed by %s; only they, a maintainer or an owner of a package this pull request changes (not its author) may lift it",
-		"@"+strings.Join(holders, ", @"))
 }
 
 // baseRulesOf loads the rules of pull request pr from its base branch's current tip (as GitHub has it).

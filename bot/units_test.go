@@ -124,7 +124,7 @@ func TestReadinessConditions(t *testing.T) {
 		Settings: settings{RequiredApprovals: 2, RequiredLabels: []string{"lgtm"}}}
 	res := approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"}, Ineligible: []string{"mallory"},
 		Stale: []approval.Stale{{User: "carol", SHA: strings.Repeat("b", 40)}}, CouldApprove: []string{"admin", "bob", "carol"}}
-	cs := b.conditions(pr, r, res, []string{"admin"})
+	cs := b.conditions(pr, r, res, holdState{Held: true, Holders: []string{"admin"}})
 	if merge.Ready(cs) {
 		t.Fatal("all met")
 	}
@@ -143,21 +143,21 @@ func TestReadinessConditions(t *testing.T) {
 	}
 	pr.Labels, pr.Mergeable = []string{"LGTM"}, nil
 	two := approval.Result{Current: []string{"bob", "carol"}, Counted: []string{"bob", "carol"}}
-	if !merge.Ready(b.conditions(pr, r, two, nil)) {
+	if !merge.Ready(b.conditions(pr, r, two, holdState{})) {
 		t.Error("not met with two approvals, the label and no hold")
 	}
-	if merge.Ready(b.conditions(pr, nil, two, nil)) {
+	if merge.Ready(b.conditions(pr, nil, two, holdState{})) {
 		t.Error("met without a check")
 	}
 	// Two approvals given, one by someone who may not approve: not met.
 	if merge.Ready(b.conditions(pr, r, approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"},
-		Ineligible: []string{"mallory"}}, nil)) {
+		Ineligible: []string{"mallory"}}, holdState{})) {
 		t.Error("met with an approval by someone who may not approve")
 	}
 	// A configuration that could not be loaded blocks merging, whatever else holds.
 	broken := *r
 	broken.Settings = settings{ConfigError: "invalid configuration"}
-	if cs := b.conditions(pr, &broken, two, nil); merge.Ready(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
+	if cs := b.conditions(pr, &broken, two, holdState{}); merge.Ready(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
 		t.Errorf("a broken configuration did not block: %+v", cs)
 	}
 }

@@ -55,7 +55,7 @@ CREATE TABLE IF NOT EXISTS hold_lifts (
 	repo TEXT NOT NULL, pr INTEGER NOT NULL, at INTEGER NOT NULL,
 	PRIMARY KEY (repo, pr)
 );
--- holds: who held, before the hold history (hold_events) replaced it; read once by its migration
+-- holds: who held, before the hold history (hold_events) replaced it: read once by its migration
 CREATE TABLE IF NOT EXISTS holds (
 	repo TEXT NOT NULL, pr INTEGER NOT NULL, login TEXT NOT NULL, at INTEGER NOT NULL,
 	PRIMARY KEY (repo, pr, login)

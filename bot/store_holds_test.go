@@ -7,14 +7,19 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/internal/pgtest"
 )
 
 // The hold history: what is in force after each event, and the holders recorded before the history
 // existed (the holds table of an existing database) carried into it once, on the next start.
 func TestHoldHistory(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { checkHoldHistory(t, filepath.Join(t.TempDir(), "q.db")) })
+	t.Run("postgres", func(t *testing.T) { checkHoldHistory(t, pgtest.Start(t)) })
+}
+
+func checkHoldHistory(t *testing.T, db string) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "q.db")
-	q, err := queue.Open(ctx, path)
+	q, err := queue.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,10 +78,12 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 			if c.Name == "retest" {
 				retest = true
 			} else {
-				if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
+				// The history first, its mirror next: a label seen before its hold is recorded would be
+				// recorded as a hold of unknown origin.
+				if err := jc.b.store.recordHold(ctx, jc.task.Repo, pr.Number, user, viaCommand); err != nil {
 					return err
 				}
-				if err := jc.b.store.recordHold(ctx, jc.task.Repo, pr.Number, user, viaCommand); err != nil {
+				if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
 					return err
 				}
 				evaluate = true
@@ -94,7 +96,14 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				return err
 			}
 			if !hold.Held {
-				accepted = true // not on hold: nothing to lift
+				// Not on hold: nothing to lift. A label still on is the mirror of a lift whose removal
+				// did not go through (syncHold leaves it while the lift is fresh): take it off now.
+				if pr.HasLabel(jc.b.cfg.Checks.HoldLabel) {
+					if err := jc.unmirrorHold(ctx, pr); err != nil {
+						return err
+					}
+				}
+				accepted = true
 				continue
 			}
 			ok, err := jc.mayLift(ctx, pr, hold, user)
@@ -105,14 +114,11 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 				refusals = append(refusals, unholdRefusal(user, hold))
 				continue
 			}
-			// The removal the bot hears of next is its own: noted first, so it is not taken for another app's.
-			if err := jc.b.store.noteLift(ctx, jc.task.Repo, pr.Number); err != nil {
-				return err
-			}
-			if err := jc.gh.RemoveLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
-				return err
-			}
+			// The history first, its mirror next (as for /hold).
 			if err := jc.b.store.recordLift(ctx, jc.task.Repo, pr.Number, user, viaCommand); err != nil {
+				return err
+			}
+			if err := jc.unmirrorHold(ctx, pr); err != nil {
 				return err
 			}
 			accepted, evaluate = true, true

@@ -32,6 +32,10 @@ func (jc *jobCtx) syncHold(ctx context.Context, pr *ghclient.PullRequest) (holdS
 	}
 	switch on := pr.HasLabel(label); {
 	case on && !hold.Held:
+		// The bot's own removal of the label of a lift it recorded may be under way (unmirrorHold).
+		if busy, err := st.liftNoted(ctx, jc.task.Repo, pr.Number); err != nil || busy {
+			return hold, err
+		}
 		if err := st.recordHold(ctx, jc.task.Repo, pr.Number, "", viaFound); err != nil {
 			return holdState{}, err
 		}
@@ -44,6 +48,15 @@ func (jc *jobCtx) syncHold(ctx context.Context, pr *ghclient.PullRequest) (holdS
 		pr.Labels = append(pr.Labels, label)
 	}
 	return hold, nil
+}
+
+// unmirrorHold takes the hold label off after a lift was recorded, noting first that the removal the bot
+// hears of next is its own (so it is not taken for another app's).
+func (jc *jobCtx) unmirrorHold(ctx context.Context, pr *ghclient.PullRequest) error {
+	if err := jc.b.store.noteLift(ctx, jc.task.Repo, pr.Number); err != nil {
+		return err
+	}
+	return jc.gh.RemoveLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel)
 }
 
 // noteHoldLabel weighs the label change being handled (of an open pull request: a closed one's labels

@@ -116,3 +116,15 @@ func (s *store) holdOf(ctx context.Context, repo string, pr int) (holdState, err
 	slices.Sort(st.Holders)
 	return st, rows.Err()
 }
+
+// liftNoted reports whether the bot noted, within liftFresh, that it is removing the hold label itself
+// (noteLift), leaving the note for the removal's event (takeLift).
+func (s *store) liftNoted(ctx context.Context, repo string, pr int) (bool, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM hold_lifts WHERE repo = ? AND pr = ? AND at > ?",
+		repo, pr, time.Now().Add(-liftFresh).UnixMilli()).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("read the lift of the hold of %s#%d: %w", repo, pr, err)
+	}
+	return n > 0, nil
+}

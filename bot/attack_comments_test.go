@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,15 +19,8 @@ import (
 func TestAttackCommandsInPastedText(t *testing.T) {
 	h := newHarness(t)
 	h.gh.SetPermission(repoFull, "catalog-admin", "maintain")
-	main := h.seedMain(repoConfig + "  requiredApprovals: 1\n")
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(26, "alice", head, main)
-	h.comment(26, "catalog-admin", "/hold")
-	h.waitIdle()
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(26, "alice", head, main, nil))
-	h.waitIdle()
-	held := func() bool { return slices.Contains(h.gh.PullRequest(repoFull, 26).Labels, "do-not-merge/hold") }
-	if !held() {
+	_, head := h.heldRelease(26, repoConfig+"  requiredApprovals: 1\n", "catalog-admin")
+	if !h.hasHold(26) {
 		t.Fatal("the maintainer's /hold put no label on")
 	}
 	pasted := []string{
@@ -44,7 +36,7 @@ func TestAttackCommandsInPastedText(t *testing.T) {
 		h.post("issue_comment", "", payload(t, "issue_comment/created.payload.json", h.newComment(26, "catalog-admin", body, time.Now())), testSecret)
 		h.waitIdle()
 		h.requireNotMerged(26, "a command pasted in "+strings.ReplaceAll(body, "\n", `\n`))
-		if !held() {
+		if !h.hasHold(26) {
 			t.Fatalf("the hold was lifted by a command pasted in %q", body)
 		}
 	}
@@ -56,7 +48,5 @@ func TestAttackCommandsInPastedText(t *testing.T) {
 	}
 	h.comment(26, "catalog-admin", "Now:\n/approve\n/unhold")
 	h.waitIdle()
-	if merged, at := h.gh.Merged(repoFull, 26); !merged || at != head {
-		t.Errorf("after the maintainer's own /approve and /unhold: merged %v at %s", merged, at)
-	}
+	h.requireMerged(26, head, "the maintainer's own /approve and /unhold")
 }

@@ -27,6 +27,29 @@ func (h *harness) setState(n int, author, head, base, action string) {
 	}
 }
 
+// heldRelease opens pull request n, alice's release of foo-operator v0.2.0 on main under config, held by
+// holder with /hold before its check (it would merge at once), and checks it.
+func (h *harness) heldRelease(n int, config, holder string) (main, head string) {
+	h.t.Helper()
+	main = h.seedMain(config)
+	head = h.releaseFoo("alice/foo", main, "alice")
+	h.openPR(n, "alice", head, main)
+	h.comment(n, holder, "/hold")
+	h.waitIdle()
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(n, "alice", head, main, nil))
+	h.waitIdle()
+	h.requireNotMerged(n, "merged while on hold")
+	return main, head
+}
+
+// requireMerged requires pull request n merged at head, after what.
+func (h *harness) requireMerged(n int, head, after string) {
+	h.t.Helper()
+	if merged, at := h.gh.Merged(repoFull, n); !merged || at != head {
+		h.t.Fatalf("after %s: merged %v at %s", after, merged, at)
+	}
+}
+
 // Alice owns foo-operator; bob, her second account, owns bar-operator. Her pull request changes foo and
 // drags bar in (bob approves it as bar's owner, so the checks pass). A maintainer holds it; bob's /unhold
 // and bob taking the label off are refused: owning a package the author chose to touch is no right over
@@ -65,9 +88,7 @@ func TestAttackDraggedInOwnerLiftsMaintainerHold(t *testing.T) {
 	}
 	h.comment(27, "catalog-admin", "/unhold")
 	h.waitIdle()
-	if merged, at := h.gh.Merged(repoFull, 27); !merged || at != head {
-		t.Errorf("after the maintainer's /unhold: merged %v at %s", merged, at)
-	}
+	h.requireMerged(27, head, "the maintainer's /unhold")
 }
 
 // A maintainer holds alice's pull request. Alice closes it, takes the hold label off while it is closed,
@@ -77,14 +98,7 @@ func TestAttackDraggedInOwnerLiftsMaintainerHold(t *testing.T) {
 func TestAttackHoldLabelRemovedWhileClosed(t *testing.T) {
 	h := newHarness(t)
 	h.gh.SetPermission(repoFull, "catalog-admin", "maintain")
-	main := h.seedMain(repoConfig)
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(28, "alice", head, main)
-	h.comment(28, "catalog-admin", "/hold")
-	h.waitIdle()
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(28, "alice", head, main, nil))
-	h.waitIdle()
-	h.requireNotMerged(28, "merged while on hold")
+	main, head := h.heldRelease(28, repoConfig, "catalog-admin")
 	h.setState(28, "alice", head, main, "closed")
 	h.waitIdle()
 	h.removeLabel(28, "alice", "do-not-merge/hold", head, main, map[string]any{"pull_request.state": "closed"})
@@ -100,9 +114,7 @@ func TestAttackHoldLabelRemovedWhileClosed(t *testing.T) {
 	}
 	h.comment(28, "catalog-admin", "/unhold")
 	h.waitIdle()
-	if merged, at := h.gh.Merged(repoFull, 28); !merged || at != head {
-		t.Fatalf("after the maintainer's /unhold: merged %v at %s", merged, at)
-	}
+	h.requireMerged(28, head, "the maintainer's /unhold")
 	requireHistory(t, h.readiness(28), "held by catalog-admin with `/hold`", "lifted by catalog-admin with `/unhold`")
 }
 
@@ -112,21 +124,13 @@ func TestHolderLiftsOwnHoldByLabel(t *testing.T) {
 	h := newHarness(t)
 	h.gh.SetPermission(repoFull, "tess", "triage")
 	h.gh.SetPermission(repoFull, "trent", "triage")
-	main := h.seedMain(repoConfig)
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(29, "alice", head, main)
-	h.comment(29, "tess", "/hold")
-	h.waitIdle()
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(29, "alice", head, main, nil))
-	h.waitIdle()
+	main, head := h.heldRelease(29, repoConfig, "tess")
 	h.comment(29, "trent", "/unhold")
 	h.waitIdle()
 	h.requireNotMerged(29, "another triager lifted tess's hold")
 	h.removeLabel(29, "tess", "do-not-merge/hold", head, main)
 	h.waitIdle()
-	if merged, at := h.gh.Merged(repoFull, 29); !merged || at != head {
-		t.Fatalf("after the holder took the label off: merged %v at %s", merged, at)
-	}
+	h.requireMerged(29, head, "the holder took the label off")
 	requireHistory(t, h.readiness(29), "held by tess with `/hold`", "lifted by tess (label taken off)")
 }
 

@@ -17,17 +17,25 @@ func TestHoldHistory(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) { checkHoldHistory(t, pgtest.Start(t)) })
 }
 
+// testStore opens the queue database db (a path or a PostgreSQL DSN), closed when the test ends, and the
+// bot's store in it.
+func testStore(t *testing.T, db string) (*queue.Queue, *store) {
+	t.Helper()
+	q, err := queue.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	s, err := newStore(t.Context(), q.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q, s
+}
+
 func checkHoldHistory(t *testing.T, db string) {
 	ctx := context.Background()
-	q, err := queue.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	s, err := newStore(ctx, q.DB())
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, s := testStore(t, db)
 	const repo = "octo/catalog"
 	state := func(pr int) string {
 		t.Helper()
@@ -67,6 +75,7 @@ func checkHoldHistory(t *testing.T, db string) {
 		t.Fatal(err)
 	}
 	for range 2 { // each start migrates; the second finds nothing left
+		var err error
 		if s, err = newStore(ctx, q.DB()); err != nil {
 			t.Fatal(err)
 		}

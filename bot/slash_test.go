@@ -108,10 +108,24 @@ func TestParseCommandsAsReaderSees(t *testing.T) {
 	}
 }
 
-// The comments the parser meets are long (pasted logs): parsing stays linear.
+// longComment is a comment as long as GitHub allows (65,536 characters): a pasted log in a quote and a
+// fence, then a paragraph whose last line is a command.
+func longComment() string {
+	log := strings.Repeat("> quoted line of a log\n", 1000) + "\n```\n" + strings.Repeat("/approve in a log\n", 1000) + "```\n\n"
+	return log + strings.Repeat("text ", 65536/5-len(log)/5-10) + "\n/hold\n"
+}
+
 func TestParseCommandsLongComment(t *testing.T) {
-	body := strings.Repeat("> quoted line\n", 20000) + "\n" + strings.Repeat("text\n", 20000) + "/hold\n"
-	if got := fmt.Sprint(parseCommands(body)); got != "[{hold }]" {
+	if got := fmt.Sprint(parseCommands(longComment())); got != "[{hold }]" {
 		t.Errorf("parseCommands(long) = %s", got)
+	}
+}
+
+// go test ./bot -run '^$' -bench ParseCommands
+func BenchmarkParseCommands(b *testing.B) {
+	body := longComment()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		parseCommands(body)
 	}
 }

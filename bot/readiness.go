@@ -18,11 +18,11 @@ const readinessMarker = "<!-- catalogbot:readiness -->"
 
 // conditions lists every requirement for merging pull request pr (checks/merge decides), given its
 // latest check against its current base (nil: none on the current head and base), the approvals on its
-// head and who placed its hold.
+// head and its hold (its history, as read when deciding).
 // moved, when given, is the base branch's tip now and what its move since the check changed.
-func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, holders []string, moved ...baseMove) []merge.Condition {
+func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, hold holdState, moved ...baseMove) []merge.Condition {
 	f := merge.Facts{Head: pr.HeadSHA, BaseRef: pr.BaseRef, State: pr.State, Merged: pr.Merged, Draft: pr.Draft,
-		Mergeable: pr.Mergeable, Labels: pr.Labels, HoldLabel: b.cfg.Checks.HoldLabel, Holders: holders,
+		Mergeable: pr.Mergeable, Labels: pr.Labels, HoldLabel: b.cfg.Checks.HoldLabel, Held: hold.Held, Holders: hold.Holders,
 		ConfigFile: config.ConfigFile, Approvals: res}
 	if r != nil {
 		f.Check = &merge.Check{Verdict: r.Verdict, HeadSHA: r.HeadSHA, BaseRef: r.BaseRef, BaseTip: r.Tip, URL: b.runURL(r.ID)}
@@ -31,7 +31,7 @@ func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, 
 	for _, m := range moved {
 		f.BaseTip, f.BaseMoveHarmless, f.BaseMoveRules, f.BaseMoveOverlap = m.tip, m.move.Harmless(), m.move.Rules, m.move.Overlap
 	}
-	return merge.Decide(f)
+	return append(merge.Decide(f), holdHistory(hold)...)
 }
 
 // baseMove is the base branch's tip now and what its move since a check changed.

@@ -4,7 +4,6 @@
 #   bash bench/check-images.sh [N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="$(mktemp -d)/catalogbot"
-go build -o "$bin" ./cmd/catalogbot
+bin="$(bash bench/catalogbot.sh)"
 crane="$(bash hack/build-crane.sh)"
 "$(bash bench/tool.sh imagesbench)" -n "${1:-500}" -catalogbot "$bin" -crane "$crane"

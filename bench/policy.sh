@@ -15,8 +15,7 @@ data="${2:-${CATALOGBOT_SHARED_DATA:-../shared/data}}"
 if [ -n "${CATALOGBOT_BENCH_BIN:-}" ]; then
 	bin="$CATALOGBOT_BENCH_BIN"
 else
-	bin="$(mktemp -d)/catalogbot"
-	go build -o "$bin" ./cmd/catalogbot
+	bin="$(bash bench/catalogbot.sh)"
 fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -4,7 +4,6 @@
 #   bash bench/render.sh [CATALOG_DIR] [N_PACKAGES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="$(mktemp -d)/catalogbot"
-go build -o "$bin" ./cmd/catalogbot
+bin="$(bash bench/catalogbot.sh)"
 opm="${CATALOGBOT_OPM:-$(bash hack/build-opm.sh)}"
 "$(bash bench/tool.sh renderbench)" -catalog "${1:-../shared/data/catalogs/composed-279}" -n "${2:-0}" -catalogbot "$bin" -opm "$opm"

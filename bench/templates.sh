@@ -6,7 +6,6 @@
 #   bash bench/templates.sh [REPO]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="$(mktemp -d)/catalogbot"
-go build -o "$bin" ./cmd/catalogbot
+bin="$(bash bench/catalogbot.sh)"
 opm="${CATALOGBOT_OPM:-$(bash hack/build-opm.sh)}"
 "$(bash bench/tool.sh templatebench)" -repo "${1:-${CATALOGBOT_SHARED_DATA:-../shared/data}/fbc-templates}" -catalogbot "$bin" -opm "$opm"

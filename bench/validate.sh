@@ -16,8 +16,7 @@ base="${CATALOGBOT_BENCH_BASE:-}" # with hyperfine, that build's whole validatio
 if [ -n "${CATALOGBOT_BENCH_BIN:-}" ]; then
 	bin="$CATALOGBOT_BENCH_BIN" # another build (say, an older commit's)
 else
-	bin="$(mktemp -d)/catalogbot"
-	go build -o "$bin" ./cmd/catalogbot # the one binary every verb runs from
+	bin="$(bash bench/catalogbot.sh)" # the one binary every verb runs from, built as a release is
 fi
 for d in "$catalog"/*/; do # the first package by name (a glob, not `ls | head`, whose SIGPIPE pipefail would stop the run)
 	inc_pkg="$(basename "$d")"

@@ -1,57 +1,60 @@
 package bot
 
 import (
+	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer/html"
 
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
 
-// outsideCodeSpans drops the code spans of Markdown text as CommonMark reads them (a run of n backticks
-// opens one, the next run of exactly n closes it; a backslash-escaped backtick opens none), leaving what
-// GitHub renders as Markdown.
-func outsideCodeSpans(md string) string {
-	var b strings.Builder
-	for i := 0; i < len(md); {
-		switch {
-		case md[i] == '\\' && i+1 < len(md):
-			b.WriteString(md[i : i+2])
-			i += 2
-		case md[i] == '`':
-			n := 0
-			for i+n < len(md) && md[i+n] == '`' {
-				n++
-			}
-			end := -1
-			for j := i + n; j < len(md); {
-				if md[j] != '`' {
-					j++
-					continue
-				}
-				m := 0
-				for j+m < len(md) && md[j+m] == '`' {
-					m++
-				}
-				if m == n {
-					end = j + m
-					break
-				}
-				j += m
-			}
-			if end < 0 { // no closing run: the backticks are literal
-				b.WriteString(md[i : i+n])
-				i += n
-				continue
-			}
-			b.WriteString("<code>")
-			i = end
-		default:
-			b.WriteByte(md[i])
-			i++
+// renderedOutsideCode renders Markdown as GitHub does (CommonMark with GitHub's extensions, raw HTML
+// kept: goldmark, the parser the bot reads comments with) and drops what code spans and code blocks hold,
+// leaving the HTML that renders as Markdown.
+func renderedOutsideCode(t *testing.T, md string) string {
+	t.Helper()
+	var out bytes.Buffer
+	gh := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(html.WithUnsafe()))
+	if err := gh.Convert([]byte(md), &out); err != nil {
+		t.Fatal(err)
+	}
+	return codeElement.ReplaceAllString(out.String(), "<code></code>")
+}
+
+var codeElement = regexp.MustCompile(`(?s)<code[^>]*>.*?</code>`)
+
+// markdownInjected is what the hostile names below would render as, outside code: a link, a mention, HTML,
+// a table row.
+var markdownInjected = []string{`href="https://evil`, "@octo/admins", "<b>", "<th>a</th>", "<td>a</td>"}
+
+// The reader finds each injection once it escapes a code span (a run of backticks the name closes early,
+// a line break, the name outside any span), and nothing while the spans hold it.
+func TestRenderedOutsideCode(t *testing.T) {
+	for md, want := range map[string]bool{
+		"`` ` [pwn](https://evil.example/x) @octo/admins <b>bold</b> ` ``": false,
+		"``` `` [pwn](https://evil.example/x) `` ```":                      false,
+		"` ` [pwn](https://evil.example/x) `":                              true,
+		"name @octo/admins here":                                           true,
+		"`x` <b>bold</b>":                                                  true,
+		"`stable`\n| a | b |\n|---|---|":                                   true,
+		"<details>\n\n[pwn](https://evil.example/x)\n\n</details>":         true,
+		"```\n[pwn](https://evil.example/x)\n| a | b |\n```":               false,
+	} {
+		rendered := renderedOutsideCode(t, md)
+		got := false
+		for _, bad := range markdownInjected {
+			got = got || strings.Contains(rendered, bad)
+		}
+		if got != want {
+			t.Errorf("%q renders %q: injection found %v, want %v", md, rendered, got, want)
 		}
 	}
-	return b.String()
 }
 
 // TestAttackMarkdownInjection: a pull request whose file path, channel and bundle names carry backticks,
@@ -83,8 +86,8 @@ func TestAttackMarkdownInjection(t *testing.T) {
 
 	for what, md := range map[string]string{"check run title": cr.Output.Title, "check run summary": cr.Output.Summary,
 		"check run text": cr.Output.Text, "readiness comment": h.readiness(1)} {
-		rendered := outsideCodeSpans(md)
-		for _, bad := range []string{"](https://evil", "@octo/admins", "<b>", "\n| a | b |"} {
+		rendered := renderedOutsideCode(t, md)
+		for _, bad := range markdownInjected {
 			if strings.Contains(rendered, bad) {
 				t.Errorf("the %s renders %q outside code spans:\n%s", what, bad, md)
 			}

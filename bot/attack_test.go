@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -254,8 +255,9 @@ func TestAttackSockPuppetApproval(t *testing.T) {
 	}
 }
 
-// removeLabel takes a label off by hand through GitHub's API (as a person would) and delivers the event.
-func (h *harness) removeLabel(n int, who, label, head, base string) {
+// removeLabel takes a label off by hand through GitHub's API (as a person would) and delivers the event
+// (with the payload edits given, such as the pull request's state).
+func (h *harness) removeLabel(n int, who, label, head, base string, edits ...map[string]any) {
 	h.t.Helper()
 	api := h.gh.URL + "/"
 	c, err := github.NewClient(github.WithURLs(&api, &api), github.WithAuthToken("ghp_person"))
@@ -270,8 +272,11 @@ func (h *harness) removeLabel(n int, who, label, head, base string) {
 	if _, err := c.Do(req, nil); err != nil {
 		h.t.Fatal(err)
 	}
-	h.deliver("pull_request", "pull_request/unlabeled.payload.json", prEdits(n, "alice", head, base,
-		map[string]any{"label.name": label, "sender.login": who}))
+	extra := map[string]any{"label.name": label, "sender.login": who}
+	for _, e := range edits {
+		maps.Copy(extra, e)
+	}
+	h.deliver("pull_request", "pull_request/unlabeled.payload.json", prEdits(n, "alice", head, base, extra))
 }
 
 // A maintainer holds the author's pull request. The author's /unhold is refused; taking the label off by

@@ -8,46 +8,8 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/config"
 )
-
-// Cmd is one slash command of a comment.
-type Cmd struct {
-	Name string `json:"name"` // retest, hold, unhold, approve
-	Arg  string `json:"arg,omitempty"`
-}
-
-// parseCommands finds the commands of a comment: lines that start with /retest, /hold, /unhold or
-// /approve ("/hold cancel" is /unhold, as in Prow; /approve keeps its argument: "cancel" withdraws, any
-// other is refused). Quoted lines and code blocks are skipped.
-func parseCommands(body string) []Cmd {
-	var out []Cmd
-	fence := false
-	for _, line := range strings.Split(body, "\n") {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "```") {
-			fence = !fence
-			continue
-		}
-		if fence || !strings.HasPrefix(line, "/") {
-			continue
-		}
-		fields := strings.Fields(line)
-		name := strings.ToLower(strings.TrimPrefix(fields[0], "/"))
-		arg := ""
-		if len(fields) > 1 {
-			arg = strings.ToLower(fields[1])
-		}
-		switch {
-		case name == "hold" && arg == "cancel":
-			out = append(out, Cmd{Name: "unhold"})
-		case name == "retest", name == "hold", name == "unhold", name == "approve":
-			out = append(out, Cmd{Name: name, Arg: arg})
-		}
-	}
-	return out
-}
 
 // commands carries out a comment's commands. Every command gets a reaction: +1 when done, -1 with a
 // reply saying why when refused.
@@ -80,15 +42,6 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 			}
 		}
 		return br, nil
-	}
-	// privileged: a maintainer or an owner of a package the pull request changes, under the base branch
-	// tip's rules (false when they are invalid: nothing is loosened).
-	privileged := func() (bool, error) {
-		br, err := rulesOf()
-		if err != nil || br.rules == nil {
-			return false, err
-		}
-		return br.mayAct(ctx, user, jc.lookup(), false)
 	}
 	for _, c := range jc.task.Commands {
 		if c.Name == "retest" {
@@ -124,46 +77,47 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 			if c.Name == "retest" {
 				retest = true
 			} else {
-				if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
+				// The history first, its mirror next: a label seen before its hold is recorded would be
+				// recorded as a hold of unknown origin.
+				if err := jc.b.store.recordHold(ctx, jc.task.Repo, pr.Number, user, viaCommand); err != nil {
 					return err
 				}
-				if err := jc.b.store.addHold(ctx, jc.task.Repo, pr.Number, user); err != nil {
+				if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
 					return err
 				}
 				evaluate = true
 			}
 			accepted = true
 		case "unhold":
-			// Whoever placed a hold may lift it; anyone else's (or one of unknown origin) only a maintainer
-			// or an owner.
-			holders, err := jc.b.store.holders(ctx, jc.task.Repo, pr.Number)
+			// The history decides, not the label (syncHold makes the label its mirror first).
+			hold, err := jc.syncHold(ctx, pr)
 			if err != nil {
 				return err
 			}
-			if !pr.HasLabel(jc.b.cfg.Checks.HoldLabel) && len(holders) == 0 {
-				accepted = true // not on hold: nothing to lift
+			if !hold.Held {
+				// Not on hold: nothing to lift. A label still on is the mirror of a lift whose removal
+				// did not go through (syncHold leaves it while the lift is fresh): take it off now.
+				if pr.HasLabel(jc.b.cfg.Checks.HoldLabel) {
+					if err := jc.unmirrorHold(ctx, pr); err != nil {
+						return err
+					}
+				}
+				accepted = true
 				continue
 			}
-			ok := approval.MayLiftHold(user, holders, false)
-			if !ok && !strings.EqualFold(user, pr.Author) { // the author lifts only the author's own hold
-				if ok, err = privileged(); err != nil {
-					return err
-				}
-			}
-			if !ok {
-				refusals = append(refusals, unholdRefusal(user, holders))
-				continue
-			}
-			// The removal the bot hears of next is its own: noted first, so it is not taken for another app's.
-			if pr.HasLabel(jc.b.cfg.Checks.HoldLabel) {
-				if err := jc.b.store.noteLift(ctx, jc.task.Repo, pr.Number); err != nil {
-					return err
-				}
-			}
-			if err := jc.gh.RemoveLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
+			ok, err := jc.mayLift(ctx, pr, hold, user)
+			if err != nil {
 				return err
 			}
-			if err := jc.b.store.clearHold(ctx, jc.task.Repo, pr.Number); err != nil {
+			if !ok {
+				refusals = append(refusals, unholdRefusal(user, hold))
+				continue
+			}
+			// The history first, its mirror next (as for /hold).
+			if err := jc.b.store.recordLift(ctx, jc.task.Repo, pr.Number, user, viaCommand); err != nil {
+				return err
+			}
+			if err := jc.unmirrorHold(ctx, pr); err != nil {
 				return err
 			}
 			accepted, evaluate = true, true
@@ -282,14 +236,6 @@ func (jc *jobCtx) approvesEarlierHead(ctx context.Context, pr *ghclient.PullRequ
 		return !ok, err
 	}
 	return seen.After(at.Add(commentSkew)), nil
-}
-
-func unholdRefusal(user string, holders []string) string {
-	if len(holders) == 0 {
-		return fmt.Sprintf("`/unhold`: the hold was not placed by @%s; only a maintainer or an owner of a package this pull request changes (not its author) may lift it", user)
-	}
-	return fmt.Sprintf("`/unhold`: the hold was placed by %s; only they, a maintainer or an owner of a package this pull request changes (not its author) may lift it",
-		"@"+strings.Join(holders, ", @"))
 }
 
 // baseRulesOf loads the rules of pull request pr from its base branch's current tip (as GitHub has it).

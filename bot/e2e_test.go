@@ -34,13 +34,18 @@ func (h *harness) comment(n int, user, body string) {
 // commentAt is comment for a comment written at a given time.
 func (h *harness) commentAt(n int, user, body string, at time.Time) {
 	h.t.Helper()
+	h.deliver("issue_comment", "issue_comment/created.payload.json", h.newComment(n, user, body, at))
+}
+
+// newComment seeds a comment on GitHub and returns the edits of its issue_comment event.
+func (h *harness) newComment(n int, user, body string, at time.Time) map[string]any {
 	id := h.gh.AddComment(repoFull, n, user, body)
-	h.deliver("issue_comment", "issue_comment/created.payload.json", repoEdits(map[string]any{
+	return repoEdits(map[string]any{
 		"issue.number": n, "issue.state": "open",
 		"issue.pull_request": map[string]any{"url": fmt.Sprintf("https://api.github.com/repos/%s/pulls/%d", repoFull, n)},
 		"comment.id":         id, "comment.body": body, "comment.user.login": user, "sender.login": user, "sender.type": "User",
 		"comment.created_at": at.UTC().Format(time.RFC3339),
-	}))
+	})
 }
 
 // addLabel labels a pull request through GitHub's API (as a person would) and delivers the event.

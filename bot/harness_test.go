@@ -462,6 +462,7 @@ var (
 	pageIDs    = regexp.MustCompile(`/runs/([0-9]+)-[0-9a-f]{32}\b`)
 	mdDuration = regexp.MustCompile(`(?m)^(\| [^|]+ \| [^|]+ \| )(?:[0-9.]+(?:ns|µs|ms|s|m|h))+( \|)`)
 	anyDigest  = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+	holdTime   = regexp.MustCompile(`\b[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} UTC\b`)
 )
 
 // normalize makes text stable across runs: labelled SHAs, registry host, digests, durations.
@@ -481,6 +482,7 @@ func (h *harness) normalize(s string) string {
 	s = strings.NewReplacer(pairs...).Replace(s)
 	s = pageIDs.ReplaceAllString(s, "/runs/$1")
 	s = mdDuration.ReplaceAllString(s, "${1}Xms${2}")
+	s = holdTime.ReplaceAllString(s, "TIME")
 	return anyDigest.ReplaceAllString(s, "sha256:DIGEST")
 }
 

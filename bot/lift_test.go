@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/catalogbot/catalogbot/bot/queue"
 )
 
 // TestAttackStaleLiftNoteExemptsNoOne: the bot notes an accepted /unhold before removing the hold label,
@@ -15,15 +13,7 @@ import (
 // removal (hold.go); a person's removal is always weighed by who may lift the hold.
 func TestAttackStaleLiftNoteExemptsNoOne(t *testing.T) {
 	ctx := context.Background()
-	q, err := queue.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	s, err := newStore(ctx, q.DB())
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, s := testStore(t, filepath.Join(t.TempDir(), "q.db"))
 	if err := s.noteLift(ctx, "octo/catalog", 7); err != nil {
 		t.Fatal(err)
 	}

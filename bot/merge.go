@@ -35,9 +35,6 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := jc.noteHoldLabel(ctx, pr); err != nil {
-		return err
-	}
 	if err := jc.noteReview(ctx, pr); err != nil {
 		return err
 	}
@@ -51,7 +48,7 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	holders, err := b.store.holders(ctx, jc.task.Repo, number)
+	holders, err := jc.holdOf(ctx, pr) // the history, read now
 	if err != nil {
 		return err
 	}

@@ -99,7 +99,7 @@ func (jc *jobCtx) groupRefusal(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	holders, err := jc.b.store.holders(ctx, jc.task.Repo, number)
+	holders, err := jc.b.store.holdOf(ctx, jc.task.Repo, number)
 	if err != nil {
 		return "", err
 	}

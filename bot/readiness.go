@@ -17,16 +17,16 @@ const readinessMarker = "<!-- catalogbot:readiness -->"
 
 // conditions lists every requirement for merging pull request pr (checks/merge decides), given its
 // latest check against its current base (nil: none on the current head and base), the approvals on its
-// head and who placed its hold.
-func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, holders []string) []merge.Condition {
+// head and its hold (its history, as read when deciding).
+func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, hold holdState) []merge.Condition {
 	f := merge.Facts{Head: pr.HeadSHA, BaseRef: pr.BaseRef, State: pr.State, Merged: pr.Merged, Draft: pr.Draft,
-		Mergeable: pr.Mergeable, Labels: pr.Labels, HoldLabel: b.cfg.Checks.HoldLabel, Holders: holders,
+		Mergeable: pr.Mergeable, Labels: pr.Labels, HoldLabel: b.cfg.Checks.HoldLabel, Held: hold.Held, Holders: hold.Holders,
 		ConfigFile: config.ConfigFile, Approvals: res}
 	if r != nil {
 		f.Check = &merge.Check{Verdict: r.Verdict, HeadSHA: r.HeadSHA, BaseRef: r.BaseRef, BaseTip: r.Tip, URL: b.runURL(r.ID), Approvers: r.Approvers}
 		f.ConfigError, f.RequiredApprovals, f.RequiredLabels = r.Settings.ConfigError, r.Settings.RequiredApprovals, r.Settings.RequiredLabels
 	}
-	return merge.Decide(f)
+	return append(merge.Decide(f), holdHistory(hold)...)
 }
 
 // readinessBody renders the comment: the conditions (unmet first, then met ones, then information), then

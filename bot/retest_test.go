@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/pgtest"
 )
 
@@ -20,15 +19,7 @@ func TestAdmitRetestWindow(t *testing.T) {
 
 func admitRetestWindow(t *testing.T, db string) {
 	ctx := context.Background()
-	q, err := queue.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer q.Close()
-	s, err := newStore(ctx, q.DB())
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := testStore(t, db)
 	t0 := time.Unix(1_800_000_000, 0)
 	admit := func(pr int, login string, comment int64, at time.Time) retestAdmission {
 		t.Helper()

@@ -69,9 +69,9 @@ func (br *baseRules) policy() (approval.Policy, error) {
 	return br.change.ApprovalPolicy()
 }
 
-// mayAct reports whether login is a maintainer or owns a package the change touches: who may lift anyone's
-// hold, and (withWrite: also anyone with write access when the configuration says so) approve with
-// /approve.
+// mayAct reports whether login is a maintainer or owns a package the change touches (withWrite: also
+// anyone with write access when the configuration says so): who may approve with /approve. (Lifting a
+// hold takes its holder or a maintainer: mayLift.)
 func (br *baseRules) mayAct(ctx context.Context, login string, lk approval.Lookup, withWrite bool) (bool, error) {
 	pol, err := br.policy()
 	if err != nil {

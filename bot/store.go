@@ -15,7 +15,7 @@ import (
 )
 
 // store keeps the bot's own records next to the queue: runs (one per check, merge group or publish),
-// /approve approvals and their withdrawals, the bot's own lifts of holds, the readiness comment of each pull request, and merges. Statements use `?`
+// /approve approvals and their withdrawals, the bot's own lifts of holds (the hold history: store_holds.go), the readiness comment of each pull request, and merges. Statements use `?`
 // placeholders and SQL both SQLite and PostgreSQL accept (the queue's DB rebinds them).
 type store struct{ db *queue.DB }
 
@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS hold_lifts (
 	repo TEXT NOT NULL, pr INTEGER NOT NULL, at INTEGER NOT NULL,
 	PRIMARY KEY (repo, pr)
 );
+-- holds: who held, before the hold history (hold_events) replaced it: read once by its migration
 CREATE TABLE IF NOT EXISTS holds (
 	repo TEXT NOT NULL, pr INTEGER NOT NULL, login TEXT NOT NULL, at INTEGER NOT NULL,
 	PRIMARY KEY (repo, pr, login)
@@ -71,6 +72,9 @@ CREATE TABLE IF NOT EXISTS merges (
 
 func newStore(ctx context.Context, db *queue.DB) (*store, error) {
 	if err := db.CreateTables(ctx, "the bot's tables", storeSchema+retestSchema); err != nil {
+		return nil, err
+	}
+	if err := db.CreateTables(ctx, "the hold history", holdSchema); err != nil {
 		return nil, err
 	}
 	return &store{db: db}, nil
@@ -318,46 +322,6 @@ func (s *store) headSeen(ctx context.Context, repo string, pr int, head string) 
 		return time.Time{}, false, nil
 	}
 	return time.UnixMilli(ms.Int64), true, nil
-}
-
-// addHold records that login placed the hold of a pull request (a lift of an earlier hold by the bot that
-// it has not heard of yet no longer exempts anything).
-func (s *store) addHold(ctx context.Context, repo string, pr int, login string) error {
-	if _, err := s.takeLift(ctx, repo, pr); err != nil {
-		return err
-	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO holds (repo, pr, login, at) VALUES (?,?,?,?) ON CONFLICT DO NOTHING`,
-		repo, pr, strings.ToLower(login), time.Now().UnixMilli())
-	if err != nil {
-		return fmt.Errorf("record the hold of %s#%d by %s: %w", repo, pr, login, err)
-	}
-	return nil
-}
-
-// holders are who placed the pull request's hold (none recorded: unknown).
-func (s *store) holders(ctx context.Context, repo string, pr int) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT login FROM holds WHERE repo = ? AND pr = ? ORDER BY login", repo, pr)
-	if err != nil {
-		return nil, fmt.Errorf("read the hold of %s#%d: %w", repo, pr, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var l string
-		if err := rows.Scan(&l); err != nil {
-			return nil, fmt.Errorf("read the hold of %s#%d: %w", repo, pr, err)
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
-}
-
-// clearHold forgets who held a pull request (the hold was lifted).
-func (s *store) clearHold(ctx context.Context, repo string, pr int) error {
-	if _, err := s.db.ExecContext(ctx, "DELETE FROM holds WHERE repo = ? AND pr = ?", repo, pr); err != nil {
-		return fmt.Errorf("lift the hold of %s#%d: %w", repo, pr, err)
-	}
-	return nil
 }
 
 // noteLift records that the bot itself is about to remove the hold label (an accepted /unhold): the

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"bytes"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -115,27 +114,6 @@ func TestLoggerRedactsCredentials(t *testing.T) {
 	}
 }
 
-func TestParseCommands(t *testing.T) {
-	for body, want := range map[string]string{
-		"/retest":                               "[{retest }]",
-		"LGTM\r\n/approve\n/hold":               "[{approve } {hold }]",
-		"/hold cancel":                          "[{unhold }]",
-		"  /UNHOLD  ":                           "[{unhold }]",
-		"please /retest":                        "[]",
-		"```\n/approve\n```":                    "[]",
-		"/lgtm\n/assign @x":                     "[]",
-		"> /approve (quoted from someone else)": "[]",
-	} {
-		got := fmt.Sprint(parseCommands(body))
-		if got == "[]" && want == "[]" {
-			continue
-		}
-		if got != want {
-			t.Errorf("parseCommands(%q) = %s, want %s", body, got, want)
-		}
-	}
-}
-
 func TestReadinessConditions(t *testing.T) {
 	b := &Bot{cfg: DefaultConfig()}
 	b.cfg.PublicURL = "https://bot.example"
@@ -146,7 +124,7 @@ func TestReadinessConditions(t *testing.T) {
 		Settings: settings{RequiredApprovals: 2, RequiredLabels: []string{"lgtm"}}}
 	res := approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"}, Ineligible: []string{"mallory"},
 		Stale: []approval.Stale{{User: "carol", SHA: strings.Repeat("b", 40)}}, CouldApprove: []string{"admin", "bob", "carol"}}
-	cs := b.conditions(pr, r, res, []string{"admin"})
+	cs := b.conditions(pr, r, res, holdState{Held: true, Holders: []string{"admin"}})
 	if merge.Ready(cs) {
 		t.Fatal("all met")
 	}
@@ -165,21 +143,21 @@ func TestReadinessConditions(t *testing.T) {
 	}
 	pr.Labels, pr.Mergeable = []string{"LGTM"}, nil
 	two := approval.Result{Current: []string{"bob", "carol"}, Counted: []string{"bob", "carol"}}
-	if !merge.Ready(b.conditions(pr, r, two, nil)) {
+	if !merge.Ready(b.conditions(pr, r, two, holdState{})) {
 		t.Error("not met with two approvals, the label and no hold")
 	}
-	if merge.Ready(b.conditions(pr, nil, two, nil)) {
+	if merge.Ready(b.conditions(pr, nil, two, holdState{})) {
 		t.Error("met without a check")
 	}
 	// Two approvals given, one by someone who may not approve: not met.
 	if merge.Ready(b.conditions(pr, r, approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"},
-		Ineligible: []string{"mallory"}}, nil)) {
+		Ineligible: []string{"mallory"}}, holdState{})) {
 		t.Error("met with an approval by someone who may not approve")
 	}
 	// A configuration that could not be loaded blocks merging, whatever else holds.
 	broken := *r
 	broken.Settings = settings{ConfigError: "invalid configuration"}
-	if cs := b.conditions(pr, &broken, two, nil); merge.Ready(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
+	if cs := b.conditions(pr, &broken, two, holdState{}); merge.Ready(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
 		t.Errorf("a broken configuration did not block: %+v", cs)
 	}
 }

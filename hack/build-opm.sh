@@ -11,6 +11,11 @@ cache="$("$(dirname "$0")/cache-dir.sh")/tools/opm-$version"
 bin="$cache/opm"
 if [ -x "$bin" ] && "$bin" version >/dev/null 2>&1; then echo "$bin"; exit 0; fi
 mkdir -p "$cache"
+# hack/test.sh and the kind lane's cache build (whose in-cluster opm is this build) may ask at once: one
+# builds, the other waits for it and reuses the binary.
+exec 9>"$cache/.lock"
+flock 9
+if [ -x "$bin" ] && "$bin" version >/dev/null 2>&1; then echo "$bin"; exit 0; fi
 dir=$(go mod download -json "github.com/operator-framework/operator-registry@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')
 [ -d "$dir" ] || { echo "build-opm: module dir for operator-registry@$version not found" >&2; exit 1; }
 (cd "$dir" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -tags json1,containers_image_openpgp -o "$bin.tmp" ./cmd/opm) >&2

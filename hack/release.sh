@@ -38,7 +38,7 @@ bins=()
 for os in linux darwin; do
   for arch in amd64 arm64; do
     out="$dist/catalogbot_${version#v}_${os}_${arch}"
-    CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" GOFLAGS=-mod=readonly go build -trimpath -buildvcs=false \
+    CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" GOFLAGS=-mod=readonly go build -trimpath -buildvcs=false -pgo=cmd/catalogbot/release.pgo \
       -ldflags "-s -w -buildid= -X main.ldflagsVersion=$version" -o "$out" ./cmd/catalogbot
     if [ "$os" = linux ]; then bins+=(--bin "linux/$arch=$out"); fi
   done

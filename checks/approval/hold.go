@@ -3,8 +3,8 @@ package approval
 import "strings"
 
 // MayLiftHold reports whether user may lift a hold placed by holders (the logins recorded as placing it;
-// empty when nobody is recorded, such as a label added while the bot was not listening). A maintainer or
-// owner (privileged) lifts any hold; anyone else, the author included, only a hold placed by themselves
+// empty when nobody is recorded, such as a label added while the bot was not listening). A maintainer
+// (privileged) lifts any hold; anyone else, the author included, only a hold placed by themselves
 // alone. A hold of unknown origin counts as someone else's.
 func MayLiftHold(user string, holders []string, privileged bool) bool {
 	if privileged {

@@ -64,9 +64,11 @@ type Facts struct {
 	Mergeable *bool
 	// Labels are the pull request's labels.
 	Labels []string
-	// HoldLabel is the hold label ("" when holds are not enforced); Holders who placed it (empty:
-	// unknown).
+	// HoldLabel is the hold label ("" when holds are not enforced); Held is set when the hold's history
+	// has one in force, whatever the labels say (a label taken off by someone who may not lift the hold,
+	// or while the pull request was closed, lifts nothing); Holders who placed it (empty: unknown).
 	HoldLabel string
+	Held      bool
 	Holders   []string
 	// ConfigError says why the base branch's configuration is invalid ("" when it is valid).
 	ConfigError string
@@ -131,13 +133,13 @@ func Decide(f Facts) []Condition {
 		}
 	}
 	switch {
-	case f.HoldLabel == "" || !hasLabel(f.Labels, f.HoldLabel):
+	case f.HoldLabel == "" || (!f.Held && !hasLabel(f.Labels, f.HoldLabel)):
 		add(IDHold, true, "not on hold")
 	case len(f.Holders) > 0:
-		add(IDHold, false, "on hold (label %s, placed by %s): `/unhold` by them, a maintainer or an owner releases it",
+		add(IDHold, false, "on hold (label %s, placed by %s): `/unhold` by them or a maintainer releases it",
 			code(f.HoldLabel), report.Text(strings.Join(f.Holders, ", ")))
 	default:
-		add(IDHold, false, "on hold (label %s): `/unhold` by a maintainer or an owner releases it", code(f.HoldLabel))
+		add(IDHold, false, "on hold (label %s): `/unhold` by a maintainer releases it", code(f.HoldLabel))
 	}
 	if f.Merged || (f.State != "" && f.State != "open") {
 		add(IDOpen, false, "the pull request is %s", stateText(f))

@@ -45,6 +45,7 @@ func TestDecide(t *testing.T) {
 		"ineligible approval": {func(f *Facts) { f.Approvals = approval.Result{Current: []string{"x"}, Ineligible: []string{"x"}} }, IDApprovals},
 		"label missing":       {func(f *Facts) { f.Labels = nil }, IDLabel},
 		"hold":                {func(f *Facts) { f.Labels = append(f.Labels, "Do-Not-Merge/Hold") }, IDHold},
+		"hold without label":  {func(f *Facts) { f.Held = true }, IDHold},
 		"closed":              {func(f *Facts) { f.State = "closed" }, IDOpen},
 		"merged":              {func(f *Facts) { f.Merged = true }, IDOpen},
 		"draft":               {func(f *Facts) { f.Draft = true }, IDDraft},

@@ -26,12 +26,17 @@ build_via_require() { # MODULE VERSION OUTNAME PKG: build PKG from a throwaway m
 [ -x "$out/etcd" ] || ko_step "etcd $KO_ETCD_VERSION" build_via_require go.etcd.io/etcd/server/v3 "$KO_ETCD_VERSION" etcd go.etcd.io/etcd/server/v3
 [ -x "$out/coredns" ] || ko_step "coredns $KO_COREDNS_VERSION" build_in_module "github.com/coredns/coredns@$KO_COREDNS_VERSION" coredns .
 olm_ld="-X github.com/operator-framework/operator-lifecycle-manager/pkg/version.OLMVersion=${KO_OLM_VERSION#v}"
-for c in olm catalog copy-content; do
-  [ -x "$out/$c" ] || ko_step "OLM $c $KO_OLM_VERSION" build_in_module "github.com/operator-framework/operator-lifecycle-manager@$KO_OLM_VERSION" "$c" "./cmd/$c" "" "$olm_ld"
-done
-# cpb: what the bundle-unpack Job's init container copies out of OLM's image and runs in the bundle image.
-[ -x "$out/cpb" ] || ko_step "OLM cpb $KO_OLM_VERSION" build_in_module "github.com/operator-framework/operator-lifecycle-manager@$KO_OLM_VERSION" cpb ./util/cpb
-[ -x "$out/opm" ] || ko_step "opm $KO_OPM_VERSION" build_in_module "github.com/operator-framework/operator-registry@$KO_OPM_VERSION" opm ./cmd/opm "json1,containers_image_openpgp"
+# olm, catalog, copy-content and cpb (what the bundle-unpack Job's init container copies out of OLM's image
+# and runs in the bundle image) in one go build: one load of the module's packages, four links.
+olm_all() {
+  local dir; dir=$(moddir "github.com/operator-framework/operator-lifecycle-manager@$KO_OLM_VERSION")
+  [ -d "$dir" ] || { echo "build-binaries: operator-lifecycle-manager@$KO_OLM_VERSION not downloadable" >&2; return 1; }
+  (cd "$dir" && go build -trimpath -ldflags "-s -w $olm_ld" -o "$out/" ./cmd/olm ./cmd/catalog ./cmd/copy-content ./util/cpb)
+}
+[ -x "$out/olm" ] && [ -x "$out/catalog" ] && [ -x "$out/copy-content" ] && [ -x "$out/cpb" ] \
+  || ko_step "OLM olm, catalog, copy-content, cpb $KO_OLM_VERSION" olm_all
+# opm: the reference build the tests use (static, the same tags), shared through the tools cache.
+[ -x "$out/opm" ] || ko_step "opm $KO_OPM_VERSION" install -m 0755 "$(bash "$KO_REPO/hack/build-opm.sh" "$KO_OPM_VERSION")" "$out/opm"
 # Our own programs: always rebuilt (seconds), so the cache never holds stale fixtures.
 ko_step "lane tools" ko_repo_go build -trimpath -tags tools -ldflags "-s -w" -o "$out/" ./hack/kind-offline/cmd/grpchealthprobe ./hack/kind-offline/cmd/imagetool
 ko_step "test operator" ko_repo_go build -trimpath -tags tools -ldflags "-s -w -X main.Version=v1" -o "$out/testoperator" ./hack/kind-offline/cmd/testoperator

@@ -7,7 +7,8 @@ KO_KIND_VERSION=v0.33.0
 KO_K8S_VERSION=v1.33.13
 KO_K8S_STAGING_VERSION=v0.33.13
 KO_OLM_VERSION=v0.33.0
-KO_OPM_VERSION=v1.56.0
+# The in-cluster opm is the reference opm the tests use (hack/build-opm.sh): one build serves both.
+KO_OPM_VERSION=v1.73.0
 KO_ETCD_VERSION=v3.5.21
 KO_COREDNS_VERSION=v1.12.0
 KO_PAUSE_VERSION=3.10

@@ -1,7 +1,9 @@
 package archtest
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -41,5 +43,34 @@ func TestCIRunsTheREADMETestCommand(t *testing.T) {
 	}
 	if len(steps) != 1 || steps[0] != test {
 		t.Fatalf(".ci/run runs %q; README's test command is %q: CI must run exactly that", steps, test)
+	}
+}
+
+// A main package's default.pgo is applied by -pgo=auto to every go build, go run, go install and go test of
+// it, which compiles every dependency a second time: minutes of a cold CI run and of a pre-commit install.
+// The profile is the release's (cmd/catalogbot/release.pgo, applied by hack/release.sh and
+// bench/catalogbot.sh), under another name.
+func TestNoDefaultProfile(t *testing.T) {
+	var found []string
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.Name() == "default.pgo" {
+			found = append(found, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) > 0 {
+		t.Fatalf("%v: -pgo=auto would build every test and go run with it; name it release.pgo (hack/pgo.sh)", found)
+	}
+	if _, err := os.Stat("../../cmd/catalogbot/release.pgo"); err != nil {
+		t.Fatalf("the release profile: %v", err)
 	}
 }

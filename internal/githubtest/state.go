@@ -175,6 +175,14 @@ func (s *Server) SetBase(repo string, n int, ref string) {
 	pr.BaseSHA = s.mustRepo(repo).refs["heads/"+ref]
 }
 
+// SetState closes ("closed") or reopens ("open") a pull request, as its author or a maintainer does.
+func (s *Server) SetState(repo string, n int, state string) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pullLocked(repo, n).State = state
+}
+
 // SetMergeable sets a pull request's mergeable flag (nil: not computed yet).
 func (s *Server) SetMergeable(repo string, n int, mergeable *bool) {
 	s.t.Helper()

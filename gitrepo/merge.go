@@ -70,7 +70,7 @@ func (r *Repo) Merge(ctx context.Context, tip, head *object.Commit) (*Merged, er
 	sig := mergeSignature(tip, head)
 	c := &object.Commit{Author: sig, Committer: sig, TreeHash: tree, ParentHashes: []plumbing.Hash{tip.Hash, head.Hash},
 		Message: fmt.Sprintf("Merge %s into %s\n", head.Hash, tip.Hash)}
-	h, err := store(r.r.Storer, c)
+	h, err := Store(r.r.Storer, c)
 	if err != nil {
 		return nil, fmt.Errorf("writing the merge of %s into %s: %w", short(head.Hash.String()), short(tip.Hash.String()), err)
 	}
@@ -132,8 +132,7 @@ func (m *merger) tree(dir string, o, a, b plumbing.Hash) (plumbing.Hash, error) 
 	if len(out.Entries) == 0 {
 		return plumbing.ZeroHash, nil
 	}
-	sortTree(&out)
-	return store(m.st, &out)
+	return StoreTree(m.st, &out)
 }
 
 // entry merges one path's entries.
@@ -211,11 +210,13 @@ func (m *merger) blobs(o, a, b plumbing.Hash) (plumbing.Hash, bool, error) {
 	return h, err == nil, err
 }
 
-type encoder interface {
+// Encoder is a git object that encodes itself (a commit, a tree).
+type Encoder interface {
 	Encode(plumbing.EncodedObject) error
 }
 
-func store(st storer.EncodedObjectStorer, o encoder) (plumbing.Hash, error) {
+// Store writes o into st and returns its hash.
+func Store(st storer.EncodedObjectStorer, o Encoder) (plumbing.Hash, error) {
 	obj := st.NewEncodedObject()
 	if err := o.Encode(obj); err != nil {
 		return plumbing.ZeroHash, err
@@ -223,8 +224,9 @@ func store(st storer.EncodedObjectStorer, o encoder) (plumbing.Hash, error) {
 	return st.SetEncodedObject(obj)
 }
 
-// sortTree sorts a tree's entries the way git does (a directory sorts as its name followed by "/").
-func sortTree(t *object.Tree) {
+// StoreTree sorts a tree's entries the way git does (a directory sorts as its name followed by "/") and
+// writes it into st.
+func StoreTree(st storer.EncodedObjectStorer, t *object.Tree) (plumbing.Hash, error) {
 	key := func(e object.TreeEntry) string {
 		if e.Mode == filemode.Dir {
 			return e.Name + "/"
@@ -232,4 +234,5 @@ func sortTree(t *object.Tree) {
 		return e.Name
 	}
 	slices.SortFunc(t.Entries, func(a, b object.TreeEntry) int { return strings.Compare(key(a), key(b)) })
+	return Store(st, t)
 }

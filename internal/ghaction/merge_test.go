@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/internal/githubtest"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // repoWithConfig is testRepo with .catalogbot.yaml cfg on the base.
@@ -159,21 +160,12 @@ func TestAttackActionMergesABranchBehindTheBase(t *testing.T) {
 	gh.AddRepo(full)
 	gh.SetRef(full, "heads/main", tip)
 	gh.AddPullRequest(full, githubtest.PullRequest{Number: 1, User: "alice", HeadSHA: head, BaseRef: "main", BaseSHA: tip})
-	tmp := t.TempDir()
-	env := map[string]string{
-		"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": prPayload(t, 1, tip, head, "alice"),
-		"GITHUB_OUTPUT": filepath.Join(tmp, "out"), "GITHUB_API_URL": gh.URL, "CATALOGBOT_GITHUB_TOKEN": "ghs_x",
-	}
-	var stdout bytes.Buffer
-	r, err := Run(context.Background(), func(k string) string { return env[k] }, &stdout, &bytes.Buffer{}, Options{RepoDir: dir, SkipImages: true, Merge: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, _, stdout := runMerging(t, gh, dir, 1, tip, head, "alice")
 	if merged, _ := gh.Merged(full, 1); merged {
-		t.Fatalf("merged a head whose merge into main no check saw:\n%s", stdout.String())
+		t.Fatalf("merged a head whose merge into main no check saw:\n%s", stdout)
 	}
-	if r.Verdict() != "fail" || !strings.Contains(stdout.String(), "foo.v0.2.0") {
-		t.Errorf("verdict %s, want the merge's duplicate bundle reported:\n%s", r.Verdict(), stdout.String())
+	if r.Verdict() != "fail" || !strings.Contains(stdout, "foo.v0.2.0") {
+		t.Errorf("verdict %s, want the merge's duplicate bundle reported:\n%s", r.Verdict(), stdout)
 	}
 }
 
@@ -196,9 +188,22 @@ func TestAttackActionApprovalWithdrawnBeforeMerge(t *testing.T) {
 		`"submitted_at":"2026-01-01T00:00:00Z"}]`, head, full, gh.URL)
 	gh.InjectFault("GET", "/repos/"+full+"/pulls/1/reviews", 1, githubtest.Fault{Status: http.StatusOK,
 		Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}}, Body: approved})
+	r, outs, stdout := runMerging(t, gh, dir, 1, base, head, "dave")
+	if r.Stages[0].Status != "pass" {
+		t.Fatalf("the owners stage did not weigh alice's approval:\n%s", stdout)
+	}
+	if merged, _ := gh.Merged(full, 1); merged || outs["merge_unmet"] != "check-approvals" {
+		t.Fatalf("merged %v, merge_unmet %q: want not merged on a withdrawn approval\n%s", merged, outs["merge_unmet"], stdout)
+	}
+}
+
+// runMerging runs the Action with merge: true on pull_request_target for pull request n (base..head by
+// author) of the repository in dir against gh; it returns the report, the outputs and the text output.
+func runMerging(t *testing.T, gh *githubtest.Server, dir string, n int, base, head, author string) (*report.Report, map[string]string, string) {
+	t.Helper()
 	tmp := t.TempDir()
 	env := map[string]string{
-		"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": prPayload(t, 1, base, head, "dave"),
+		"GITHUB_EVENT_NAME": "pull_request_target", "GITHUB_EVENT_PATH": prPayload(t, n, base, head, author),
 		"GITHUB_OUTPUT": filepath.Join(tmp, "out"), "GITHUB_API_URL": gh.URL, "CATALOGBOT_GITHUB_TOKEN": "ghs_x",
 	}
 	var stdout bytes.Buffer
@@ -206,11 +211,5 @@ func TestAttackActionApprovalWithdrawnBeforeMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Stages[0].Status != "pass" {
-		t.Fatalf("the owners stage did not weigh alice's approval:\n%s", stdout.String())
-	}
-	outs := readOutputs(t, env["GITHUB_OUTPUT"])
-	if merged, _ := gh.Merged(full, 1); merged || outs["merge_unmet"] != "check-approvals" {
-		t.Fatalf("merged %v, merge_unmet %q: want not merged on a withdrawn approval\n%s", merged, outs["merge_unmet"], stdout.String())
-	}
+	return r, readOutputs(t, env["GITHUB_OUTPUT"]), stdout.String()
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
+
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Merged is the merge of a pull request's head into its base branch's tip: what GitHub lands when it
@@ -51,7 +53,7 @@ func (r *Repo) Merge(ctx context.Context, tip, head *object.Commit) (*Merged, er
 	var tree plumbing.Hash
 	switch {
 	case len(bases) == 0:
-		return nil, fmt.Errorf("%s and %s have no common history", short(tip.Hash.String()), short(head.Hash.String()))
+		return nil, diag.UsageError(fmt.Errorf("%s and %s have no common history: the pull request's branch does not come from its base branch", short(tip.Hash.String()), short(head.Hash.String())))
 	case len(bases) > 1:
 		m.conflicts = []string{"(several merge bases: merge the base branch into the pull request's branch)"}
 	case bases[0].Hash == tip.Hash:

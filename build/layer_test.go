@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,6 +181,43 @@ func TestCatalogLayerRefusesSymlinks(t *testing.T) {
 	}
 }
 
+// The build takes the catalog's files as the loader lists them (filetree.ListCatalog): names that differ
+// only in case or by Unicode forms, and special files, are refused as the check refuses them, naming them;
+// .indexignore'd files are in the image, as opm's image holds them.
+func TestCatalogLayerRefusesWhatTheCheckRefuses(t *testing.T) {
+	for _, tc := range []struct{ name, twin, want string }{
+		{"case", "pkg/X.json", "differs from pkg/X.json only in case"},
+		{"fullwidth", "pkg/\uff58.json", "only in case or Unicode form"},
+		{"look-alike", "pkg/\u0445.json", ""}, // a Cyrillic name with a Latin extension
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := sampleTree(t)
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(tc.twin)), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := CatalogLayer(t.Context(), dir, time.Unix(0, 0))
+			if err == nil || diag.CategoryOf(err) != diag.Invalid || !strings.Contains(err.Error(), "pkg/") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v (category %s), want a refusal: %s", err, diag.CategoryOf(err), tc.want)
+			}
+		})
+	}
+	dir := sampleTree(t)
+	if err := syscall.Mkfifo(filepath.Join(dir, "pkg", "pipe.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CatalogLayer(t.Context(), dir, time.Unix(0, 0)); err == nil || diag.CategoryOf(err) != diag.Invalid || !strings.Contains(err.Error(), "named pipe") {
+		t.Fatalf("err = %v, want a refused named pipe", err)
+	}
+	dir = writeTree(t, map[string]string{"pkg/.indexignore": "notes.md\n", "pkg/notes.md": "hi\n", "pkg/x.json": "{}"})
+	layer, err := CatalogLayer(t.Context(), dir, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := tarNames(t, layer); !slices.Contains(names, "configs/pkg/notes.md") || !slices.Contains(names, "configs/pkg/.indexignore") {
+		t.Errorf("layer holds %q, want the ignored file and the .indexignore", names)
+	}
+}
+
 func TestCatalogLayerMissingDirIsUsageError(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
 	_, err := CatalogLayer(t.Context(), missing, time.Unix(0, 0))
@@ -201,5 +239,23 @@ func TestEpochFromEnv(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	if got, err := EpochFromEnv(); err != nil || got.Unix() != 0 {
 		t.Fatalf("EpochFromEnv() unset = %v, %v; want the Unix epoch", got, err)
+	}
+}
+
+// tarNames lists the entry names of a gzip-compressed tar layer.
+func tarNames(t *testing.T, gz []byte) []string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return names
+		}
+		names = append(names, h.Name)
 	}
 }

@@ -5,7 +5,19 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/bot/internal/gittest"
+	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
+
+// refusedPR opens pull request n of alice's head against main, delivers its opened event, and requires
+// that it did not merge (why says what merging would have let through); it returns the last check run.
+func (h *harness) refusedPR(n int, head, main, why string) githubtest.CheckRun {
+	h.t.Helper()
+	h.openPR(n, "alice", head, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(n, "alice", head, main, nil))
+	h.waitIdle()
+	h.requireNotMerged(n, why)
+	return h.lastCheckRun()
+}
 
 // File-model attacks (issue 33, item 6): the owners attribution, the validator, the drift gate and the image
 // build read one catalog's files with the same rules (symlinks, .indexignore, non-regular files, names
@@ -34,11 +46,7 @@ func TestAttackSymlinkToIndexIgnoredFileDeprecatesAnotherPackage(t *testing.T) {
 					files[foo+"/"+target] = deprecation("bar-operator", "olm.package", "")
 				}
 				head := h.git.Commit("alice/links", main, "alice", "foo 0.3.0, and notes", files)
-				h.openPR(45, "alice", head, main)
-				h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(45, "alice", head, main, nil))
-				h.waitIdle()
-				h.requireNotMerged(45, "a symbolic link in foo's directory deprecated bar")
-				cr := h.lastCheckRun()
+				cr := h.refusedPR(45, head, main, "a symbolic link in foo's directory deprecated bar")
 				out := cr.Output.Summary + cr.Output.Text
 				if cr.Conclusion != "failure" || !strings.Contains(out, link) || !strings.Contains(out, "symbolic link") {
 					t.Errorf("check run %s, want a failure naming the symbolic link %s: %s\n%s", cr.Conclusion, link, cr.Output.Summary, cr.Output.Text)
@@ -61,11 +69,7 @@ func TestAttackLookAlikeCatalogFileNames(t *testing.T) {
 				main := h.seedLayout(lc)
 				head := h.git.Commit("alice/twin", main, "alice", "deprecate foo", map[string]string{
 					lc.dir("foo-operator") + "/" + name: deprecation("foo-operator", "olm.package", "")})
-				h.openPR(46, "alice", head, main)
-				h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(46, "alice", head, main, nil))
-				h.waitIdle()
-				h.requireNotMerged(46, "a look-alike of catalog.json merged")
-				cr := h.lastCheckRun()
+				cr := h.refusedPR(46, head, main, "a look-alike of catalog.json merged")
 				out := cr.Output.Summary + cr.Output.Text
 				if cr.Conclusion != "failure" || !strings.Contains(out, "foo-operator/"+name) || !strings.Contains(out, "catalog-file-refused") {
 					t.Errorf("check run %s, want a failure refusing %s: %s\n%s", cr.Conclusion, name, cr.Output.Summary, cr.Output.Text)
@@ -91,11 +95,7 @@ func TestAttackIndexIgnoreHidesAnotherPackagesBlob(t *testing.T) {
 				foo + "/catalog.json": fbc("foo-operator", func(v string) string { return h.bundleImage("foo-operator", v) }, "0.1.0", "0.2.0", "0.3.0"),
 				foo + "/.indexignore": "notes.json\n",
 			})
-			h.openPR(47, "alice", head, main)
-			h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(47, "alice", head, main, nil))
-			h.waitIdle()
-			h.requireNotMerged(47, "foo's owner hid bar's blob with an .indexignore")
-			cr := h.lastCheckRun()
+			cr := h.refusedPR(47, head, main, "foo's owner hid bar's blob with an .indexignore")
 			if cr.Conclusion != "failure" || !strings.Contains(cr.Output.Summary+cr.Output.Text, "alice is not an owner of package bar-operator") {
 				t.Errorf("check run %s: %s\n%s", cr.Conclusion, cr.Output.Summary, cr.Output.Text)
 			}

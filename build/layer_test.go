@@ -66,17 +66,8 @@ func TestCatalogLayerHeadersAreNormalizedAndSorted(t *testing.T) {
 	if gz[3] != 0 || !bytes.Equal(gz[4:8], []byte{0, 0, 0, 0}) {
 		t.Errorf("gzip header flags %#x mtime % x: want no optional fields and mtime 0", gz[3], gz[4:8])
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
 	var names []string
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			break
-		}
+	for _, h := range tarHeaders(t, gz) {
 		names = append(names, h.Name)
 		if h.Uid != 0 || h.Gid != 0 || h.Uname != "" || h.Gname != "" {
 			t.Errorf("%s owned by %d:%d (%q:%q), want 0:0", h.Name, h.Uid, h.Gid, h.Uname, h.Gname)
@@ -213,7 +204,11 @@ func TestCatalogLayerRefusesWhatTheCheckRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if names := tarNames(t, layer); !slices.Contains(names, "configs/pkg/notes.md") || !slices.Contains(names, "configs/pkg/.indexignore") {
+	var names []string
+	for _, h := range tarHeaders(t, layer) {
+		names = append(names, h.Name)
+	}
+	if !slices.Contains(names, "configs/pkg/notes.md") || !slices.Contains(names, "configs/pkg/.indexignore") {
 		t.Errorf("layer holds %q, want the ignored file and the .indexignore", names)
 	}
 }
@@ -242,20 +237,20 @@ func TestEpochFromEnv(t *testing.T) {
 	}
 }
 
-// tarNames lists the entry names of a gzip-compressed tar layer.
-func tarNames(t *testing.T, gz []byte) []string {
+// tarHeaders lists the entry headers of a gzip-compressed tar layer.
+func tarHeaders(t *testing.T, gz []byte) []*tar.Header {
 	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := tar.NewReader(zr)
-	var names []string
+	var hs []*tar.Header
 	for {
 		h, err := tr.Next()
 		if err != nil {
-			return names
+			return hs
 		}
-		names = append(names, h.Name)
+		hs = append(hs, h)
 	}
 }

@@ -234,16 +234,10 @@ func catalogFiles(fsys fs.FS) ([]string, []diag.Diagnostic, error) {
 	}
 	var ds []diag.Diagnostic
 	for _, r := range l.Refused {
-		ds = append(ds, RefusalDiagnostic(r))
+		ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: RuleRefused, File: r.Path,
+			Message: r.Path + " " + r.Reason, Hint: r.Hint})
 	}
 	return l.Loaded, ds, nil
-}
-
-// RefusalDiagnostic is the validate diagnostic (rule catalog-file-refused) of an entry of a catalog
-// directory no reader takes; its file is the entry's path relative to the catalog directory.
-func RefusalDiagnostic(r filetree.Refusal) diag.Diagnostic {
-	return diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: RuleRefused, File: r.Path,
-		Message: r.Path + " " + r.Reason, Hint: r.Hint}
 }
 
 // fileLoader loads one file into its own small catalog; the parts are joined in file order.

@@ -51,10 +51,8 @@ const (
 
 // Refusal is an entry of a catalog directory that no reader takes, and why.
 type Refusal struct {
-	Path string // slash path relative to the catalog directory
-	Why  Why
-	// Other is the entry Path is confused with (a name differing only in case or by look-alikes).
-	Other  string
+	Path   string // slash path relative to the catalog directory
+	Why    Why
 	Reason string // a sentence fragment: "is a symbolic link (to x)"
 	Hint   string
 }
@@ -195,7 +193,7 @@ func refuseName(p string, names map[string]string, fold cases.Caser) (Refusal, b
 	fold.Reset()
 	key := norm.NFKC.String(fold.String(norm.NFKC.String(p)))
 	if first, ok := names[key]; ok {
-		return Refusal{Path: p, Why: Name, Other: first, Reason: "differs from " + first + " only in case or Unicode form: a checkout on a case-insensitive or normalising file system keeps one of the two",
+		return Refusal{Path: p, Why: Name, Reason: "differs from " + first + " only in case or Unicode form: a checkout on a case-insensitive or normalising file system keeps one of the two",
 			Hint: rename}, true
 	}
 	names[key] = p

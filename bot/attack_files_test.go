@@ -80,25 +80,33 @@ func TestAttackLookAlikeCatalogFileNames(t *testing.T) {
 }
 
 // bar-operator's deprecation sits in foo-operator's directory on main (a maintainer put it there). alice,
-// foo's owner, changes none of its bytes: she adds an .indexignore naming it, with foo's 0.3.0. The load
-// no longer reads the file, which removes bar's blob from the catalog as surely as deleting it: the file
-// is bar's by the blob it names at the base, so bar's owner must approve, and nothing merges.
+// foo's owner, changes none of its bytes: with foo's 0.3.0 she adds an .indexignore naming it (hide), or,
+// where main ignores it, deletes that .indexignore (reveal). The load then stops or starts reading the
+// file, which removes or adds bar's blob as surely as editing it: the file is bar's by the blob it names,
+// so bar's owner must approve, and nothing merges.
 func TestAttackIndexIgnoreHidesAnotherPackagesBlob(t *testing.T) {
 	for _, lc := range layouts("") {
-		t.Run(lc.name, func(t *testing.T) {
-			h := newHarness(t)
-			h.seedLayout(lc)
-			foo := lc.dir("foo-operator")
-			main := h.moveMain("bar-operator's deprecation, kept in foo-operator's directory", map[string]string{
-				foo + "/notes.json": deprecation("bar-operator", "olm.package", "")})
-			head := h.git.Commit("alice/ignore", main, "alice", "foo 0.3.0", map[string]string{
-				foo + "/catalog.json": fbc("foo-operator", func(v string) string { return h.bundleImage("foo-operator", v) }, "0.1.0", "0.2.0", "0.3.0"),
-				foo + "/.indexignore": "notes.json\n",
+		for _, op := range []string{"hide", "reveal"} {
+			t.Run(lc.name+"/"+op, func(t *testing.T) {
+				h := newHarness(t)
+				h.seedLayout(lc)
+				foo := lc.dir("foo-operator")
+				planted := map[string]string{foo + "/notes.json": deprecation("bar-operator", "olm.package", "")}
+				change := map[string]string{
+					foo + "/catalog.json": fbc("foo-operator", func(v string) string { return h.bundleImage("foo-operator", v) }, "0.1.0", "0.2.0", "0.3.0"),
+					foo + "/.indexignore": "notes.json\n",
+				}
+				if op == "reveal" {
+					planted[foo+"/.indexignore"] = "notes.json\n"
+					change[foo+"/.indexignore"] = ""
+				}
+				main := h.moveMain("bar-operator's deprecation, kept in foo-operator's directory", planted)
+				head := h.git.Commit("alice/ignore", main, "alice", "foo 0.3.0", change)
+				cr := h.refusedPR(47, head, main, "foo's owner made the load "+op+" bar's blob with an .indexignore")
+				if cr.Conclusion != "failure" || !strings.Contains(cr.Output.Summary+cr.Output.Text, "alice is not an owner of package bar-operator") {
+					t.Errorf("check run %s: %s\n%s", cr.Conclusion, cr.Output.Summary, cr.Output.Text)
+				}
 			})
-			cr := h.refusedPR(47, head, main, "foo's owner hid bar's blob with an .indexignore")
-			if cr.Conclusion != "failure" || !strings.Contains(cr.Output.Summary+cr.Output.Text, "alice is not an owner of package bar-operator") {
-				t.Errorf("check run %s: %s\n%s", cr.Conclusion, cr.Output.Summary, cr.Output.Text)
-			}
-		})
+		}
 	}
 }

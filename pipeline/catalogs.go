@@ -147,7 +147,7 @@ func (s *state) seedFromBase(ctx context.Context, store *template.Store, a *affe
 		for _, c := range a.catalogs {
 			if rest, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
 				pkg, _, _ := strings.Cut(rest, "/")
-				return want[pkg]
+				return want[pkg] || path.Base(p) == catalog.IndexIgnore
 			}
 		}
 		return false

@@ -259,7 +259,10 @@ func (l *Layout) Attribute(ctx context.Context, repo *gitrepo.Repo, base, head *
 	named := map[string]bool{}
 	for _, dir := range slices.Sorted(maps.Keys(byCatalog)) {
 		files := byCatalog[dir]
-		include := func(p string) bool { return files[p] }
+		if err := addIgnoreFlips(ctx, repo, base, head, dir, files); err != nil {
+			return nil, err
+		}
+		include := func(p string) bool { return files[p] || path.Base(p) == catalog.IndexIgnore }
 		for _, commit := range []*object.Commit{base, head} {
 			fsys, err := repo.TreeFS(commit, dir, include)
 			if err != nil {

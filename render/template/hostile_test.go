@@ -193,3 +193,20 @@ func (c *countingSource) Bundle(ctx context.Context, image string, csvMetadata b
 	c.n++
 	return c.Source.Bundle(ctx, image, csvMetadata)
 }
+
+// A package's committed render is a symbolic link to a file with the very bytes the template renders (an
+// .indexignore'd copy, say): the drift gate reads committed catalogs as every reader does, so it refuses
+// the link (rule catalog-file-refused) instead of following it and finding no drift, as the loader and the
+// image build refuse it.
+func TestDriftGateRefusesCommittedSymlink(t *testing.T) {
+	rendered := []byte("---\nschema: olm.package\nname: foo\n")
+	root := writeRepo(t, map[string]string{"catalogs/v4.19/foo/.indexignore": "copy.yaml\n", "catalogs/v4.19/foo/copy.yaml": string(rendered)})
+	job := Job{Package: "foo", Template: "operators/foo/catalog-templates/basic.yaml", Catalog: Catalog{Name: "v4.19", Dir: "catalogs/v4.19"}}
+	if err := os.Symlink("copy.yaml", filepath.Join(root, filepath.FromSlash(job.Output()))); err != nil {
+		t.Fatal(err)
+	}
+	ds := Diagnostics(root, []Result{{Job: job, Data: rendered}}, true)
+	if len(ds) != 1 || ds[0].Rule != "catalog-file-refused" || ds[0].File != job.Output() || !strings.Contains(ds[0].Message, "symbolic link") {
+		t.Fatalf("diagnostics %v, want %s refused as a symbolic link", ds, job.Output())
+	}
+}

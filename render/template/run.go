@@ -64,7 +64,7 @@ func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concur
 			results[i] = Result{Job: jobs[i], Data: data, Err: err}
 			drift := false
 			if err == nil && check && progress != nil {
-				committed, rerr := readCapped(root, jobs[i].Output(), catalog.DefaultMaxFileSize)
+				committed, rerr := readCommitted(root, jobs[i].Output())
 				drift = rerr != nil || string(committed) != string(data)
 			}
 			mu.Lock()
@@ -133,9 +133,15 @@ func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
 			continue
 		}
 		out := r.Job.Output()
-		// Read through the root: a committed symlink leading outside the repository is refused, never
-		// diffed (its target would land in a pull request's report).
-		committed, err := readCapped(root, out, catalog.DefaultMaxFileSize)
+		// Read through the root, and not through a link: a committed symlink is refused as every reader
+		// of a catalog refuses it, never diffed (its target would land in a pull request's report).
+		committed, err := readCommitted(root, out)
+		var link *linkError
+		if errors.As(err, &link) {
+			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: catalog.RuleRefused, File: link.path, Package: r.Job.Package,
+				Message: link.Error(), Hint: "a catalog holds regular files only (the image build refuses links); replace the link with the file it points to"})
+			continue
+		}
 		if err != nil && !os.IsNotExist(err) {
 			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: out, Package: r.Job.Package,
 				Message: fmt.Sprintf("reading the committed %s: %v", out, err)})
@@ -156,6 +162,25 @@ func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
 		ds = append(ds, d)
 	}
 	return diag.Sort(ds)
+}
+
+// linkError is a committed catalog file reached through a symbolic link.
+type linkError struct{ path string }
+
+func (e *linkError) Error() string { return e.path + " is a symbolic link" }
+
+// readCommitted reads the committed catalog file name under root as every reader of a catalog does: not
+// through a symbolic link (a *linkError naming the link), a regular file of at most the loader's limit.
+func readCommitted(root, name string) ([]byte, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if p, ok := filetree.LinkOn(r, name); ok {
+		return nil, &linkError{path: p}
+	}
+	return readCapped(root, name, catalog.DefaultMaxFileSize)
 }
 
 // WriteResults writes every successful render to its catalog file under root (atomically, each file

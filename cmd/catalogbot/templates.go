@@ -224,7 +224,7 @@ func seedFromHEAD(ctx context.Context, store *template.Store, repo string, layou
 	}
 	pkgs := map[string]bool{}
 	for _, j := range jobs {
-		pkgs[j.Package] = true
+		pkgs[j.Dir] = true
 	}
 	include := func(p string) bool {
 		_, rel, ok := layout.CatalogOf(p)

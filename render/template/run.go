@@ -120,7 +120,10 @@ func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
 				d.File, d.Line = te.File, te.Line
 				d.Message = fmt.Sprintf("catalog %s: %s", r.Job.Catalog.Name, te.Msg)
 				if errors.Is(r.Err, ErrNotCached) {
-					d.Rule, d.Hint = "template-not-cached", "render without --offline to pull it"
+					d.Rule, d.Hint = "template-not-cached", "the bundle must be pulled: no committed catalog holds it"
+					if errors.Is(r.Err, ErrOffline) {
+						d.Hint = "render without --offline to pull it"
+					}
 				}
 			}
 			if diag.CategoryOf(r.Err) == diag.Infra {

@@ -241,6 +241,14 @@ func seedFromHEAD(ctx context.Context, store *template.Store, repo string, layou
 	return fmt.Sprintf("HEAD (%s)'s committed catalogs", head.Hash.String()[:12]), nil
 }
 
+// repoArg is " --repo ROOT", or "" for the working directory.
+func repoArg(root string) string {
+	if filepath.Clean(root) == "." {
+		return ""
+	}
+	return " --repo " + root
+}
+
 // templateLayoutWithoutCatalogs is a usage error saying what to add when root is laid out as a
 // template-driven repository (operators/<package>/ci.yaml files mapping templates to catalogs, catalog
 // directories under catalogs/) but its .catalogbot.yaml has no catalogs:, which would make it one
@@ -270,8 +278,8 @@ func templateLayoutWithoutCatalogs(root string) error {
 	if mapped == 0 {
 		return nil
 	}
-	//lint:ignore ST1005 the message ends with the lines to add, printed as a block
 	return diag.UsageError(fmt.Errorf("%s is laid out as a template-driven repository (%d %s files under %s/ map templates to catalogs; catalogs/ holds %s) "+
-		"but %s has no catalogs:, so it would be read as one catalog; add these lines to %s:\n\ncatalogs:\n  pattern: catalogs/{version}\n",
-		root, mapped, template.CIFile, template.OperatorsDir, template.Plural(len(versions), "catalog directory"), config.ConfigFile, filepath.Join(root, config.ConfigFile)))
+		"but %s has no catalogs:, so it would be read as one catalog; run catalogbot init --force%s to write a complete %s (catalogs pattern, "+
+		"migration level and migrateFrom, opm per package, as the committed catalogs show them) and see what reproduces",
+		root, mapped, template.CIFile, template.OperatorsDir, template.Plural(len(versions), "catalog directory"), config.ConfigFile, repoArg(root), config.ConfigFile))
 }

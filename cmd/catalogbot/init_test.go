@@ -136,3 +136,45 @@ func TestInitSingleCatalog(t *testing.T) {
 		t.Errorf("catalog %+v:\n%s", cfg.Catalog, out)
 	}
 }
+
+// TestPRDirectoryNotPackage: upstream's konflux directory holds package konflux-operator. With the
+// configuration init writes, a reviewer of operators/konflux/ci.yaml who changes the template and
+// commits its render passes `catalogbot pr` (owners, the drift gate seeded from the base's konflux/
+// directories); a stranger fails, told that the package's reviewers are konflux/ci.yaml's.
+func TestPRDirectoryNotPackage(t *testing.T) {
+	repo := shareddata.UpstreamCheckout(t)
+	initIn(t, repo)
+	git(t, repo, "init", "-q", "-b", "main")
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "upstream packages")
+	seed := t.TempDir()
+	git(t, seed, "clone", "-q", repo, ".")
+	git(t, repo, "checkout", "-q", "-b", "konflux-change")
+	tmpl := filepath.Join(repo, "operators", "konflux", "catalog-templates", "semver.yaml")
+	data, err := os.ReadFile(tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(data), "GenerateMajorChannels: false", "GenerateMajorChannels: true", 1)
+	if err := os.WriteFile(tmpl, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := runCLI(t, "render", "--repo", repo, "--offline", "--seed-from", seed, "--template-cache-dir", t.TempDir(), "--package", "konflux-operator"); code != 0 {
+		t.Fatalf("render: exit %d\n%s", code, out)
+	}
+	git(t, repo, "add", "-A")
+	git(t, repo, "commit", "-q", "-m", "konflux: major channels")
+	git(t, repo, "checkout", "-q", "main")
+	pr := func(author string) (string, int) {
+		out, _, code := runCLI(t, "pr", "--repo", repo, "--base", "main", "--head", "konflux-change", "--author", author, "--skip-images")
+		return out, code
+	}
+	if out, code := pr("konflux-maintainer"); code != 0 || strings.Contains(out, "not \"konflux\" only") {
+		t.Errorf("the reviewer's change: exit %d\n%s", code, out)
+	}
+	out, code := pr("mallory")
+	if code != 1 || !strings.Contains(out, "operators/konflux/catalog-templates/semver.yaml: error: mallory is not an owner of package konflux-operator") ||
+		!strings.Contains(out, "permits it: konflux-maintainer") {
+		t.Errorf("a stranger's change: exit %d\n%s", code, out)
+	}
+}

@@ -78,7 +78,7 @@ func TestVerbFlags(t *testing.T) {
 	})
 	t.Run("fmt", func(t *testing.T) {
 		o := parse(t, newFmtCmd, "--check", "--format", "yaml")
-		check(t, "fmt", [3]any{o.dir, o.format, o.check}, [3]any{".", "yaml", true})
+		check(t, "fmt", [3]any{o.dir, o.format, o.check}, [3]any{"", "yaml", true})
 	})
 }
 

@@ -178,3 +178,54 @@ func TestPRDirectoryNotPackage(t *testing.T) {
 		t.Errorf("a stranger's change: exit %d\n%s", code, out)
 	}
 }
+
+// TestRenderStagedJudgesTheCommit: the pre-commit drift hook (render --check --staged) judges what the
+// commit changes, as pr does. On the shared repository, whose committed catalogs drift upstream in four
+// packages and name a bundle only a registry has (kubernaut-operator 1.5.1), a commit touching
+// dotvirt-operator passes, online or not, without rendering the others; the same commit with a broken
+// dotvirt render fails on that file only; an unstaged edit of a touched package is refused.
+func TestRenderStagedJudgesTheCommit(t *testing.T) {
+	repo := communityGitRepo(t)
+	cache := t.TempDir()
+	ci := filepath.Join(repo, "operators", "dotvirt-operator", "ci.yaml")
+	data, err := os.ReadFile(ci)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ci, append(data, "# reviewed\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, repo, "add", "-A")
+	for _, offline := range []bool{true, false} {
+		args := []string{"render", "--repo", repo, "--check", "--staged", "--template-cache-dir", cache}
+		if offline {
+			args = append(args, "--offline")
+		}
+		out, _, code := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, "5 template mappings into 5 catalogs") || !strings.Contains(out, "21 packages the commit does not touch not rendered") ||
+			strings.Contains(out, "kubernaut") || strings.Contains(out, "ecr-secret") {
+			t.Errorf("offline %v: exit %d, want a pass judging dotvirt-operator only:\n%s", offline, code, out)
+		}
+	}
+	// the whole repository's drift gate fails on the untouched packages' upstream drift
+	if out, _, code := runCLI(t, "render", "--repo", repo, "--check", "--offline", "--template-cache-dir", cache); code != 1 || !strings.Contains(out, "ecr-secret-operator") {
+		t.Errorf("render --check: exit %d\n%s", code, out)
+	}
+
+	file := filepath.Join(repo, "catalogs", "v4.19", "dotvirt-operator", "catalog.yaml")
+	if err := os.WriteFile(file, []byte("schema: olm.package\nname: dotvirt-operator\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	staged := []string{"render", "--repo", repo, "--check", "--staged", "--offline", "--template-cache-dir", cache}
+	cmd := newRootCmd()
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetArgs(staged)
+	if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "render --staged: 1 file differ from what the commit holds") {
+		t.Errorf("an unstaged edit of a touched package: %v", err)
+	}
+	git(t, repo, "add", "-A")
+	out, _, code := runCLI(t, staged...)
+	if code != 1 || !strings.Contains(out, "catalogs/v4.19/dotvirt-operator/catalog.yaml") || strings.Contains(out, "ecr-secret") {
+		t.Errorf("a staged broken render: exit %d, want 1 on that file only:\n%s", code, out)
+	}
+}

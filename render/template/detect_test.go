@@ -77,9 +77,32 @@ func TestDetectCommunityTemplates(t *testing.T) {
 			}
 		case knownOutOfSync[out] == "":
 			t.Errorf("%s does not reproduce: %v", out, o.Err)
+		default: // drift: says what re-rendering would change, except for a file that only differs in form
+			why := DescribeDrift(context.Background(), o.Committed, o.Rendered)
+			if hand := strings.Contains(out, "kubebrowser"); hand != (why == "") {
+				t.Errorf("%s: what re-rendering changes: %q", out, why)
+			}
+			if strings.Contains(out, "openshift-integration") && why != "re-rendering changes the upgrade edges (replaces, skips, skipRange) of released 1 entry (openshift-integration-operator.v0.8.2 in candidate-v0)" {
+				t.Errorf("%s: %q", out, why)
+			}
 		}
 	}
 	if reproduced != 103 || len(d.Outcomes) != 120 {
 		t.Errorf("%d of %d mappings reproduced, want 103 of 120", reproduced, len(d.Outcomes))
+	}
+}
+
+// A bundle not in the cache is "render without --offline" only when the render was asked to pull
+// nothing; a render that has no registry access for another reason (a gate given no puller) says the
+// bundle must be pulled, and does not point at a flag the run did not use.
+func TestNotCachedHintNamesOfflineOnlyWhenOffline(t *testing.T) {
+	tmpl := []byte("schema: olm.template.basic\nentries:\n- schema: olm.bundle\n  image: quay.io/example/b@sha256:" + strings.Repeat("a", 64) + "\n")
+	for _, offline := range []bool{true, false} {
+		_, err := Render(context.Background(), tmpl, "operators/b/catalog-templates/t.yaml", &Images{Store: NewStore(""), Offline: offline}, Options{})
+		results := []Result{{Job: Job{Package: "b", Dir: "b", CI: "operators/b/ci.yaml", Catalog: Catalog{Name: "v4.20", Dir: "catalogs/v4.20"}}, Err: err}}
+		ds := Diagnostics(t.TempDir(), results, true)
+		if len(ds) != 1 || ds[0].Rule != "template-not-cached" || strings.Contains(ds[0].Hint, "--offline") != offline || strings.Contains(ds[0].Message, "(offline)") != offline {
+			t.Errorf("offline %v: %+v", offline, ds)
+		}
 	}
 }

@@ -80,6 +80,16 @@ func TestVerbFlags(t *testing.T) {
 		o := parse(t, newFmtCmd, "--check", "--format", "yaml")
 		check(t, "fmt", [3]any{o.dir, o.format, o.check}, [3]any{"", "yaml", true})
 	})
+	t.Run("init", func(t *testing.T) {
+		o := parse(t, newInitCmd)
+		check(t, "init defaults", [2]any{o.repo, o.force}, [2]any{".", false})
+		o = parse(t, newInitCmd, "--repo", "r", "--force")
+		check(t, "init", [2]any{o.repo, o.force}, [2]any{"r", true})
+	})
+	t.Run("render --staged", func(t *testing.T) {
+		o := parse(t, newRenderCmd, "--check", "--staged")
+		check(t, "staged", [2]bool{o.check, o.repo.staged}, [2]bool{true, true})
+	})
 }
 
 // A command line the parser rejects never reaches the run function (nothing is done half-way) and is a
@@ -100,5 +110,14 @@ func TestRejectedCommandLinesRunNothing(t *testing.T) {
 			t.Errorf("validate %s: err %v, ran %v; want an error and nothing run", strings.Join(args, " "), err, ran)
 		}
 	}
-
+	for _, args := range [][]string{{"--staged", "--package", "p"}, {"x"}} {
+		ran := false
+		cmd := newRenderCmd(func(context.Context, *renderOptions) error { ran = true; return nil })
+		cmd.SetArgs(args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		if err := cmd.ExecuteContext(t.Context()); err == nil || ran {
+			t.Errorf("render %s: err %v, ran %v; want an error and nothing run", strings.Join(args, " "), err, ran)
+		}
+	}
 }

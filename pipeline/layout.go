@@ -205,12 +205,10 @@ func (l *Layout) templatePackage(p string) (string, bool) {
 // dirPackage is the package the package directory dir holds (catalogs.packages may declare a name
 // other than the directory's, as upstream's operators/konflux/ holds konflux-operator).
 func (l *Layout) dirPackage(dir string) string {
-	if len(l.Catalogs) > 0 {
-		if n := l.Catalogs[0].Packages[dir].Package; n != "" {
-			return n
-		}
+	if len(l.Catalogs) == 0 {
+		return dir
 	}
-	return dir
+	return config.CatalogsConfig{Packages: l.Catalogs[0].Packages}.DirPackage(dir)
 }
 
 // packageDir is the package whose directory holds p (operators/<pkg>/ or <catalog>/<pkg>/): where its

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,10 +92,7 @@ func TestRenderStagedJudgesTheCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	staged := []string{"render", "--repo", repo, "--check", "--staged", "--offline", "--template-cache-dir", cache}
-	cmd := newRootCmd()
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetArgs(staged)
-	if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "render --staged: 1 file differ from what the commit holds") {
+	if err := cliErr(staged...); err == nil || !strings.Contains(err.Error(), "render --staged: 1 file differ from what the commit holds") {
 		t.Errorf("an unstaged edit of a touched package: %v", err)
 	}
 	git(t, repo, "add", "-A")
@@ -136,10 +131,7 @@ func TestRenderTemplateSeededOffline(t *testing.T) {
 			if code != 0 || out != string(committed) {
 				t.Errorf("--seed-from: exit %d, same as committed %v\n%s", code, out == string(committed), stderr)
 			}
-			cmd := newRootCmd()
-			cmd.SetOut(&bytes.Buffer{})
-			cmd.SetArgs(append(args, "--offline"))
-			if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "--offline outside a git repository") {
+			if err := cliErr(append(args, "--offline")...); err == nil || !strings.Contains(err.Error(), "--offline outside a git repository") {
 				t.Errorf("--offline outside a repository: %v", err)
 			}
 		})

@@ -209,41 +209,6 @@ func keepPackageDirs(want string, c *catalog.Catalog) error {
 	return nil
 }
 
-// packageDirs is, per package, the one top-level directory all its blobs' files are in ("" when they
-// are spread or at the top).
-func packageDirs(c *catalog.Catalog) map[string]string {
-	out := map[string]string{}
-	see := func(pkg, file string) {
-		if pkg == "" || file == "" {
-			return
-		}
-		dir, _, nested := strings.Cut(file, "/")
-		if !nested {
-			dir = ""
-		}
-		if prev, ok := out[pkg]; ok && prev != dir {
-			dir = ""
-		}
-		out[pkg] = dir
-	}
-	for _, p := range c.Packages {
-		see(p.Name, p.Pos.File)
-	}
-	for _, ch := range c.Channels {
-		see(ch.Package, ch.Pos.File)
-	}
-	for _, b := range c.Bundles {
-		see(b.Package, b.Pos.File)
-	}
-	for _, d := range c.Deprecations {
-		see(d.Package, d.Pos.File)
-	}
-	for _, m := range c.Others {
-		see(m.Package, m.Pos.File)
-	}
-	return out
-}
-
 // compareTrees lists the files that differ between the formatted tree and the catalog (added, changed or
 // removed by formatting), and the files of the catalog directory that are not catalog files at all.
 func compareTrees(want, have string, catalogFiles []string) (changed, extra []string, err error) {
@@ -271,4 +236,24 @@ func compareTrees(want, have string, catalogFiles []string) (changed, extra []st
 		return err
 	})
 	return changed, extra, err
+}
+
+// packageDirs is, per package, the one top-level directory all its blobs' files are in ("" when they
+// are spread or at the top).
+func packageDirs(c *catalog.Catalog) map[string]string {
+	out := map[string]string{}
+	eachBlobFile(c, func(pkg, file string) {
+		if pkg == "" || file == "" {
+			return
+		}
+		dir, _, nested := strings.Cut(file, "/")
+		if !nested {
+			dir = ""
+		}
+		if prev, ok := out[pkg]; ok && prev != dir {
+			dir = ""
+		}
+		out[pkg] = dir
+	})
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -199,16 +200,11 @@ func templateConfig(root string, d *template.Detection) string {
 	fmt.Fprintf(&b, "  opmVersion: %s\n", d.OPMVersion)
 	if len(d.Packages) > 0 {
 		b.WriteString("  packages:\n")
-		dirs := make([]string, 0, len(d.Packages))
-		for dir := range d.Packages {
-			dirs = append(dirs, dir)
-		}
-		slices.Sort(dirs)
-		for _, dir := range dirs {
+		for _, dir := range slices.Sorted(maps.Keys(d.Packages)) {
 			p := d.Packages[dir]
 			fmt.Fprintf(&b, "    %s:\n", dir)
-			if p.Name != "" {
-				fmt.Fprintf(&b, "      # %s/%s/ and each catalog's %s/ hold package %s\n      package: %s\n", template.OperatorsDir, dir, dir, p.Name, p.Name)
+			if p.Package != "" {
+				fmt.Fprintf(&b, "      # %s/%s/ and each catalog's %s/ hold package %s\n      package: %s\n", template.OperatorsDir, dir, dir, p.Package, p.Package)
 			}
 			if p.OPMVersion != "" {
 				fmt.Fprintf(&b, "      # its committed catalogs are opm %s's render\n      opmVersion: %s\n", p.OPMVersion, p.OPMVersion)

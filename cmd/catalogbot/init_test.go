@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,10 +67,7 @@ func TestInitCommunityTemplates(t *testing.T) {
 	}
 
 	// never overwrites without --force
-	cmd := newRootCmd()
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetArgs([]string{"init", "--repo", repo})
-	if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "without --force") || exitCode(&bytes.Buffer{}, err) != 2 {
+	if err := cliErr("init", "--repo", repo); err == nil || !strings.Contains(err.Error(), "without --force") || exitCode(&bytes.Buffer{}, err) != 2 {
 		t.Errorf("init over an existing configuration: %v", err)
 	}
 	initIn(t, repo, "--force")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,15 @@ func communityRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// cliErr runs a command line that fails before reporting (a usage error, say) and returns its error.
+func cliErr(args ...string) error {
+	cmd := newRootCmd()
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SetArgs(args)
+	return cmd.ExecuteContext(context.Background())
 }
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {

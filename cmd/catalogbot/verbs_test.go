@@ -101,23 +101,22 @@ func TestRejectedCommandLinesRunNothing(t *testing.T) {
 		{"a", "b"},
 		{"--max-file-bytes", "lots"},
 	} {
-		ran := false
-		cmd := newValidateCmd(func(context.Context, *validateOptions) error { ran = true; return nil })
-		cmd.SetArgs(args)
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		if err := cmd.ExecuteContext(t.Context()); err == nil || ran {
-			t.Errorf("validate %s: err %v, ran %v; want an error and nothing run", strings.Join(args, " "), err, ran)
-		}
+		rejects(t, "validate", newValidateCmd, args)
 	}
 	for _, args := range [][]string{{"--staged", "--package", "p"}, {"x"}} {
-		ran := false
-		cmd := newRenderCmd(func(context.Context, *renderOptions) error { ran = true; return nil })
-		cmd.SetArgs(args)
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		if err := cmd.ExecuteContext(t.Context()); err == nil || ran {
-			t.Errorf("render %s: err %v, ran %v; want an error and nothing run", strings.Join(args, " "), err, ran)
-		}
+		rejects(t, "render", newRenderCmd, args)
+	}
+}
+
+// rejects checks that verb's command line args is an error that runs nothing.
+func rejects[O any](t *testing.T, verb string, newCmd func(runner[O]) *cobra.Command, args []string) {
+	t.Helper()
+	ran := false
+	cmd := newCmd(func(context.Context, *O) error { ran = true; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.ExecuteContext(t.Context()); err == nil || ran {
+		t.Errorf("%s %s: err %v, ran %v; want an error and nothing run", verb, strings.Join(args, " "), err, ran)
 	}
 }

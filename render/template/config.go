@@ -7,14 +7,7 @@ import "github.com/catalogbot/catalogbot/config"
 func CatalogsOf(cats []config.Catalog) []Catalog {
 	out := make([]Catalog, 0, len(cats))
 	for _, c := range cats {
-		var pkgs map[string]Package
-		for dir, p := range c.Packages {
-			if pkgs == nil {
-				pkgs = map[string]Package{}
-			}
-			pkgs[dir] = Package{Name: p.Package, OPMVersion: OPMVersion(p.OPMVersion)}
-		}
-		out = append(out, Catalog{Name: c.Name, Dir: c.Dir, MigrateLevel: c.MigrateLevel, OPMVersion: OPMVersion(c.OPMVersion), Packages: pkgs})
+		out = append(out, Catalog{Name: c.Name, Dir: c.Dir, MigrateLevel: c.MigrateLevel, OPMVersion: OPMVersion(c.OPMVersion), Packages: c.Packages})
 	}
 	return out
 }

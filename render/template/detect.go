@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
 )
 
 // Detection is how a template-driven checkout's committed catalogs were rendered, found by rendering
@@ -28,7 +29,7 @@ type Detection struct {
 	// OPMVersion is the opm most packages reproduce with; Packages pins the others and names the
 	// packages whose directory is not their name (catalogs.packages).
 	OPMVersion OPMVersion
-	Packages   map[string]Package
+	Packages   map[string]config.CatalogPackage
 	// Outcomes are every mapping's render under the detected settings, in job order.
 	Outcomes []Outcome
 }
@@ -59,10 +60,10 @@ func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error
 	if err != nil {
 		return nil, err
 	}
-	pkgs := map[string]Package{}
+	pkgs := map[string]config.CatalogPackage{}
 	for dir, name := range names {
 		if name != dir {
-			pkgs[dir] = Package{Name: name}
+			pkgs[dir] = config.CatalogPackage{Package: name}
 		}
 	}
 	cats = slices.Clone(cats)
@@ -198,7 +199,7 @@ func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error
 	for _, dir := range dirs {
 		if opm, ok := chosen[dir]; ok && opm != d.OPMVersion {
 			p := pkgs[dir]
-			p.OPMVersion = opm
+			p.OPMVersion = string(opm)
 			pkgs[dir] = p
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
@@ -34,7 +35,7 @@ func TestDetectPerPackageOPM(t *testing.T) {
 	if d.OPMVersion != OPMv1_73_0 || d.MigrateLevel != MigrateCSVMetadata || d.MigrateFrom != "" {
 		t.Errorf("opm %s, migrate %q from %q; want v1.73.0, %s from every catalog", d.OPMVersion, d.MigrateLevel, d.MigrateFrom, MigrateCSVMetadata)
 	}
-	want := map[string]Package{"clusterpulse": {OPMVersion: OPMv1_46_0}, "konflux": {Name: "konflux-operator"}}
+	want := map[string]config.CatalogPackage{"clusterpulse": {OPMVersion: "v1.46.0"}, "konflux": {Package: "konflux-operator"}}
 	if fmt.Sprint(d.Packages) != fmt.Sprint(want) {
 		t.Errorf("packages %v, want %v", d.Packages, want)
 	}

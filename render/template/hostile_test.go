@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/catalogbot/catalogbot/config"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,7 +107,7 @@ func TestDeclaredDirectoryRendersOnlyItsPackage(t *testing.T) {
 		})
 		cats := slices.Clone(oneCatalog)
 		for i := range cats {
-			cats[i].Packages = map[string]Package{"a": {Name: "b"}}
+			cats[i].Packages = map[string]config.CatalogPackage{"a": {Package: "b"}}
 		}
 		jobs, _, err := Plan(root, cats, "")
 		if err != nil || len(jobs) != 1 {

@@ -38,39 +38,23 @@ type Catalog struct {
 	// OPMVersion is the opm release whose rendering the catalog keeps (DefaultOPMVersion when empty).
 	OPMVersion OPMVersion
 	// Packages are the repository's per-package settings (catalogs.packages), by package directory.
-	Packages map[string]Package
-}
-
-// Package is what a repository's configuration says of one package directory.
-type Package struct {
-	// Name is the package the directory holds when it is not the directory's own name.
-	Name string
-	// OPMVersion pins the package to another opm than the catalog's.
-	OPMVersion OPMVersion
+	Packages map[string]config.CatalogPackage
 }
 
 // PackageOf is the package held by dir (operators/<dir>, <catalog>/<dir>).
 func (c Catalog) PackageOf(dir string) string {
-	if n := c.Packages[dir].Name; n != "" {
-		return n
-	}
-	return dir
+	return config.CatalogsConfig{Packages: c.Packages}.DirPackage(dir)
 }
 
 // DirOf is the directory holding package pkg: the one declared for it, else pkg.
 func (c Catalog) DirOf(pkg string) string {
-	for dir, p := range c.Packages {
-		if p.Name == pkg {
-			return dir
-		}
-	}
-	return pkg
+	return config.CatalogsConfig{Packages: c.Packages}.PackageDir(pkg)
 }
 
 // OPMVersionOf is the opm release the package of directory dir renders with in this catalog.
 func (c Catalog) OPMVersionOf(dir string) OPMVersion {
 	if v := c.Packages[dir].OPMVersion; v != "" {
-		return v
+		return OPMVersion(v)
 	}
 	return c.OPMVersion
 }

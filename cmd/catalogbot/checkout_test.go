@@ -12,16 +12,23 @@ import (
 // Issue 34 on real checkouts: upstream's directory that is not its package, the pre-commit drift hook,
 // render-template seeded from the committed catalogs.
 
-// TestPRDirectoryNotPackage: upstream's konflux directory holds package konflux-operator. With the
-// configuration init writes, a reviewer of operators/konflux/ci.yaml who changes the template and
-// commits its render passes `catalogbot pr` (owners, the drift gate seeded from the base's konflux/
-// directories); a stranger fails, told that the package's reviewers are konflux/ci.yaml's.
-func TestPRDirectoryNotPackage(t *testing.T) {
+// upstreamGitRepo is shareddata.UpstreamCheckout with the configuration init writes, committed on main.
+func upstreamGitRepo(t *testing.T) string {
+	t.Helper()
 	repo := shareddata.UpstreamCheckout(t)
 	initIn(t, repo)
 	git(t, repo, "init", "-q", "-b", "main")
 	git(t, repo, "add", "-A")
 	git(t, repo, "commit", "-q", "-m", "upstream packages")
+	return repo
+}
+
+// TestPRDirectoryNotPackage: upstream's konflux directory holds package konflux-operator. With the
+// configuration init writes, a reviewer of operators/konflux/ci.yaml who changes the template and
+// commits its render passes `catalogbot pr` (owners, the drift gate seeded from the base's konflux/
+// directories); a stranger fails, told that the package's reviewers are konflux/ci.yaml's.
+func TestPRDirectoryNotPackage(t *testing.T) {
+	repo := upstreamGitRepo(t)
 	seed := t.TempDir()
 	git(t, seed, "clone", "-q", repo, ".")
 	git(t, repo, "checkout", "-q", "-b", "konflux-change")
@@ -108,11 +115,7 @@ func TestRenderStagedJudgesTheCommit(t *testing.T) {
 // from HEAD of the repository holding the working directory, or from --seed-from. Outside a repository,
 // --offline without --seed-from is a usage error.
 func TestRenderTemplateSeededOffline(t *testing.T) {
-	repo := shareddata.UpstreamCheckout(t)
-	initIn(t, repo)
-	git(t, repo, "init", "-q", "-b", "main")
-	git(t, repo, "add", "-A")
-	git(t, repo, "commit", "-q", "-m", "upstream packages")
+	repo := upstreamGitRepo(t)
 	for _, tc := range []struct{ dir, opm string }{{"clusterpulse", "v1.46.0"}, {"konflux", "v1.73.0"}} {
 		committed, err := os.ReadFile(filepath.Join(repo, "catalogs", "v4.20", tc.dir, "catalog.yaml"))
 		if err != nil {

@@ -85,7 +85,8 @@ func runInit(ctx context.Context, o *initOptions) error {
 		if text, dir, err = plainConfig(ctx, o.repo); err != nil {
 			return err
 		}
-		proof = func() error { return proveCatalog(ctx, o.io, o.repo, dir) }
+		refs := strings.Contains(text, "\nreferences:\n")
+		proof = func() error { return proveCatalog(ctx, o.io, o.repo, dir, refs) }
 	}
 	if _, ds, err := config.ParseConfig(config.ConfigFile, []byte(text)); err != nil {
 		return fmt.Errorf("the configuration init wrote does not parse (%v): %s", err, ds)

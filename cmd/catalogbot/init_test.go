@@ -132,3 +132,31 @@ func TestInitSingleCatalog(t *testing.T) {
 		t.Errorf("catalog %+v:\n%s", cfg.Catalog, out)
 	}
 }
+
+// TestInitReferencesConfig: a checkout rendered from a references config (kubedoop-catalog's real
+// catalog.yaml, its rendered spark-k8s-operator beside it) gets references.file and the directory the
+// config renders into; the proof validates that catalog.
+func TestInitReferencesConfig(t *testing.T) {
+	src := shareddata.Dir(t, "refconfigs", "zncdatadev-kubedoop-catalog")
+	repo := t.TempDir()
+	refs, err := os.ReadFile(filepath.Join(src, "catalog.yaml@373d5c8"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := os.ReadFile(filepath.Join(src, "rendered-catalog@af13ed5", "spark-k8s-operator", "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(repo, "zncdata-catalogs", "spark-k8s-operator"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"catalog.yaml": refs, "zncdata-catalogs/spark-k8s-operator/index.yaml": rendered} {
+		if err := os.WriteFile(filepath.Join(repo, filepath.FromSlash(name)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, cfg := initIn(t, repo)
+	if cfg.References.File != "catalog.yaml" || cfg.Catalog.Dir != "zncdata-catalogs" || cfg.Catalog.Format != "yaml" || !strings.Contains(out, "proof: validate zncdata-catalogs: pass") || !strings.Contains(out, "not proved offline") {
+		t.Errorf("references %q, catalog %+v:\n%s", cfg.References.File, cfg.Catalog, out)
+	}
+}

@@ -174,8 +174,7 @@ type Job struct {
 func (j Job) Output() string { return path.Join(j.Catalog.Dir, j.Dir, RenderedFile) }
 
 // Plan lists the jobs of every package under root/operators (only pkg, a package or its directory, when
-// not empty), in package,
-// mapping and catalog order. A template type opm does not know is an error on its ci.yaml line; a catalog
+// not empty), in package, mapping and catalog order. A template type opm does not know is an error on its ci.yaml line; a catalog
 // name that is not configured renders nowhere (upstream's recipe writes no configured catalog for it
 // either) and is returned as a warning on its line.
 func Plan(root string, catalogs []Catalog, pkg string) (jobs []Job, warnings []string, err error) {

@@ -77,11 +77,11 @@ func runFmt(ctx context.Context, o *fmtOptions) error {
 		changed += n
 	}
 	if o.check && changed > 0 {
-		what := strings.Join(dirs, " ")
-		if o.dir == "" {
-			what = ""
+		cmd := "catalogbot fmt"
+		if o.dir != "" {
+			cmd += " " + o.dir
 		}
-		fmt.Fprintf(o.io.err, "catalogbot: %d files are not formatted; run catalogbot fmt %s\n", changed, what)
+		fmt.Fprintf(o.io.err, "catalogbot: %d files are not formatted; run %s\n", changed, cmd)
 		return errSilentExit{code: 1}
 	}
 	return nil

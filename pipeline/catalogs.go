@@ -85,7 +85,7 @@ func (s *state) affectedCatalogs(ctx context.Context) (*affected, error) {
 			continue
 		}
 		for _, p := range a.packages {
-			if fi, err := os.Stat(filepath.Join(s.headDir, filepath.FromSlash(c.Dir), p)); err == nil && fi.IsDir() {
+			if fi, err := os.Stat(filepath.Join(s.headDir, filepath.FromSlash(c.Dir), s.cfg.Catalogs.PackageDir(p))); err == nil && fi.IsDir() {
 				a.dirs = append(a.dirs, c)
 				break
 			}
@@ -141,7 +141,7 @@ func (s *state) renderTemplates(ctx context.Context, a *affected) report.Stage {
 func (s *state) seedFromBase(ctx context.Context, store *template.Store, a *affected) error {
 	want := map[string]bool{}
 	for _, p := range a.packages {
-		want[p] = true
+		want[s.cfg.Catalogs.PackageDir(p)] = true // the package's directory in each catalog
 	}
 	include := func(p string) bool {
 		for _, c := range a.catalogs {

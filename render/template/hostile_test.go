@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/catalogbot/catalogbot/config"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,6 +84,39 @@ func TestTemplateCannotWriteAnotherPackage(t *testing.T) {
 	_, err = jobs[0].Render(context.Background(), root, &Images{Store: NewStore(""), Offline: true})
 	if err == nil || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("want a refusal naming package b, got %v", err)
+	}
+}
+
+// TestDeclaredDirectoryRendersOnlyItsPackage: catalogs.packages lets directory a hold package b (as
+// upstream's konflux/ holds konflux-operator); it is an exact declaration, not a licence. a's template
+// rendering c is refused, and so is another directory's template rendering b: it would land in a
+// directory that is not b's (and in no declared one), beside b's own catalog files.
+func TestDeclaredDirectoryRendersOnlyItsPackage(t *testing.T) {
+	tmpl := func(pkg string) string {
+		return "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: " + pkg + ", defaultChannel: x}\n" +
+			"- {schema: olm.channel, package: " + pkg + ", name: x, entries: []}\n"
+	}
+	for _, tc := range []struct{ dir, renders, want string }{
+		{"a", "b", ""},
+		{"a", "c", `"c"`},
+		{"d", "b", `"b"`},
+	} {
+		root := writeRepo(t, map[string]string{
+			"operators/" + tc.dir + "/ci.yaml":                  strings.Replace(ciFor, "%s", "t.yaml", 1),
+			"operators/" + tc.dir + "/catalog-templates/t.yaml": tmpl(tc.renders),
+		})
+		cats := slices.Clone(oneCatalog)
+		for i := range cats {
+			cats[i].Packages = map[string]config.CatalogPackage{"a": {Package: "b"}}
+		}
+		jobs, _, err := Plan(root, cats, "")
+		if err != nil || len(jobs) != 1 {
+			t.Fatalf("plan: %v %v", jobs, err)
+		}
+		_, err = jobs[0].Render(context.Background(), root, &Images{Store: NewStore(""), Offline: true})
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("directory %s rendering %s: %v, want %q", tc.dir, tc.renders, err, tc.want)
+		}
 	}
 }
 

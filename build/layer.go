@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 )
 
 // ConfigsDir is where the catalog lives in the image, as `opm generate dockerfile` puts it.
@@ -69,31 +69,36 @@ func CatalogLayer(ctx context.Context, fbcDir string, epoch time.Time) ([]byte, 
 	return buf.Bytes(), nil
 }
 
-// listCatalog walks fbcDir without following links and returns its entries sorted by tar path.
+// listCatalog lists fbcDir as every reader of a catalog lists it (filetree.ListCatalog: no link followed,
+// .git skipped) and returns its entries sorted by tar path. The image holds every regular file,
+// .indexignore'd ones too; an entry the listing refuses (a symbolic link, a special file, a name another
+// one could be taken for) fails the build with an error naming each.
 func listCatalog(ctx context.Context, root *os.Root, fbcDir string) ([]layerEntry, error) {
-	var entries []layerEntry
-	err := fs.WalkDir(root.FS(), ".", func(rel string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("read catalog %s: %w", filepath.Join(fbcDir, filepath.FromSlash(rel)), err)
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		full := filepath.Join(fbcDir, filepath.FromSlash(rel))
-		switch t := d.Type(); {
-		case t&fs.ModeSymlink != 0:
-			return diag.InvalidError(fmt.Errorf("%s: %w: a catalog image holds regular files only; replace the link with the file it points to", full, ErrSymlink))
-		case d.IsDir():
-			entries = append(entries, layerEntry{rel: rel, dir: true})
-		case t.IsRegular():
-			entries = append(entries, layerEntry{rel: rel})
-		default:
-			return diag.InvalidError(fmt.Errorf("%s: %s is neither a regular file nor a directory", full, t.Type()))
-		}
-		return nil
-	})
+	l, err := filetree.ListCatalog(root.FS())
 	if err != nil {
+		return nil, fmt.Errorf("read catalog %s: %w", fbcDir, err)
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if len(l.Refused) > 0 {
+		var errs []error
+		for _, r := range l.Refused {
+			full := filepath.Join(fbcDir, filepath.FromSlash(r.Path))
+			if r.Why == filetree.Link {
+				errs = append(errs, fmt.Errorf("%s: %w: a catalog image holds regular files only; replace the link with the file it points to", full, ErrSymlink))
+				continue
+			}
+			errs = append(errs, fmt.Errorf("%s %s: %s", full, r.Reason, r.Hint))
+		}
+		return nil, diag.InvalidError(errors.Join(errs...))
+	}
+	entries := make([]layerEntry, 0, len(l.Dirs)+len(l.Files))
+	for _, d := range l.Dirs {
+		entries = append(entries, layerEntry{rel: d, dir: true})
+	}
+	for _, f := range l.Files {
+		entries = append(entries, layerEntry{rel: f})
 	}
 	slices.SortFunc(entries, func(a, b layerEntry) int { return strings.Compare(tarName(a.rel), tarName(b.rel)) })
 	return entries, nil

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -65,17 +66,8 @@ func TestCatalogLayerHeadersAreNormalizedAndSorted(t *testing.T) {
 	if gz[3] != 0 || !bytes.Equal(gz[4:8], []byte{0, 0, 0, 0}) {
 		t.Errorf("gzip header flags %#x mtime % x: want no optional fields and mtime 0", gz[3], gz[4:8])
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
 	var names []string
-	for {
-		h, err := tr.Next()
-		if err != nil {
-			break
-		}
+	for _, h := range tarHeaders(t, gz) {
 		names = append(names, h.Name)
 		if h.Uid != 0 || h.Gid != 0 || h.Uname != "" || h.Gname != "" {
 			t.Errorf("%s owned by %d:%d (%q:%q), want 0:0", h.Name, h.Uid, h.Gid, h.Uname, h.Gname)
@@ -180,6 +172,47 @@ func TestCatalogLayerRefusesSymlinks(t *testing.T) {
 	}
 }
 
+// The build takes the catalog's files as the loader lists them (filetree.ListCatalog): names that differ
+// only in case or by Unicode forms, and special files, are refused as the check refuses them, naming them;
+// .indexignore'd files are in the image, as opm's image holds them.
+func TestCatalogLayerRefusesWhatTheCheckRefuses(t *testing.T) {
+	for _, tc := range []struct{ name, twin, want string }{
+		{"case", "pkg/X.json", "differs from pkg/X.json only in case"},
+		{"fullwidth", "pkg/\uff58.json", "only in case or Unicode form"},
+		{"look-alike", "pkg/\u0445.json", ""}, // a Cyrillic name with a Latin extension
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := sampleTree(t)
+			if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(tc.twin)), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := CatalogLayer(t.Context(), dir, time.Unix(0, 0))
+			if err == nil || diag.CategoryOf(err) != diag.Invalid || !strings.Contains(err.Error(), "pkg/") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v (category %s), want a refusal: %s", err, diag.CategoryOf(err), tc.want)
+			}
+		})
+	}
+	dir := sampleTree(t)
+	if err := syscall.Mkfifo(filepath.Join(dir, "pkg", "pipe.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CatalogLayer(t.Context(), dir, time.Unix(0, 0)); err == nil || diag.CategoryOf(err) != diag.Invalid || !strings.Contains(err.Error(), "named pipe") {
+		t.Fatalf("err = %v, want a refused named pipe", err)
+	}
+	dir = writeTree(t, map[string]string{"pkg/.indexignore": "notes.md\n", "pkg/notes.md": "hi\n", "pkg/x.json": "{}"})
+	layer, err := CatalogLayer(t.Context(), dir, time.Unix(0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, h := range tarHeaders(t, layer) {
+		names = append(names, h.Name)
+	}
+	if !slices.Contains(names, "configs/pkg/notes.md") || !slices.Contains(names, "configs/pkg/.indexignore") {
+		t.Errorf("layer holds %q, want the ignored file and the .indexignore", names)
+	}
+}
+
 func TestCatalogLayerMissingDirIsUsageError(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nope")
 	_, err := CatalogLayer(t.Context(), missing, time.Unix(0, 0))
@@ -201,5 +234,23 @@ func TestEpochFromEnv(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "")
 	if got, err := EpochFromEnv(); err != nil || got.Unix() != 0 {
 		t.Fatalf("EpochFromEnv() unset = %v, %v; want the Unix epoch", got, err)
+	}
+}
+
+// tarHeaders lists the entry headers of a gzip-compressed tar layer.
+func tarHeaders(t *testing.T, gz []byte) []*tar.Header {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	var hs []*tar.Header
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return hs
+		}
+		hs = append(hs, h)
 	}
 }

@@ -42,6 +42,7 @@ const (
 	RuleTooLarge        = "file-too-large"
 	RuleCatalogTooLarge = "catalog-too-large"
 	RuleFile            = "file-unreadable"
+	RuleRefused         = "catalog-file-refused"
 )
 
 var folder = cases.Fold()

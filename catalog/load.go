@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,15 +17,15 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/catalogbot/catalogbot/catalog/internal/scan"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 )
 
 // IndexIgnore is the name of the files whose gitignore-style patterns exclude paths from a catalog.
-const IndexIgnore = ".indexignore"
+const IndexIgnore = filetree.IndexIgnore
 
 // Default limits on what a load reads. A catalog larger than this is refused with a diagnostic naming the
 // file and the limit; both can be raised (flags, .catalogbot.yaml limits). The largest public catalogs
@@ -77,55 +76,32 @@ type Result struct {
 	Refused bool
 }
 
-// LoadDir loads the catalog under dir. Symlinks are followed only when they stay inside dir.
+// LoadDir loads the catalog under dir. Nothing outside dir is read, and no symbolic link is followed
+// (each one is refused with a diagnostic, see filetree.ListCatalog).
 func LoadDir(ctx context.Context, dir string, opts LoadOptions) (*Result, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("open catalog directory %s: %w", dir, err))
 	}
 	defer root.Close()
-	return LoadFS(ctx, newRootFS(root, dir), opts)
+	return LoadFS(ctx, rootFS{FS: root.FS(), root: root}, opts)
 }
 
-// rootFS is an os.Root's file system that also follows absolute symlinks leading back inside the root
-// (opm follows them; os.Root refuses every absolute symlink). Anything leading outside stays refused.
+// rootFS is an os.Root's file system whose files open without waiting (see open).
 type rootFS struct {
 	fs.FS
 	root *os.Root
-	dirs []string // the root's absolute path, as given and with symlinks resolved
 }
 
-func newRootFS(root *os.Root, dir string) rootFS {
-	r := rootFS{FS: root.FS(), root: root}
-	if abs, err := filepath.Abs(dir); err == nil {
-		r.dirs = append(r.dirs, abs)
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		if abs, err := filepath.Abs(real); err == nil {
-			r.dirs = append(r.dirs, abs)
-		}
-	}
-	return r
+func (r rootFS) Open(name string) (fs.File, error) { return r.open(name) }
+
+// ReadLink and Lstat make rootFS an fs.ReadLinkFS, so a refused link's diagnostic names its target.
+func (r rootFS) ReadLink(name string) (string, error) {
+	return r.root.Readlink(filepath.FromSlash(name))
 }
 
-func (r rootFS) Open(name string) (fs.File, error) {
-	f, err := r.open(name)
-	for hops := 0; err != nil && hops < 40; hops++ {
-		target, lerr := r.root.Readlink(name)
-		if lerr != nil {
-			break
-		}
-		next, ok := r.inside(path.Dir(name), target)
-		if !ok {
-			break
-		}
-		name = next
-		var ferr error
-		if f, ferr = r.open(name); ferr == nil {
-			return f, nil
-		}
-	}
-	return f, err
+func (r rootFS) Lstat(name string) (fs.FileInfo, error) {
+	return r.root.Lstat(filepath.FromSlash(name))
 }
 
 // open opens a file of the root without waiting on it: a named pipe in the catalog directory would block
@@ -141,20 +117,6 @@ func (r rootFS) open(name string) (fs.File, error) {
 	return f, nil
 }
 
-// inside resolves a symlink target found in directory from to a path inside the root, if it is one.
-func (r rootFS) inside(from, target string) (string, bool) {
-	if !filepath.IsAbs(target) {
-		p := path.Join(from, filepath.ToSlash(target))
-		return p, fs.ValidPath(p)
-	}
-	for _, d := range r.dirs {
-		if rel, err := filepath.Rel(d, filepath.Clean(target)); err == nil && filepath.IsLocal(rel) {
-			return filepath.ToSlash(rel), true
-		}
-	}
-	return "", false
-}
-
 // maxKeptBuffer is the largest read buffer a worker keeps for its next file. A larger one (a file of
 // several MB) would stay live for the rest of the load, and the collector lets the heap grow to twice
 // what is live.
@@ -163,9 +125,10 @@ const maxKeptBuffer = 1 << 20
 // LoadFS loads the catalog in fsys.
 func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) {
 	files := slices.Clone(opts.Files)
+	var refused []diag.Diagnostic
 	if files == nil {
 		var err error
-		if files, err = catalogFiles(fsys); err != nil {
+		if files, refused, err = catalogFiles(fsys); err != nil {
 			return nil, err
 		}
 	}
@@ -189,6 +152,9 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 	sink := opts.Diagnostics
 	if sink == nil {
 		sink = diag.NewLimiter(diag.DefaultMaxPerRule)
+	}
+	for _, d := range refused {
+		sink.Add(d) // whatever Include takes: the directory holds it, and the image would
 	}
 	finish := func(res *Result) *Result {
 		res.Diagnostics, res.Truncated = sink.Diagnostics(), sink.Truncated()
@@ -258,62 +224,20 @@ func largestFirst(sizes []int64) []int {
 	return order
 }
 
-// catalogFiles lists every regular (or symlinked) file of fsys in lexical order, minus the .indexignore
-// files and what their patterns exclude (gitignore semantics, patterns scoped to their directory).
-func catalogFiles(fsys fs.FS) ([]string, error) {
-	var files, ignores []string
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("walk catalog at %s: %w", p, err)
-		}
-		if d.IsDir() {
-			if p != "." && d.Name() == ".git" {
-				return fs.SkipDir // a repository's git directory is never catalog content
-			}
-			return nil
-		}
-		if d.Name() == ".git" {
-			return nil // a worktree's or submodule's .git file
-		}
-		if d.Name() == IndexIgnore {
-			ignores = append(ignores, p)
-			return nil
-		}
-		files = append(files, p)
-		return nil
-	})
+// catalogFiles lists the files a load reads (filetree.ListCatalog: every regular file in lexical order,
+// minus the .indexignore files and what their patterns exclude), and a diagnostic for each entry no
+// reader takes (a symbolic link, a special file, a name another one could be taken for).
+func catalogFiles(fsys fs.FS) ([]string, []diag.Diagnostic, error) {
+	l, err := filetree.ListCatalog(fsys)
 	if err != nil {
-		return nil, diag.UsageError(err)
+		return nil, nil, diag.UsageError(err)
 	}
-	if len(ignores) == 0 {
-		return files, nil
+	var ds []diag.Diagnostic
+	for _, r := range l.Refused {
+		ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: RuleRefused, File: r.Path,
+			Message: r.Path + " " + r.Reason, Hint: r.Hint})
 	}
-	var patterns []gitignore.Pattern
-	for _, p := range ignores {
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return nil, diag.UsageError(fmt.Errorf("read %s: %w", p, err))
-		}
-		var domain []string
-		if dir := path.Dir(p); dir != "." {
-			domain = strings.Split(dir, "/")
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			patterns = append(patterns, gitignore.ParsePattern(line, domain))
-		}
-	}
-	m := gitignore.NewMatcher(patterns)
-	kept := files[:0]
-	for _, f := range files {
-		if !m.Match(strings.Split(f, "/"), false) {
-			kept = append(kept, f)
-		}
-	}
-	return kept, nil
+	return l.Loaded, ds, nil
 }
 
 // fileLoader loads one file into its own small catalog; the parts are joined in file order.

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -23,6 +24,9 @@ import (
 //	  migrateLevel: bundle-object-to-csv-metadata
 //	  migrateFrom: v4.17                # versions from this one on use migrateLevel
 //	  opmVersion: v1.46.0               # the opm whose template rendering the catalogs keep
+//	  packages:                         # per package, by its directory under operators/
+//	    clusterpulse: {opmVersion: v1.46.0}
+//	    konflux: {package: konflux-operator}   # the directory holds another package name
 //	  tags: ["v{kube_major_version}.{kube_minor_version}"]  # also pushed under, per catalog
 type CatalogsConfig struct {
 	Pattern      string         `yaml:"pattern"`
@@ -36,6 +40,20 @@ type CatalogsConfig struct {
 	Tags []string `yaml:"tags"`
 	// OPMVersion is the opm release whose template rendering the committed catalogs keep (the one the
 	// repository's Makefile pins; one of OPMVersions). Empty: the newest catalogbot reproduces.
+	OPMVersion string `yaml:"opmVersion"`
+	// Packages holds settings of one package, keyed by the package's directory under operators/ (the
+	// directory its ci.yaml and templates are in, which names its directory in every catalog).
+	Packages map[string]CatalogPackage `yaml:"packages"`
+}
+
+// CatalogPackage is one package's entry of catalogs.packages.
+type CatalogPackage struct {
+	// Package is the name of the package the directory holds when it is not the directory's name
+	// (upstream's operators/konflux/ renders package konflux-operator into catalogs/*/konflux/).
+	Package string `yaml:"package"`
+	// OPMVersion is the opm release whose template rendering this package's committed catalogs keep
+	// (upstream's render script fetched whichever opm was current when the package was last rendered),
+	// overriding catalogs.opmVersion for it.
 	OPMVersion string `yaml:"opmVersion"`
 }
 
@@ -75,6 +93,8 @@ type Catalog struct {
 	MigrateLevel string
 	// OPMVersion is catalogs.opmVersion ("" for the default).
 	OPMVersion string
+	// Packages is catalogs.packages: per package directory, its package name and opm pin.
+	Packages map[string]CatalogPackage
 }
 
 // MultiCatalog reports whether the configuration describes several catalogs.
@@ -106,7 +126,8 @@ func (c *Config) ResolveCatalogs(root string) ([]Catalog, error) {
 			if k == "" {
 				k, _ = KubernetesOf(e.OpenShift)
 			}
-			cat := Catalog{Name: e.Name, Dir: e.Dir, OpenShift: strings.TrimPrefix(e.OpenShift, "v"), Kubernetes: k, MigrateLevel: e.MigrateLevel, OPMVersion: cc.OPMVersion}
+			cat := Catalog{Name: e.Name, Dir: e.Dir, OpenShift: strings.TrimPrefix(e.OpenShift, "v"), Kubernetes: k, MigrateLevel: e.MigrateLevel, OPMVersion: cc.OPMVersion,
+				Packages: cc.Packages}
 			if err := cat.images(e.Image, cc.Tags); err != nil {
 				return nil, err
 			}
@@ -134,7 +155,8 @@ func (c *Config) ResolveCatalogs(root string) ([]Catalog, error) {
 	sort.SliceStable(versions, func(i, j int) bool { return versionLess(versions[i], versions[j]) })
 	out := make([]Catalog, 0, len(versions))
 	for _, v := range versions {
-		cat := Catalog{Name: v, Dir: strings.ReplaceAll(cc.Pattern, VersionPlaceholder, v), OPMVersion: cc.OPMVersion}
+		cat := Catalog{Name: v, Dir: strings.ReplaceAll(cc.Pattern, VersionPlaceholder, v), OPMVersion: cc.OPMVersion,
+			Packages: cc.Packages}
 		if k, ok := KubernetesOf(v); ok {
 			cat.OpenShift, cat.Kubernetes = strings.TrimPrefix(v, "v"), k
 		}
@@ -147,6 +169,25 @@ func (c *Config) ResolveCatalogs(root string) ([]Catalog, error) {
 		out = append(out, cat)
 	}
 	return out, distinctImages(out)
+}
+
+// PackageDir is the directory (under operators/ and in each catalog) holding package pkg: the one
+// catalogs.packages declares for it, else pkg itself.
+func (cc CatalogsConfig) PackageDir(pkg string) string {
+	for dir, p := range cc.Packages {
+		if p.Package == pkg {
+			return dir
+		}
+	}
+	return pkg
+}
+
+// DirPackage is the package the directory dir holds: the one catalogs.packages declares, else dir.
+func (cc CatalogsConfig) DirPackage(dir string) string {
+	if p := cc.Packages[dir].Package; p != "" {
+		return p
+	}
+	return dir
 }
 
 // images resolves the catalog's image template and further tags.
@@ -213,6 +254,28 @@ func (d *decoder) validateCatalogs(c *Config) {
 	if cc.OPMVersion != "" && !slices.Contains(OPMVersions, cc.OPMVersion) {
 		d.errorAt("catalogs.opmVersion", "config-bad-value", "one of: "+strings.Join(OPMVersions, ", "),
 			"catalogs.opmVersion: %q is not an opm whose rendering catalogbot reproduces", cc.OPMVersion)
+	}
+	declared := map[string]string{}
+	for _, pkg := range slices.Sorted(maps.Keys(cc.Packages)) {
+		p := "catalogs.packages." + pkg
+		if !catalogNameRE().MatchString(pkg) {
+			d.errorAt(p+"#key", "config-bad-value", "the package's directory under operators/", "catalogs.packages: %q is not a package directory name", pkg)
+		}
+		if name := cc.Packages[pkg].Package; name != "" && !catalogNameRE().MatchString(name) {
+			d.errorAt(p+".package", "config-bad-value", "letters, digits, '.', '_' and '-'", "%s.package: %q is not a package name", p, name)
+		} else if other, ok := cc.Packages[name]; name != "" && name != pkg && (declared[name] != "" || ok && other.Package == "") {
+			d.errorAt(p+".package", "config-bad-value", "one directory per package", "%s.package: package %q is held by another directory too", p, name)
+		}
+		if name := cc.Packages[pkg].Package; name != "" {
+			declared[name] = pkg
+		}
+		if v := cc.Packages[pkg].OPMVersion; v != "" && !slices.Contains(OPMVersions, v) {
+			d.errorAt(p+".opmVersion", "config-bad-value", "one of: "+strings.Join(OPMVersions, ", "),
+				"%s.opmVersion: %q is not an opm whose rendering catalogbot reproduces", p, v)
+		}
+	}
+	if len(cc.Packages) > 0 && cc.Pattern == "" && len(cc.List) == 0 {
+		d.errorAt("catalogs.packages", "config-bad-value", "it belongs with catalogs.pattern or catalogs.list", "catalogs.packages: set without catalogs")
 	}
 	if cc.Pattern != "" && len(cc.List) > 0 {
 		d.errorAt("catalogs.list", "config-bad-value", "use either catalogs.pattern or catalogs.list", "catalogs: both a pattern and a list")

@@ -167,3 +167,54 @@ func TestCatalogsOPMVersion(t *testing.T) {
 		}
 	}
 }
+
+// catalogs.packages pins one package's opm and names the package a directory holds; every catalog
+// carries them, the owners file of a declared package is its directory's, and a bad entry is refused on
+// its line: an opm catalogbot does not reproduce, a name that is no package name, two directories
+// claiming one package (the second could render over the first's catalog files), packages without
+// catalogs.
+func TestCatalogsPackages(t *testing.T) {
+	cfg, ds, err := ParseConfig(".catalogbot.yaml", []byte(header+`ownersFrom: operators/{package}/ci.yaml
+catalogs:
+  pattern: c/{version}
+  versions: [v4.20]
+  packages:
+    clusterpulse: {opmVersion: v1.46.0}
+    konflux: {package: konflux-operator}
+`))
+	if err != nil {
+		t.Fatalf("%v %v", err, ds)
+	}
+	cats, err := cfg.ResolveCatalogs(t.TempDir())
+	if err != nil || len(cats) != 1 || cats[0].Packages["clusterpulse"].OPMVersion != "v1.46.0" || cats[0].Packages["konflux"].Package != "konflux-operator" {
+		t.Fatalf("%v %+v", err, cats)
+	}
+	if f := cfg.OwnersFilePath("konflux-operator"); f != "operators/konflux/ci.yaml" {
+		t.Errorf("konflux-operator's owners file %q", f)
+	}
+	if p, ok := cfg.OwnersFilePackage("operators/konflux/ci.yaml"); !ok || p != "konflux-operator" {
+		t.Errorf("operators/konflux/ci.yaml is %q's", p)
+	}
+	if f := cfg.OwnersFilePath("clusterpulse"); f != "operators/clusterpulse/ci.yaml" {
+		t.Errorf("clusterpulse's owners file %q", f)
+	}
+	for _, tc := range []struct {
+		yaml, want string
+		line       int
+	}{
+		{"catalogs:\n  pattern: c/{version}\n  packages:\n    a: {opmVersion: v1.50.0}\n", `catalogs.packages.a.opmVersion: "v1.50.0" is not an opm`, 6},
+		{"catalogs:\n  pattern: c/{version}\n  packages:\n    a: {package: ../b}\n", `catalogs.packages.a.package: "../b" is not a package name`, 6},
+		{"catalogs:\n  pattern: c/{version}\n  packages:\n    a: {package: x}\n    b: {package: x}\n", `catalogs.packages.b.package: package "x" is held by another directory too`, 7},
+		{"catalogs:\n  pattern: c/{version}\n  packages:\n    a: {package: b}\n    b: {opmVersion: v1.46.0}\n", `catalogs.packages.a.package: package "b" is held by another directory too`, 6},
+		{"catalogs:\n  packages:\n    a: {opmVersion: v1.46.0}\n", "catalogs.packages: set without catalogs", 5},
+	} {
+		_, ds, err := ParseConfig(".catalogbot.yaml", []byte(header+tc.yaml))
+		found := false
+		for _, d := range ds {
+			found = found || strings.Contains(d.Message, tc.want) && d.Line == tc.line
+		}
+		if err == nil || !found {
+			t.Errorf("%q: %v, want %q on line %d: %v", tc.yaml, err, tc.want, tc.line, ds)
+		}
+	}
+}

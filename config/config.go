@@ -206,7 +206,7 @@ func (c *Config) OwnersFilePath(pkg string) string {
 	case c.OwnersFrom == "":
 		return ""
 	case strings.Contains(c.OwnersFrom, "/"):
-		return strings.ReplaceAll(c.OwnersFrom, PackagePlaceholder, pkg)
+		return strings.ReplaceAll(c.OwnersFrom, PackagePlaceholder, c.Catalogs.PackageDir(pkg))
 	default:
 		return path.Join(c.Catalog.Dir, pkg, c.OwnersFrom)
 	}
@@ -228,6 +228,9 @@ func (c *Config) OwnersFilePackage(p string) (string, bool) {
 	pkg := p[len(prefix) : len(p)-len(suffix)]
 	if strings.Contains(pkg, "/") {
 		return "", false
+	}
+	if strings.Contains(c.OwnersFrom, "/") {
+		pkg = c.Catalogs.DirPackage(pkg) // operators/konflux/ci.yaml is konflux-operator's when so declared
 	}
 	return pkg, true
 }

@@ -2,17 +2,20 @@ package filetree
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/diag"
 )
 
-// Read reads every regular file under dir, keyed by its slash-separated path relative to dir, through an
-// os.Root (nothing outside dir is read). A missing dir is an empty tree; anything but directories and
-// regular files (a symlink, a device) is an error naming it.
+// Read reads the files of the catalog directory dir as every reader of a catalog lists them
+// (ListCatalog; .indexignore'd files included: what the image holds), keyed by slash path relative to dir,
+// through an os.Root (nothing outside dir is read). A missing dir is an empty tree; a tree with an entry
+// the listing refuses (a symbolic link, a special file, a look-alike name) is a *RefusedError.
 func Read(dir string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	root, err := os.OpenRoot(dir)
@@ -23,24 +26,36 @@ func Read(dir string) (map[string][]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	l, err := ListCatalog(root.FS())
+	if err != nil {
+		return nil, err
+	}
+	if len(l.Refused) > 0 {
+		return nil, diag.InvalidError(&RefusedError{Dir: dir, Refused: l.Refused})
+	}
+	for _, p := range l.Files {
+		if files[p], err = fs.ReadFile(root.FS(), p); err != nil {
+			return nil, err
 		}
-		switch {
-		case d.IsDir():
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s is not a regular file", filepath.Join(dir, filepath.FromSlash(p)))
+	}
+	return files, nil
+}
+
+// RefusedError is a tree holding entries no reader of a catalog takes.
+type RefusedError struct {
+	Dir     string
+	Refused []Refusal
+}
+
+func (e *RefusedError) Error() string {
+	var b strings.Builder
+	for i, r := range e.Refused {
+		if i > 0 {
+			b.WriteString("; ")
 		}
-		data, err := fs.ReadFile(root.FS(), p)
-		if err != nil {
-			return err
-		}
-		files[p] = data
-		return nil
-	})
-	return files, err
+		b.WriteString(filepath.Join(e.Dir, filepath.FromSlash(r.Path)) + " " + r.Reason)
+	}
+	return b.String()
 }
 
 // Kind is how a file differs between two trees.

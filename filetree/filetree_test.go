@@ -118,7 +118,7 @@ func TestReadAndDiff(t *testing.T) {
 	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "link is not a regular file") {
+	if _, err := Read(dir); err == nil || !strings.Contains(err.Error(), "link is a symbolic link") {
 		t.Fatalf("want the symlink refused by name, got %v", err)
 	}
 	cur := map[string][]byte{"a/x": []byte("changed"), "z": []byte("new")}

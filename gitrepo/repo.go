@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -83,9 +84,22 @@ func (r *Repo) ReadFile(c *object.Commit, path string) (data []byte, ok bool, er
 	return data, true, nil
 }
 
-// TreeFS returns the files under dir at commit c whose paths (relative to dir) pass include, as an fs.FS.
-// Symlinks are not followed (their target path is the content, as git stores it).
+// TreeFS returns the files under dir at commit c whose paths (relative to dir) pass include, as an fs.FS
+// that holds what a checkout of c (Checkout) would: a symbolic link (mode 120000) as a link to the target
+// git stores (never followed by a listing: filetree.ListCatalog refuses it as it refuses the link in a
+// checkout), a gitlink (a submodule) as an empty directory.
 func (r *Repo) TreeFS(c *object.Commit, dir string, include func(string) bool) (fs.FS, error) {
+	return r.treeFS(c, dir, include, func(string) bool { return true })
+}
+
+// TreeNames is TreeFS of every entry under dir at commit c, holding the content of the files read
+// accepts only (the others are empty): enough to list a catalog (filetree.ListCatalog reads its
+// .indexignore files only) without reading its blobs.
+func (r *Repo) TreeNames(c *object.Commit, dir string, read func(string) bool) (fs.FS, error) {
+	return r.treeFS(c, dir, func(string) bool { return true }, read)
+}
+
+func (r *Repo) treeFS(c *object.Commit, dir string, include, read func(string) bool) (fs.FS, error) {
 	tree, err := c.Tree()
 	if err != nil {
 		return nil, fmt.Errorf("tree of %s: %w", c.Hash, err)
@@ -100,23 +114,54 @@ func (r *Repo) TreeFS(c *object.Commit, dir string, include func(string) bool) (
 		}
 	}
 	out := fstest.MapFS{}
-	err = tree.Files().ForEach(func(f *object.File) error {
-		if !f.Mode.IsFile() || !include(f.Name) {
-			return nil
+	walk := object.NewTreeWalker(tree, true, nil)
+	defer walk.Close()
+	for {
+		name, e, err := walk.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
 		}
-		rd, err := f.Reader()
 		if err != nil {
-			return fmt.Errorf("read %s at %s: %w", f.Name, short(c.Hash.String()), err)
+			return nil, fmt.Errorf("tree %s at %s: %w", dir, short(c.Hash.String()), err)
 		}
-		defer rd.Close()
-		data, err := io.ReadAll(io.LimitReader(rd, catalog.DefaultMaxFileSize+1))
-		if err != nil {
-			return fmt.Errorf("read %s at %s: %w", f.Name, short(c.Hash.String()), err)
+		if e.Mode == filemode.Dir || !include(name) {
+			continue
 		}
-		out[f.Name] = &fstest.MapFile{Data: data, Mode: 0o644}
-		return nil
-	})
-	return out, err
+		switch e.Mode {
+		case filemode.Submodule:
+			out[name] = &fstest.MapFile{Mode: fs.ModeDir | 0o755}
+		case filemode.Symlink:
+			target, err := r.blob(e.Hash, maxSymlinkTarget)
+			if err != nil {
+				return nil, fmt.Errorf("symlink %s at %s: %w", name, short(c.Hash.String()), err)
+			}
+			out[name] = &fstest.MapFile{Data: target, Mode: fs.ModeSymlink | 0o777}
+		case filemode.Regular, filemode.Deprecated, filemode.Executable:
+			var data []byte
+			if read(name) {
+				if data, err = r.blob(e.Hash, catalog.DefaultMaxFileSize); err != nil {
+					return nil, fmt.Errorf("read %s at %s: %w", name, short(c.Hash.String()), err)
+				}
+			}
+			out[name] = &fstest.MapFile{Data: data, Mode: 0o644}
+		default:
+			return nil, fmt.Errorf("tree entry %s at %s: unknown mode %o", name, short(c.Hash.String()), uint32(e.Mode))
+		}
+	}
+}
+
+// blob reads blob h, up to limit+1 bytes (a reader of a larger one finds it too large).
+func (r *Repo) blob(h plumbing.Hash, limit int64) ([]byte, error) {
+	b, err := r.r.BlobObject(h)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return io.ReadAll(io.LimitReader(rd, limit+1))
 }
 
 func short(sha string) string {

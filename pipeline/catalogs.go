@@ -85,7 +85,7 @@ func (s *state) affectedCatalogs(ctx context.Context) (*affected, error) {
 			continue
 		}
 		for _, p := range a.packages {
-			if fi, err := os.Stat(filepath.Join(s.headDir, filepath.FromSlash(c.Dir), p)); err == nil && fi.IsDir() {
+			if fi, err := os.Stat(filepath.Join(s.headDir, filepath.FromSlash(c.Dir), s.cfg.Catalogs.PackageDir(p))); err == nil && fi.IsDir() {
 				a.dirs = append(a.dirs, c)
 				break
 			}
@@ -141,13 +141,13 @@ func (s *state) renderTemplates(ctx context.Context, a *affected) report.Stage {
 func (s *state) seedFromBase(ctx context.Context, store *template.Store, a *affected) error {
 	want := map[string]bool{}
 	for _, p := range a.packages {
-		want[p] = true
+		want[s.cfg.Catalogs.PackageDir(p)] = true // the package's directory in each catalog
 	}
 	include := func(p string) bool {
 		for _, c := range a.catalogs {
 			if rest, ok := strings.CutPrefix(p, path.Clean(c.Dir)+"/"); ok {
 				pkg, _, _ := strings.Cut(rest, "/")
-				return want[pkg]
+				return want[pkg] || path.Base(p) == catalog.IndexIgnore
 			}
 		}
 		return false

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
@@ -337,7 +338,8 @@ func TestMultiCatalogPlantedCatalogDoesNotSeed(t *testing.T) {
 }
 
 // Attack: the pull request replaces a rendered catalog with a symlink to a file of the machine running
-// the check. The drift gate refuses to read it; its content never reaches the report.
+// the check. The drift gate refuses the link as every reader of a catalog does (catalog-file-refused),
+// never reading it; its content never reaches the report.
 func TestMultiCatalogSymlinkedCatalogIsNotRead(t *testing.T) {
 	ctx := t.Context()
 	base := multiBase(t)
@@ -385,7 +387,7 @@ func TestMultiCatalogSymlinkedCatalogIsNotRead(t *testing.T) {
 		t.Fatalf("the report holds the symlink target's content:\n%s", text.String())
 	}
 	st := stageOf(t, r, "render")
-	if got := filesOf(st, "render-drift"); !slices.Equal(got, []string{catFile}) || st.Status != report.Fail {
-		t.Errorf("render %s, drift on %q, want a failure on %s", st.Status, got, catFile)
+	if got := filesOf(st, catalog.RuleRefused); !slices.Equal(got, []string{catFile}) || st.Status != report.Fail {
+		t.Errorf("render %s, refused %q, want a failure refusing the link %s", st.Status, got, catFile)
 	}
 }

@@ -202,6 +202,15 @@ func (l *Layout) templatePackage(p string) (string, bool) {
 	return pkg, nested
 }
 
+// dirPackage is the package the package directory dir holds (catalogs.packages may declare a name
+// other than the directory's, as upstream's operators/konflux/ holds konflux-operator).
+func (l *Layout) dirPackage(dir string) string {
+	if len(l.Catalogs) == 0 {
+		return dir
+	}
+	return config.CatalogsConfig{Packages: l.Catalogs[0].Packages}.DirPackage(dir)
+}
+
 // packageDir is the package whose directory holds p (operators/<pkg>/ or <catalog>/<pkg>/): where its
 // templates and rendered catalogs are kept, which is not whom the file's blobs name (Attribute decides
 // that).
@@ -240,8 +249,8 @@ func (l *Layout) Attribute(ctx context.Context, repo *gitrepo.Repo, base, head *
 	byCatalog := map[string]map[string]bool{} // catalog dir -> changed catalog-relative files
 	var inCatalogs []string
 	for _, p := range paths {
-		if pkg, ok := l.templatePackage(p); ok {
-			add(pkg, p)
+		if dir, ok := l.templatePackage(p); ok {
+			add(l.dirPackage(dir), p)
 			continue
 		}
 		c, rel, ok := l.CatalogOf(p)
@@ -259,7 +268,10 @@ func (l *Layout) Attribute(ctx context.Context, repo *gitrepo.Repo, base, head *
 	named := map[string]bool{}
 	for _, dir := range slices.Sorted(maps.Keys(byCatalog)) {
 		files := byCatalog[dir]
-		include := func(p string) bool { return files[p] }
+		if err := addIgnoreFlips(ctx, repo, base, head, dir, files); err != nil {
+			return nil, err
+		}
+		include := func(p string) bool { return files[p] || path.Base(p) == catalog.IndexIgnore }
 		for _, commit := range []*object.Commit{base, head} {
 			fsys, err := repo.TreeFS(commit, dir, include)
 			if err != nil {

@@ -58,7 +58,7 @@ func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, err
 		tops := changedTops[c.Name]
 		include := func(p string) bool {
 			top, _, _ := strings.Cut(p, "/")
-			return want[top] || tops[top]
+			return want[top] || tops[top] || path.Base(p) == catalog.IndexIgnore
 		}
 		pair := catalogPair{cat: c}
 		for _, side := range []struct {

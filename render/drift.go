@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -49,9 +50,21 @@ func DriftInto(ctx context.Context, cfg *Config, committedDir, outDir string, op
 	return compareTrees(filepath.Join(committedDir, cfg.Name), filepath.Join(outDir, cfg.Name))
 }
 
-// compareTrees compares every file under committed with the file at the same path under rendered.
+// compareTrees compares every file under committed with the file at the same path under rendered. The
+// committed tree is read as every reader of a catalog reads it (filetree.ListCatalog): an entry the
+// listing refuses (a symbolic link, a special file, a look-alike name) is a diagnostic, not compared.
 func compareTrees(committed, rendered string) ([]diag.Diagnostic, error) {
 	have, err := filetree.Read(committed)
+	var refused *filetree.RefusedError
+	if errors.As(err, &refused) {
+		var ds []diag.Diagnostic
+		for _, r := range refused.Refused {
+			file := path.Join(filepath.Base(committed), r.Path)
+			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: catalog.RuleRefused, File: file,
+				Message: file + " " + r.Reason, Hint: r.Hint})
+		}
+		return ds, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("drift check: committed catalog %s: %w", committed, err)
 	}

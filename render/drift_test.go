@@ -108,3 +108,36 @@ func makeWritable(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// The references drift gate reads the committed catalog as every reader of a catalog does
+// (filetree.ListCatalog): a symbolic link and a name differing from another only in case are refused,
+// naming them, instead of being followed or compared.
+func TestDriftRefusesWhatTheLoaderRefuses(t *testing.T) {
+	base := t.TempDir()
+	committed, rendered := filepath.Join(base, "committed", "cat"), filepath.Join(base, "rendered", "cat")
+	for _, dir := range []string{filepath.Join(committed, "foo"), filepath.Join(rendered, "foo")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "index.yaml"), []byte("schema: olm.package\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("index.yaml", filepath.Join(committed, "foo", "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(committed, "foo", "INDEX.yaml"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := compareTrees(committed, rendered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Rule+" "+d.File)
+	}
+	if want := []string{"catalog-file-refused cat/foo/index.yaml", "catalog-file-refused cat/foo/link.yaml"}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("diagnostics %q, want %q", got, want)
+	}
+}

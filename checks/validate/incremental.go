@@ -99,9 +99,12 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 	if len(ch.Files) == 0 {
 		return &Result{}, false, nil
 	}
-	files, err := catalogFileList(ctx, src)
+	files, refused, err := catalogFileList(ctx, src)
 	if err != nil {
 		return nil, false, err
+	}
+	if refused {
+		return full() // the whole validation lists the directory, and reports what it refuses
 	}
 	total := catalogBytes(src, files)
 	if ch.Sized != nil {

@@ -63,7 +63,7 @@ func testCache(t testing.TB) *SelectCache {
 // warm fills c with an entry for every file of src.
 func warm(t testing.TB, src idSource, c *SelectCache) {
 	t.Helper()
-	files, err := catalogFileList(t.Context(), src)
+	files, _, err := catalogFileList(t.Context(), src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,4 +382,24 @@ func TestIncrementalLargeShareValidatesWhole(t *testing.T) {
 			t.Errorf("%s changed: err %v, whole catalog validated %v (want %v), valid %v %v", tc.file, err, fellBack, tc.fellBack, res.Valid(), res.Diagnostics[:min(2, len(res.Diagnostics))])
 		}
 	}
+}
+
+// A catalog holding an entry the listing refuses (here a symbolic link the change did not touch) is
+// validated whole, so the refusal is reported: the selection loads a list of files and would never see it.
+func TestIncrementalReportsRefusedEntries(t *testing.T) {
+	foo := `{"schema":"olm.package","name":"foo","defaultChannel":"stable"}` + "\n"
+	after := fstest.MapFS{"foo/catalog.json": {Data: []byte(foo)}, "bar/catalog.json": {Data: []byte(strings.ReplaceAll(foo, "foo", "bar"))},
+		"bar/notes.json": {Data: []byte("../foo/catalog.json"), Mode: fs.ModeSymlink | 0o777}}
+	res, fellBack, err := changed(t.Context(), memSource{after}, Change{Files: []string{"foo/catalog.json"}, Before: func(p string) ([]byte, bool, error) {
+		return []byte(foo), true, nil
+	}})
+	if err != nil || !fellBack {
+		t.Fatalf("err %v, fell back %v: want the whole catalog validated", err, fellBack)
+	}
+	for _, d := range res.Diagnostics {
+		if d.Rule == catalog.RuleRefused && d.File == "bar/notes.json" {
+			return
+		}
+	}
+	t.Errorf("incremental validation reports %v, want bar/notes.json refused", res.Diagnostics)
 }

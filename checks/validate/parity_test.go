@@ -68,7 +68,7 @@ func compareVerdicts(ctx context.Context, t *testing.T, bin, dir string) bool {
 	if !res.Valid() {
 		for _, d := range res.Diagnostics {
 			// a file that cannot be read at all has no line to point at
-			wholeFile := d.Rule == catalog.RuleFile || d.Rule == catalog.RuleTooLarge
+			wholeFile := d.Rule == catalog.RuleFile || d.Rule == catalog.RuleTooLarge || d.Rule == catalog.RuleRefused
 			if d.File == "" || (d.Line == 0 && !wholeFile) {
 				t.Errorf("diagnostic without file and line: %s", d)
 			}

@@ -364,14 +364,19 @@ func packagesByFile(c *catalog.Catalog) map[string][]string {
 	return out
 }
 
-// catalogFileList lists the catalog's files as a load reads them (after .indexignore), without reading them.
-func catalogFileList(ctx context.Context, src source) ([]string, error) {
-	var files []string
-	if _, err := src.load(ctx, catalog.LoadOptions{Include: func(p string) bool {
+// catalogFileList lists the catalog's files as a load reads them (after .indexignore), without reading them;
+// refused says the listing refused an entry (a symbolic link, a look-alike name: only a whole validation,
+// which lists the directory itself, reports it).
+func catalogFileList(ctx context.Context, src source) (files []string, refused bool, err error) {
+	res, err := src.load(ctx, catalog.LoadOptions{Include: func(p string) bool {
 		files = append(files, p)
 		return false
-	}}); err != nil {
-		return nil, err
+	}})
+	if err != nil {
+		return nil, false, err
 	}
-	return files, nil
+	for _, d := range res.Diagnostics {
+		refused = refused || d.Rule == catalog.RuleRefused
+	}
+	return files, refused, nil
 }

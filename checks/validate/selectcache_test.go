@@ -282,7 +282,7 @@ func TestSelectCacheOnDisk(t *testing.T) {
 	case <-time.After(racyMargin + 200*time.Millisecond):
 	}
 	for _, d := range disks {
-		files, err := catalogFileList(t.Context(), d.src)
+		files, _, err := catalogFileList(t.Context(), d.src)
 		if err != nil {
 			t.Fatal(err)
 		}

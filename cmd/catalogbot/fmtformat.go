@@ -33,27 +33,32 @@ func fileFormat(dir, file string) string {
 // (or its first channel or bundle), so a YAML catalog stays YAML.
 func keptFormats(dir string, c *catalog.Catalog) map[string]string {
 	out := map[string]string{}
-	set := func(pkg, file string) {
+	eachBlobFile(c, func(pkg, file string) {
 		if _, ok := out[pkg]; !ok && file != "" {
 			out[pkg] = fileFormat(dir, file)
 		}
-	}
+	})
+	return out
+}
+
+// eachBlobFile calls fn with the package and file of every blob of c: olm.package blobs first, then
+// channels, bundles, deprecations and other schemas.
+func eachBlobFile(c *catalog.Catalog, fn func(pkg, file string)) {
 	for _, p := range c.Packages {
-		set(p.Name, p.Pos.File)
+		fn(p.Name, p.Pos.File)
 	}
 	for _, ch := range c.Channels {
-		set(ch.Package, ch.Pos.File)
+		fn(ch.Package, ch.Pos.File)
 	}
 	for _, b := range c.Bundles {
-		set(b.Package, b.Pos.File)
+		fn(b.Package, b.Pos.File)
 	}
 	for _, d := range c.Deprecations {
-		set(d.Package, d.Pos.File)
+		fn(d.Package, d.Pos.File)
 	}
 	for _, o := range c.Others {
-		set(o.Package, o.Pos.File)
+		fn(o.Package, o.Pos.File)
 	}
-	return out
 }
 
 // formattedTree writes the formatted catalog into want: each package in its kept format (keptFormats),

@@ -14,7 +14,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/render"
 	"github.com/catalogbot/catalogbot/render/template"
 )
@@ -31,6 +33,9 @@ type renderTemplateOptions struct {
 	// skipTLSVerify is set by --skip-tls-verify, --use-http or --skip-tls (opm's registry flags).
 	skipTLSVerify bool
 	noCache       bool
+	// offline pulls nothing; seedFrom is a trusted checkout whose committed catalogs seed the bundle cache.
+	offline  bool
+	seedFrom string
 }
 
 // templateTypes are opm's TYPE arguments.
@@ -51,7 +56,12 @@ standard input). A Makefile calling ` + "`opm alpha render-template`" + ` switch
 
 Errors are opm's messages, prefixed with the template file and line they are about. Exit codes: 1 the
 template is refused, 2 usage, 3 a registry could not be reached. Bundle images are pulled without a
-container daemon and kept by digest in $XDG_CACHE_HOME/catalogbot/templates.`,
+container daemon and kept by digest in $XDG_CACHE_HOME/catalogbot/templates.
+
+--seed-from DIR seeds the bundle cache from the catalogs committed in DIR, a trusted checkout of a
+template-driven repository (as catalogbot render does), so bundles already rendered there are not
+pulled; --offline pulls nothing, and without --seed-from seeds from the catalogs committed at HEAD of
+the git repository holding the working directory.`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.io, o.stdin = streamsOf(cmd), cmd.InOrStdin()
@@ -69,6 +79,8 @@ container daemon and kept by digest in $XDG_CACHE_HOME/catalogbot/templates.`,
 	cmd.Flags().BoolVar(&useHTTP, "use-http", false, "as opm's flag: registries are accepted without TLS verification (plain HTTP is used for loopback and .local registries only)")
 	cmd.Flags().BoolVar(&skipTLS, "skip-tls", false, "deprecated opm flag: as --use-http")
 	cmd.Flags().BoolVar(&o.noCache, "no-cache", false, "do not keep bundle renders on disk")
+	cmd.Flags().BoolVar(&o.offline, "offline", false, "pull nothing: bundles come from the committed catalogs (HEAD's, or --seed-from's) and the cache")
+	cmd.Flags().StringVar(&o.seedFrom, "seed-from", "", "a trusted checkout whose committed catalogs seed the bundle cache")
 	return cmd
 }
 
@@ -122,6 +134,14 @@ func runRenderTemplate(ctx context.Context, o *renderTemplateOptions) error {
 		}
 	}
 	src := &template.Images{Store: template.NewStore(cacheDir), Pull: pull}
+	if o.offline || o.seedFrom != "" {
+		if err := seedTemplateStore(ctx, src.Store, o.seedFrom); err != nil {
+			return err
+		}
+		if o.offline {
+			src.Pull, src.Offline = nil, true
+		}
+	}
 	c, err := template.Render(ctx, data, name, src, template.Options{Type: o.typ, MigrateLevel: o.migrateLevel, OPMVersion: version})
 	if err != nil {
 		// A refused template is the author's (exit 1); a registry that cannot be reached keeps its
@@ -143,6 +163,39 @@ func runRenderTemplate(ctx context.Context, o *renderTemplateOptions) error {
 	}
 	_, err = o.io.out.Write(buf.Bytes())
 	return err
+}
+
+// seedTemplateStore seeds store from the catalogs committed in the template-driven checkout seedFrom
+// (its work tree, which the caller trusts), or, when seedFrom is "", at HEAD of the git repository
+// holding the working directory (read from git, never the work tree).
+func seedTemplateStore(ctx context.Context, store *template.Store, seedFrom string) error {
+	root := seedFrom
+	if root == "" {
+		top, err := gitrepo.TopLevel(ctx, ".")
+		if err != nil {
+			return diag.UsageError(errors.New("--offline outside a git repository: give --seed-from, a checkout whose committed catalogs hold the template's bundles"))
+		}
+		root = top
+	}
+	setup, err := resolveRepo(root)
+	if err != nil {
+		return err
+	}
+	if !setup.layout.Templates {
+		return diag.UsageError(fmt.Errorf("%s is not a template-driven repository (no catalogs: in its %s; catalogbot init writes one): nothing to seed the bundle cache from", root, config.ConfigFile))
+	}
+	tcats := template.CatalogsOf(setup.layout.Catalogs)
+	jobs, _, err := template.Plan(root, tcats, "")
+	if err != nil {
+		return diag.UsageError(err)
+	}
+	if seedFrom != "" {
+		return template.SeedFromCommitted(ctx, store, root, tcats, jobs)
+	}
+	if _, err := seedFromHEAD(ctx, store, root, setup.layout, jobs); err != nil {
+		return err
+	}
+	return nil
 }
 
 // read reads the template from FILE or stdin (named "stdin" in messages), bounded by the template size

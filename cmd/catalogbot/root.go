@@ -18,6 +18,7 @@ or internal failure (not your catalog).`,
 	}
 	root.AddCommand(
 		newVersionCmd(),
+		newInitCmd(nil),
 		newValidateCmd(nil),
 		newFmtCmd(nil),
 		newRenderCmd(nil),

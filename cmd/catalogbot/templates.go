@@ -27,6 +27,7 @@ import (
 type repoFlags struct {
 	repo     string
 	pkg      string
+	staged   bool
 	offline  bool
 	seedFrom string
 	cacheDir string
@@ -35,6 +36,8 @@ type repoFlags struct {
 func (f *repoFlags) addRender(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.repo, "repo", ".", "repository root; when its "+config.ConfigFile+" lists catalogs, render every template mapping of operators/*/ci.yaml")
 	cmd.Flags().StringVar(&f.pkg, "package", "", "with catalogs: render only this package's mappings")
+	cmd.Flags().BoolVar(&f.staged, "staged", false, "with catalogs and --check (pre-commit): only the packages the staged change touches; others' drift is not the commit's")
+	cmd.MarkFlagsMutuallyExclusive("staged", "package")
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "with catalogs: pull nothing; bundles come from the cache only")
 	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "with catalogs: a trusted checkout (the base branch) whose committed catalogs seed the bundle cache; never a pull request's files (default: the catalogs HEAD commits, read from git, never the work tree)")
 	cmd.Flags().StringVar(&f.cacheDir, "template-cache-dir", "", "with catalogs: where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
@@ -97,8 +100,13 @@ func resolveRepo(repo string) (*repoSetup, error) {
 // runTemplateRender renders every mapping (or --package's) into every catalog, writing the files, or,
 // with check, failing with a diff per catalog file that differs from the render.
 func runTemplateRender(ctx context.Context, io streams, f *repoFlags, setup *repoSetup, check bool, opts render.Options, out *outputFlags) error {
-	start := time.Now()
 	tcats := template.CatalogsOf(setup.layout.Catalogs)
+	if f.staged {
+		if !check {
+			return diag.UsageError(errors.New("render --staged checks what a commit holds: use it with --check"))
+		}
+		return runStagedRender(ctx, io, f, setup, opts, out)
+	}
 	jobs, warnings, err := template.Plan(f.repo, tcats, f.pkg)
 	if f.pkg != "" && errors.Is(err, fs.ErrNotExist) {
 		ci := path.Join(template.OperatorsDir, f.pkg, template.CIFile)
@@ -108,6 +116,16 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, setup *rep
 	if err != nil {
 		return diag.UsageError(err)
 	}
+	return renderJobs(ctx, io, f, setup, jobs, warnings, check, opts, out, "")
+}
+
+// renderJobs renders jobs (seeding the bundle cache from --seed-from or HEAD), writing the files or, with
+// check, comparing them with the committed ones, and emits the render stage; note ends its summary.
+func renderJobs(ctx context.Context, io streams, f *repoFlags, setup *repoSetup, jobs []template.Job, warnings []string, check bool,
+	opts render.Options, out *outputFlags, note string) error {
+	start := time.Now()
+	tcats := template.CatalogsOf(setup.layout.Catalogs)
+	var err error
 	cacheDir := f.cacheDir
 	if cacheDir == "" && !opts.NoCache {
 		if base, err := os.UserCacheDir(); err == nil {
@@ -152,6 +170,7 @@ func runTemplateRender(ctx context.Context, io streams, f *repoFlags, setup *rep
 	if seeded != "" {
 		st.Summary += fmt.Sprintf(" (bundle cache seeded from %s: %d entries)", seeded, store.Len()-held)
 	}
+	st.Summary += note
 	if st.Status == report.Pass {
 		ierr := template.InfraErr(results)
 		st.Status = report.StatusOf(st.Diagnostics, ierr)
@@ -224,7 +243,7 @@ func seedFromHEAD(ctx context.Context, store *template.Store, repo string, layou
 	}
 	pkgs := map[string]bool{}
 	for _, j := range jobs {
-		pkgs[j.Package] = true
+		pkgs[j.Dir] = true
 	}
 	include := func(p string) bool {
 		_, rel, ok := layout.CatalogOf(p)
@@ -239,6 +258,14 @@ func seedFromHEAD(ctx context.Context, store *template.Store, repo string, layou
 		return "", fmt.Errorf("seeding the bundle cache from HEAD (%s): %w", head.Hash.String()[:12], err)
 	}
 	return fmt.Sprintf("HEAD (%s)'s committed catalogs", head.Hash.String()[:12]), nil
+}
+
+// repoArg is " --repo ROOT", or "" for the working directory.
+func repoArg(root string) string {
+	if filepath.Clean(root) == "." {
+		return ""
+	}
+	return " --repo " + root
 }
 
 // templateLayoutWithoutCatalogs is a usage error saying what to add when root is laid out as a
@@ -270,8 +297,8 @@ func templateLayoutWithoutCatalogs(root string) error {
 	if mapped == 0 {
 		return nil
 	}
-	//lint:ignore ST1005 the message ends with the lines to add, printed as a block
 	return diag.UsageError(fmt.Errorf("%s is laid out as a template-driven repository (%d %s files under %s/ map templates to catalogs; catalogs/ holds %s) "+
-		"but %s has no catalogs:, so it would be read as one catalog; add these lines to %s:\n\ncatalogs:\n  pattern: catalogs/{version}\n",
-		root, mapped, template.CIFile, template.OperatorsDir, template.Plural(len(versions), "catalog directory"), config.ConfigFile, filepath.Join(root, config.ConfigFile)))
+		"but %s has no catalogs:, so it would be read as one catalog; run catalogbot init --force%s to write a complete %s (catalogs pattern, "+
+		"migration level and migrateFrom, opm per package, as the committed catalogs show them) and see what reproduces",
+		root, mapped, template.CIFile, template.OperatorsDir, template.Plural(len(versions), "catalog directory"), config.ConfigFile, repoArg(root), config.ConfigFile))
 }

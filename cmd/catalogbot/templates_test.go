@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,15 @@ func communityRepo(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// cliErr runs a command line that fails before reporting (a usage error, say) and returns its error.
+func cliErr(args ...string) error {
+	cmd := newRootCmd()
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SetArgs(args)
+	return cmd.ExecuteContext(context.Background())
 }
 
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -160,9 +170,10 @@ func TestRenderPackageCounts(t *testing.T) {
 	}
 }
 
-// A template-driven repository whose .catalogbot.yaml lacks catalogs: is told so, with the lines to add,
-// by validate (instead of hundreds of errors of the repository root read as one catalog) and by render
-// (instead of "open catalog.yaml").
+// A template-driven repository whose .catalogbot.yaml lacks catalogs: is told so, by validate (instead of
+// hundreds of errors of the repository root read as one catalog) and by render (instead of "open
+// catalog.yaml"), with the command that writes a complete configuration; run as printed, it does, and
+// the drift gate then runs.
 func TestTemplateLayoutWithoutCatalogsSaysSo(t *testing.T) {
 	repo := communityRepo(t)
 	if err := os.WriteFile(filepath.Join(repo, ".catalogbot.yaml"), []byte("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\n"), 0o644); err != nil {
@@ -180,8 +191,14 @@ func TestTemplateLayoutWithoutCatalogsSaysSo(t *testing.T) {
 		cmd.SetErr(&e)
 		cmd.SetArgs(args)
 		err := cmd.ExecuteContext(context.Background())
-		if err == nil || !strings.Contains(err.Error(), "catalogs:\n  pattern: catalogs/{version}") || exitCode(&bytes.Buffer{}, err) != 2 {
+		if err == nil || !strings.Contains(err.Error(), "run catalogbot init --force to write a complete .catalogbot.yaml") || exitCode(&bytes.Buffer{}, err) != 2 {
 			t.Errorf("%v: %v\n%s", args, err, o.String())
 		}
+	}
+	if out, _, code := runCLI(t, "init", "--force"); code != 0 || !strings.Contains(out, "migrateFrom: v4.17") {
+		t.Fatalf("init --force as the hint says: exit %d\n%s", code, out)
+	}
+	if out, _, code := runCLI(t, "render", "--check", "--offline", "--seed-from", ".", "--template-cache-dir", t.TempDir(), "--package", "dotvirt-operator"); code != 0 {
+		t.Errorf("render --check after init: exit %d\n%s", code, out)
 	}
 }

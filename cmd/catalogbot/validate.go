@@ -116,7 +116,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 		if cerr != nil {
 			return cerr
 		}
-		if err := refuseNotStaged(dir, wt.NotStaged); err != nil {
+		if err := refuseNotStaged("validate", dir, wt.NotStaged); err != nil {
 			return err
 		}
 		before := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, wt.Files)
@@ -153,7 +153,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 // refuseNotStaged refuses --staged when the work tree, which is what is validated, is not what the commit
 // holds under dir: a fix left unstaged, or an untracked catalog file someone forgot to add, would make a
 // broken commit pass. (The pre-commit framework stashes unstaged changes itself; untracked files stay.)
-func refuseNotStaged(dir string, files []string) error {
+func refuseNotStaged(verb, dir string, files []string) error {
 	if len(files) == 0 {
 		return nil
 	}
@@ -162,9 +162,9 @@ func refuseNotStaged(dir string, files []string) error {
 	if len(files) > len(shown) {
 		more = fmt.Sprintf(" and %d more", len(files)-len(shown))
 	}
-	return diag.UsageError(fmt.Errorf("validate --staged: %s differ from what the commit holds (unstaged changes or untracked files under %s: %s%s): "+
-		"stage them, stash them (git stash --keep-index --include-untracked) or ignore them, so what is validated is what is committed",
-		template.Plural(len(files), "file"), dir, strings.Join(shown, ", "), more))
+	return diag.UsageError(fmt.Errorf("%s --staged: %s differ from what the commit holds (unstaged changes or untracked files under %s: %s%s): "+
+		"stage them, stash them (git stash --keep-index --include-untracked) or ignore them, so what is checked is what is committed",
+		verb, template.Plural(len(files), "file"), dir, strings.Join(shown, ", "), more))
 }
 
 // runChangedCatalogs is validate --staged / --changed-since in a template-driven repository: each catalog
@@ -185,7 +185,7 @@ func runChangedCatalogs(ctx context.Context, o *validateOptions, root string, se
 			notStaged = append(notStaged, p)
 		}
 	}
-	if err := refuseNotStaged(root, notStaged); err != nil {
+	if err := refuseNotStaged("validate", root, notStaged); err != nil {
 		return err
 	}
 	outside := 0

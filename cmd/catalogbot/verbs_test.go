@@ -78,7 +78,17 @@ func TestVerbFlags(t *testing.T) {
 	})
 	t.Run("fmt", func(t *testing.T) {
 		o := parse(t, newFmtCmd, "--check", "--format", "yaml")
-		check(t, "fmt", [3]any{o.dir, o.format, o.check}, [3]any{".", "yaml", true})
+		check(t, "fmt", [3]any{o.dir, o.format, o.check}, [3]any{"", "yaml", true})
+	})
+	t.Run("init", func(t *testing.T) {
+		o := parse(t, newInitCmd)
+		check(t, "init defaults", [2]any{o.repo, o.force}, [2]any{".", false})
+		o = parse(t, newInitCmd, "--repo", "r", "--force")
+		check(t, "init", [2]any{o.repo, o.force}, [2]any{"r", true})
+	})
+	t.Run("render --staged", func(t *testing.T) {
+		o := parse(t, newRenderCmd, "--check", "--staged")
+		check(t, "staged", [2]bool{o.check, o.repo.staged}, [2]bool{true, true})
 	})
 }
 
@@ -91,14 +101,22 @@ func TestRejectedCommandLinesRunNothing(t *testing.T) {
 		{"a", "b"},
 		{"--max-file-bytes", "lots"},
 	} {
-		ran := false
-		cmd := newValidateCmd(func(context.Context, *validateOptions) error { ran = true; return nil })
-		cmd.SetArgs(args)
-		cmd.SetOut(io.Discard)
-		cmd.SetErr(io.Discard)
-		if err := cmd.ExecuteContext(t.Context()); err == nil || ran {
-			t.Errorf("validate %s: err %v, ran %v; want an error and nothing run", strings.Join(args, " "), err, ran)
-		}
+		rejects(t, "validate", newValidateCmd, args)
 	}
+	for _, args := range [][]string{{"--staged", "--package", "p"}, {"x"}} {
+		rejects(t, "render", newRenderCmd, args)
+	}
+}
 
+// rejects checks that verb's command line args is an error that runs nothing.
+func rejects[O any](t *testing.T, verb string, newCmd func(runner[O]) *cobra.Command, args []string) {
+	t.Helper()
+	ran := false
+	cmd := newCmd(func(context.Context, *O) error { ran = true; return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	if err := cmd.ExecuteContext(t.Context()); err == nil || ran {
+		t.Errorf("%s %s: err %v, ran %v; want an error and nothing run", verb, strings.Join(args, " "), err, ran)
+	}
 }

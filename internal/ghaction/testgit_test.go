@@ -3,6 +3,7 @@ package ghaction
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +40,11 @@ func newTestGit(t *testing.T, dir, branch string) *testGit {
 	return &testGit{t: t, repo: r, wt: wt, dir: dir, when: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 }
 
-// commit writes files (slash paths) and commits everything as author; it returns the commit's SHA.
+// linkPrefix marks a commit value that is a symbolic link's target, not file content.
+const linkPrefix = "\x00symlink\x00"
+
+// commit writes files (slash paths; a value starting with linkPrefix is a symbolic link to the rest) and
+// commits everything as author; it returns the commit's SHA.
 func (g *testGit) commit(author string, files map[string]string) string {
 	g.t.Helper()
 	for p, c := range files {
@@ -47,7 +52,13 @@ func (g *testGit) commit(author string, files map[string]string) string {
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			g.t.Fatal(err)
 		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+		var err error
+		if target, ok := strings.CutPrefix(c, linkPrefix); ok {
+			err = os.Symlink(target, full)
+		} else {
+			err = os.WriteFile(full, []byte(c), 0o644)
+		}
+		if err != nil {
 			g.t.Fatal(err)
 		}
 	}

@@ -7,7 +7,7 @@ import "github.com/catalogbot/catalogbot/config"
 func CatalogsOf(cats []config.Catalog) []Catalog {
 	out := make([]Catalog, 0, len(cats))
 	for _, c := range cats {
-		out = append(out, Catalog{Name: c.Name, Dir: c.Dir, MigrateLevel: c.MigrateLevel, OPMVersion: OPMVersion(c.OPMVersion)})
+		out = append(out, Catalog{Name: c.Name, Dir: c.Dir, MigrateLevel: c.MigrateLevel, OPMVersion: OPMVersion(c.OPMVersion), Packages: c.Packages})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/catalogbot/catalogbot/config"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,6 +84,39 @@ func TestTemplateCannotWriteAnotherPackage(t *testing.T) {
 	_, err = jobs[0].Render(context.Background(), root, &Images{Store: NewStore(""), Offline: true})
 	if err == nil || !strings.Contains(err.Error(), `"b"`) {
 		t.Fatalf("want a refusal naming package b, got %v", err)
+	}
+}
+
+// TestDeclaredDirectoryRendersOnlyItsPackage: catalogs.packages lets directory a hold package b (as
+// upstream's konflux/ holds konflux-operator); it is an exact declaration, not a licence. a's template
+// rendering c is refused, and so is another directory's template rendering b: it would land in a
+// directory that is not b's (and in no declared one), beside b's own catalog files.
+func TestDeclaredDirectoryRendersOnlyItsPackage(t *testing.T) {
+	tmpl := func(pkg string) string {
+		return "schema: olm.template.basic\nentries:\n- {schema: olm.package, name: " + pkg + ", defaultChannel: x}\n" +
+			"- {schema: olm.channel, package: " + pkg + ", name: x, entries: []}\n"
+	}
+	for _, tc := range []struct{ dir, renders, want string }{
+		{"a", "b", ""},
+		{"a", "c", `"c"`},
+		{"d", "b", `"b"`},
+	} {
+		root := writeRepo(t, map[string]string{
+			"operators/" + tc.dir + "/ci.yaml":                  strings.Replace(ciFor, "%s", "t.yaml", 1),
+			"operators/" + tc.dir + "/catalog-templates/t.yaml": tmpl(tc.renders),
+		})
+		cats := slices.Clone(oneCatalog)
+		for i := range cats {
+			cats[i].Packages = map[string]config.CatalogPackage{"a": {Package: "b"}}
+		}
+		jobs, _, err := Plan(root, cats, "")
+		if err != nil || len(jobs) != 1 {
+			t.Fatalf("plan: %v %v", jobs, err)
+		}
+		_, err = jobs[0].Render(context.Background(), root, &Images{Store: NewStore(""), Offline: true})
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("directory %s rendering %s: %v, want %q", tc.dir, tc.renders, err, tc.want)
+		}
 	}
 }
 
@@ -192,4 +226,21 @@ type countingSource struct {
 func (c *countingSource) Bundle(ctx context.Context, image string, csvMetadata bool) (*Bundle, error) {
 	c.n++
 	return c.Source.Bundle(ctx, image, csvMetadata)
+}
+
+// A package's committed render is a symbolic link to a file with the very bytes the template renders (an
+// .indexignore'd copy, say): the drift gate reads committed catalogs as every reader does, so it refuses
+// the link (rule catalog-file-refused) instead of following it and finding no drift, as the loader and the
+// image build refuse it.
+func TestDriftGateRefusesCommittedSymlink(t *testing.T) {
+	rendered := []byte("---\nschema: olm.package\nname: foo\n")
+	root := writeRepo(t, map[string]string{"catalogs/v4.19/foo/.indexignore": "copy.yaml\n", "catalogs/v4.19/foo/copy.yaml": string(rendered)})
+	job := Job{Package: "foo", Template: "operators/foo/catalog-templates/basic.yaml", Catalog: Catalog{Name: "v4.19", Dir: "catalogs/v4.19"}}
+	if err := os.Symlink("copy.yaml", filepath.Join(root, filepath.FromSlash(job.Output()))); err != nil {
+		t.Fatal(err)
+	}
+	ds := Diagnostics(root, []Result{{Job: job, Data: rendered}}, true)
+	if len(ds) != 1 || ds[0].Rule != "catalog-file-refused" || ds[0].File != job.Output() || !strings.Contains(ds[0].Message, "symbolic link") {
+		t.Fatalf("diagnostics %v, want %s refused as a symbolic link", ds, job.Output())
+	}
 }

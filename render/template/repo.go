@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
 )
 
 // The community-operators layout: operators/<package>/ci.yaml maps templates in
@@ -36,6 +37,26 @@ type Catalog struct {
 	MigrateLevel string
 	// OPMVersion is the opm release whose rendering the catalog keeps (DefaultOPMVersion when empty).
 	OPMVersion OPMVersion
+	// Packages are the repository's per-package settings (catalogs.packages), by package directory.
+	Packages map[string]config.CatalogPackage
+}
+
+// PackageOf is the package held by dir (operators/<dir>, <catalog>/<dir>).
+func (c Catalog) PackageOf(dir string) string {
+	return config.CatalogsConfig{Packages: c.Packages}.DirPackage(dir)
+}
+
+// DirOf is the directory holding package pkg: the one declared for it, else pkg.
+func (c Catalog) DirOf(pkg string) string {
+	return config.CatalogsConfig{Packages: c.Packages}.PackageDir(pkg)
+}
+
+// OPMVersionOf is the opm release the package of directory dir renders with in this catalog.
+func (c Catalog) OPMVersionOf(dir string) OPMVersion {
+	if v := c.Packages[dir].OPMVersion; v != "" {
+		return OPMVersion(v)
+	}
+	return c.OPMVersion
 }
 
 // Mapping is one fbc.catalog_mapping entry of a ci.yaml.
@@ -135,7 +156,12 @@ func typeOf(schema string) (string, bool) {
 
 // Job renders one package's template into one catalog.
 type Job struct {
-	Package string
+	// Package is the package the template renders; Dir the directory holding it under operators/ and
+	// in the catalog (the package's name unless the configuration declares another).
+	Package, Dir string
+	// OPMVersion is the opm release whose rendering the job reproduces (the package's pin, else the
+	// catalog's).
+	OPMVersion OPMVersion
 	// Template and CI are slash paths relative to the repository root.
 	Template, CI string
 	// CILine is the line of the catalog's name in the ci.yaml.
@@ -145,10 +171,10 @@ type Job struct {
 }
 
 // Output is where the job's render is committed, relative to the repository root.
-func (j Job) Output() string { return path.Join(j.Catalog.Dir, j.Package, RenderedFile) }
+func (j Job) Output() string { return path.Join(j.Catalog.Dir, j.Dir, RenderedFile) }
 
-// Plan lists the jobs of every package under root/operators (only pkg when not empty), in package,
-// mapping and catalog order. A template type opm does not know is an error on its ci.yaml line; a catalog
+// Plan lists the jobs of every package under root/operators (only pkg, a package or its directory, when
+// not empty), in package, mapping and catalog order. A template type opm does not know is an error on its ci.yaml line; a catalog
 // name that is not configured renders nowhere (upstream's recipe writes no configured catalog for it
 // either) and is returned as a warning on its line.
 func Plan(root string, catalogs []Catalog, pkg string) (jobs []Job, warnings []string, err error) {
@@ -158,7 +184,11 @@ func Plan(root string, catalogs []Catalog, pkg string) (jobs []Job, warnings []s
 	}
 	var pkgs []string
 	if pkg != "" {
-		pkgs = []string{pkg}
+		dir := pkg
+		if len(catalogs) > 0 {
+			dir = catalogs[0].DirOf(pkg)
+		}
+		pkgs = []string{dir}
 	} else {
 		entries, err := os.ReadDir(filepath.Join(root, OperatorsDir))
 		if err != nil {
@@ -194,27 +224,38 @@ func Plan(root string, catalogs []Catalog, pkg string) (jobs []Job, warnings []s
 					warnings = append(warnings, fmt.Sprintf("%s:%d: catalog %q is not one of the configured catalogs; %s is not rendered into it", ci, m.CatalogLines[i], name, m.Template))
 					continue
 				}
-				jobs = append(jobs, Job{Package: p, Template: path.Join(OperatorsDir, p, TemplatesDir, m.Template), CI: ci,
-					CILine: m.CatalogLines[i], Type: typ, Catalog: c})
+				jobs = append(jobs, Job{Package: c.PackageOf(p), Dir: p, OPMVersion: c.OPMVersionOf(p),
+					Template: path.Join(OperatorsDir, p, TemplatesDir, m.Template), CI: ci, CILine: m.CatalogLines[i], Type: typ, Catalog: c})
 			}
 		}
 	}
 	return jobs, warnings, nil
 }
 
-// Render renders the job from root with src, as YAML (the layout's catalog.yaml). A rendered package that
-// is not the job's package is an error on the ci.yaml line: it would land in another package's directory.
+// Render renders the job from root with src, as YAML (the layout's catalog.yaml), with the job's opm. A
+// rendered package that is not the job's package is an error on the ci.yaml line: it would land in
+// another package's directory.
 func (j Job) Render(ctx context.Context, root string, src Source) ([]byte, error) {
+	return j.RenderWith(ctx, root, src, j.OPMVersion)
+}
+
+// RenderWith is Render reproducing opm release opm.
+func (j Job) RenderWith(ctx context.Context, root string, src Source, opm OPMVersion) ([]byte, error) {
 	data, err := readCapped(root, j.Template, MaxTemplateSize)
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d: template %s: %w", j.CI, j.CILine, j.Template, err)
 	}
-	c, err := Render(ctx, data, j.Template, src, Options{Type: j.Type, MigrateLevel: j.Catalog.MigrateLevel, OPMVersion: j.Catalog.OPMVersion})
+	c, err := Render(ctx, data, j.Template, src, Options{Type: j.Type, MigrateLevel: j.Catalog.MigrateLevel, OPMVersion: opm})
 	if err != nil {
 		return nil, err
 	}
 	if other := otherPackages(c, j.Package); len(other) > 0 {
-		return nil, fmt.Errorf("%s: renders package(s) %s, not %q only (into %s)", j.Template, strings.Join(other, ", "), j.Package, j.Output())
+		hint := ""
+		if len(other) == 1 && len(c.PackageNames()) == 1 && j.Dir == j.Package {
+			hint = fmt.Sprintf("; if directory %s holds package %s, declare it in %s: catalogs.packages.%s.package: %s",
+				j.Dir, strings.Trim(other[0], `"`), config.ConfigFile, j.Dir, strings.Trim(other[0], `"`))
+		}
+		return nil, fmt.Errorf("%s: renders package(s) %s, not %q only (into %s)%s", j.Template, strings.Join(other, ", "), j.Package, j.Output(), hint)
 	}
 	var buf bytes.Buffer
 	if err := Write(&buf, c, "yaml"); err != nil {

@@ -1,6 +1,7 @@
 package template
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/render"
@@ -27,6 +29,9 @@ type Result struct {
 	Job  Job
 	Data []byte
 	Err  error
+	// ReproducedBy, for a render that differs from the committed file (check only), is another opm
+	// release whose render is the committed file byte for byte ("" when none is).
+	ReproducedBy OPMVersion
 }
 
 // RenderJobs renders jobs from root, concurrency at once (4 when 0), in job order. progress, when set,
@@ -63,9 +68,12 @@ func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concur
 			data, err := jobs[i].Render(ctx, root, src)
 			results[i] = Result{Job: jobs[i], Data: data, Err: err}
 			drift := false
-			if err == nil && check && progress != nil {
-				committed, rerr := readCapped(root, jobs[i].Output(), catalog.DefaultMaxFileSize)
+			if err == nil && check {
+				committed, rerr := readCommitted(root, jobs[i].Output())
 				drift = rerr != nil || string(committed) != string(data)
+				if drift && rerr == nil {
+					results[i].ReproducedBy = reproducedBy(ctx, root, src, jobs[i], committed)
+				}
 			}
 			mu.Lock()
 			c := jobs[i].Catalog.Name
@@ -106,6 +114,19 @@ func RenderJobs(ctx context.Context, root string, jobs []Job, src Source, concur
 	return results
 }
 
+// reproducedBy is the first other supported opm whose render of job is committed, or "".
+func reproducedBy(ctx context.Context, root string, src Source, job Job, committed []byte) OPMVersion {
+	for _, opm := range OPMVersions {
+		if opm == job.OPMVersion || opm == DefaultOPMVersion && job.OPMVersion == "" {
+			continue
+		}
+		if data, err := job.RenderWith(ctx, root, src, opm); err == nil && string(data) == string(committed) {
+			return opm
+		}
+	}
+	return ""
+}
+
 // Diagnostics turns failed renders into diagnostics on the template (or ci.yaml) line, and, when check
 // is set, every render that differs from the committed file under root into a drift diagnostic with its
 // diff (one per catalog file).
@@ -120,7 +141,10 @@ func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
 				d.File, d.Line = te.File, te.Line
 				d.Message = fmt.Sprintf("catalog %s: %s", r.Job.Catalog.Name, te.Msg)
 				if errors.Is(r.Err, ErrNotCached) {
-					d.Rule, d.Hint = "template-not-cached", "render without --offline to pull it"
+					d.Rule, d.Hint = "template-not-cached", "the bundle must be pulled: no committed catalog holds it"
+					if errors.Is(r.Err, ErrOffline) {
+						d.Hint = "render without --offline to pull it"
+					}
 				}
 			}
 			if diag.CategoryOf(r.Err) == diag.Infra {
@@ -133,9 +157,15 @@ func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
 			continue
 		}
 		out := r.Job.Output()
-		// Read through the root: a committed symlink leading outside the repository is refused, never
-		// diffed (its target would land in a pull request's report).
-		committed, err := readCapped(root, out, catalog.DefaultMaxFileSize)
+		// Read through the root, and not through a link: a committed symlink is refused as every reader
+		// of a catalog refuses it, never diffed (its target would land in a pull request's report).
+		committed, err := readCommitted(root, out)
+		var link *linkError
+		if errors.As(err, &link) {
+			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: catalog.RuleRefused, File: link.path, Package: r.Job.Package,
+				Message: link.Error(), Hint: "a catalog holds regular files only (the image build refuses links); replace the link with the file it points to"})
+			continue
+		}
 		if err != nil && !os.IsNotExist(err) {
 			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: out, Package: r.Job.Package,
 				Message: fmt.Sprintf("reading the committed %s: %v", out, err)})
@@ -146,16 +176,47 @@ func Diagnostics(root string, results []Result, check bool) []diag.Diagnostic {
 		}
 		d := diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: out, Package: r.Job.Package,
 			Hint: "run catalogbot render and commit the result"}
+		switch why := DescribeDrift(context.Background(), committed, r.Data); {
+		case r.ReproducedBy != "":
+			d.Hint = fmt.Sprintf("the committed file is what opm %s renders from %s (this package was rendered with it): pin it in %s "+
+				"(catalogs.packages.%s.opmVersion: %s) rather than re-render released history with opm %s", r.ReproducedBy, r.Job.Template,
+				config.ConfigFile, r.Job.Dir, r.ReproducedBy, cmp.Or(r.Job.OPMVersion, DefaultOPMVersion))
+		case why != "" && err == nil:
+			d.Hint = fmt.Sprintf("%s; if that is intended, run catalogbot render and commit the result", why)
+		}
 		diff, line := render.UnifiedDiff("committed/"+out, "rendered/"+out, committed, r.Data, 40)
 		if os.IsNotExist(err) {
 			d.Message = fmt.Sprintf("%s is missing: %s renders it for catalog %s:\n%s", out, r.Job.Template, r.Job.Catalog.Name, diff)
 		} else {
 			d.Line = max(line, 1)
 			d.Message = fmt.Sprintf("%s differs from the render of %s for catalog %s:\n%s", out, r.Job.Template, r.Job.Catalog.Name, diff)
+			if r.ReproducedBy != "" {
+				d.Message = fmt.Sprintf("%s differs from opm %s's render of %s for catalog %s, and is opm %s's render byte for byte:\n%s",
+					out, cmp.Or(r.Job.OPMVersion, DefaultOPMVersion), r.Job.Template, r.Job.Catalog.Name, r.ReproducedBy, diff)
+			}
 		}
 		ds = append(ds, d)
 	}
 	return diag.Sort(ds)
+}
+
+// linkError is a committed catalog file reached through a symbolic link.
+type linkError struct{ path string }
+
+func (e *linkError) Error() string { return e.path + " is a symbolic link" }
+
+// readCommitted reads the committed catalog file name under root as every reader of a catalog does: not
+// through a symbolic link (a *linkError naming the link), a regular file of at most the loader's limit.
+func readCommitted(root, name string) ([]byte, error) {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if p, ok := filetree.LinkOn(r, name); ok {
+		return nil, &linkError{path: p}
+	}
+	return readCapped(root, name, catalog.DefaultMaxFileSize)
 }
 
 // WriteResults writes every successful render to its catalog file under root (atomically, each file

@@ -187,6 +187,9 @@ func (e *entry) bundleOf(csvMetadata bool) (*Bundle, error) {
 // ErrNotCached is an image that an offline source does not have.
 var ErrNotCached = errors.New("not in the bundle cache")
 
+// ErrOffline marks an ErrNotCached of a render asked to pull nothing (--offline): pulling would find it.
+var ErrOffline = errors.New("offline")
+
 // Images is a Source: bundles from a Store, else pulled from their registry (a tag resolved to its
 // digest first) and kept in the Store. Offline, only the Store is used.
 type Images struct {
@@ -225,7 +228,10 @@ func (im *Images) Bundle(ctx context.Context, image string, csvMetadata bool) (*
 		}
 	}
 	if !online {
-		return nil, diag.InvalidError(fmt.Errorf("%w (offline): no committed catalog the cache was seeded from (the base branch; locally HEAD or --seed-from) holds it in the form this catalog needs", ErrNotCached))
+		if im.Offline {
+			return nil, diag.InvalidError(fmt.Errorf("%w (%w): no committed catalog the cache was seeded from (the base branch; locally HEAD or --seed-from) holds it in the form this catalog needs", ErrNotCached, ErrOffline))
+		}
+		return nil, diag.InvalidError(fmt.Errorf("%w, and this render pulls nothing: no committed catalog the cache was seeded from (the base branch; locally HEAD or --seed-from) holds it in the form this catalog needs", ErrNotCached))
 	}
 	plain, got, err := im.Pull.Render(ctx, image)
 	if err != nil {

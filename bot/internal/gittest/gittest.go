@@ -50,9 +50,15 @@ func (r *Repo) gitEnv(env []string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// symlinkPrefix marks a Commit value that is a symbolic link's target (Symlink), not file content.
+const symlinkPrefix = "\x00symlink\x00"
+
+// Symlink is a Commit value that makes the path a symbolic link to target (git mode 120000).
+func Symlink(target string) string { return symlinkPrefix + target }
+
 // Commit checks out branch at parent (a SHA or branch; "" for the branch's current tip, or an orphan
-// branch when it does not exist), applies files (an empty value deletes the file), commits as author and
-// returns the new SHA.
+// branch when it does not exist), applies files (an empty value deletes the file, a Symlink value makes a
+// symbolic link), commits as author and returns the new SHA.
 func (r *Repo) Commit(branch, parent, author, msg string, files map[string]string) string {
 	r.t.Helper()
 	switch {
@@ -73,6 +79,15 @@ func (r *Repo) Commit(branch, parent, author, msg string, files map[string]strin
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			r.t.Fatal(err)
+		}
+		if target, ok := strings.CutPrefix(data, symlinkPrefix); ok {
+			if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+				r.t.Fatal(err)
+			}
+			if err := os.Symlink(target, p); err != nil {
+				r.t.Fatal(err)
+			}
+			continue
 		}
 		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
 			r.t.Fatal(err)

@@ -1,0 +1,256 @@
+package template
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
+)
+
+// Detection is how a template-driven checkout's committed catalogs were rendered, found by rendering
+// every mapping with each supported opm and migration level and keeping what reproduces the committed
+// files byte for byte.
+type Detection struct {
+	// Catalogs are the catalogs given, each with its detected migration level.
+	Catalogs []Catalog
+	// MigrateLevel is the migration the newer catalogs have ("" when none has), from catalog MigrateFrom
+	// on ("" when every catalog has it).
+	MigrateLevel, MigrateFrom string
+	// OPMVersion is the opm most packages reproduce with; Packages pins the others and names the
+	// packages whose directory is not their name (catalogs.packages).
+	OPMVersion OPMVersion
+	Packages   map[string]config.CatalogPackage
+	// Outcomes are every mapping's render under the detected settings, in job order.
+	Outcomes []Outcome
+}
+
+// Outcome is one mapping's render under the detected settings.
+type Outcome struct {
+	Job Job
+	// Reproduced: the render is the committed file byte for byte.
+	Reproduced bool
+	// Err is why it did not render (a bundle no committed catalog holds, offline).
+	Err error
+	// Rendered and Committed are the two files when they differ.
+	Rendered, Committed []byte
+}
+
+// migrateLevels are the levels Detect tries: upstream's catalogs are either as opm renders them or
+// migrated to olm.csv.metadata.
+var migrateLevels = []string{MigrateNone, MigrateCSVMetadata}
+
+// Detect finds how the committed catalogs of the repository at root were rendered from its templates:
+// the package each directory holds (from its committed olm.package blob), each catalog's migration level
+// (one cut-over version, as upstream's render script has), and the opm release each package reproduces
+// with. cats are the catalogs in version order, without migration levels. Nothing is pulled: bundles
+// come from the committed catalogs under root, which must be a trusted tree (the maintainer's own
+// checkout).
+func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error) {
+	names, err := committedPackageNames(ctx, root, cats)
+	if err != nil {
+		return nil, err
+	}
+	pkgs := map[string]config.CatalogPackage{}
+	for dir, name := range names {
+		if name != dir {
+			pkgs[dir] = config.CatalogPackage{Package: name}
+		}
+	}
+	cats = slices.Clone(cats)
+	for i := range cats {
+		cats[i].Packages = pkgs
+	}
+	jobs, _, err := Plan(root, cats, "")
+	if err != nil {
+		return nil, err
+	}
+	store := NewStore("")
+	if err := SeedFromCommitted(ctx, store, root, cats, jobs); err != nil {
+		return nil, err
+	}
+	src := &Images{Store: store, Offline: true}
+	// tries[j][level][opm]: job j's render reproduces its committed file
+	type try struct {
+		ok   bool
+		err  error
+		data []byte
+	}
+	tries := make([]map[string]map[OPMVersion]try, len(jobs))
+	committed := make([][]byte, len(jobs))
+	var mu sync.Mutex
+	var g errgroup.Group
+	g.SetLimit(2)
+	for i, j := range jobs {
+		committed[i], _ = readCapped(root, j.Output(), catalog.DefaultMaxFileSize)
+		tries[i] = map[string]map[OPMVersion]try{}
+		for _, level := range migrateLevels {
+			tries[i][level] = map[OPMVersion]try{}
+			for _, opm := range OPMVersions {
+				g.Go(func() error {
+					jl := j
+					jl.Catalog.MigrateLevel = level
+					data, err := jl.RenderWith(ctx, root, src, opm)
+					mu.Lock()
+					tries[i][level][opm] = try{ok: err == nil && committed[i] != nil && bytes.Equal(data, committed[i]), err: err, data: data}
+					mu.Unlock()
+					return nil
+				})
+			}
+		}
+	}
+	g.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	reproducedAt := func(i int, level string) bool {
+		for _, t := range tries[i][level] {
+			if t.ok {
+				return true
+			}
+		}
+		return false
+	}
+	// each catalog's level by its jobs' votes, then the one cut-over that disagrees with the fewest
+	migrated := map[string]int{} // > 0: migrated, < 0: not, 0: undecided
+	for i, j := range jobs {
+		switch none, csv := reproducedAt(i, MigrateNone), reproducedAt(i, MigrateCSVMetadata); {
+		case csv && !none:
+			migrated[j.Catalog.Name]++
+		case none && !csv:
+			migrated[j.Catalog.Name]--
+		}
+	}
+	cut, fewest := len(cats), -1
+	for k := len(cats); k >= 0; k-- {
+		conflicts := 0
+		for ci, c := range cats {
+			if ci >= k && migrated[c.Name] < 0 || ci < k && migrated[c.Name] > 0 {
+				conflicts++
+			}
+		}
+		if fewest < 0 || conflicts < fewest {
+			cut, fewest = k, conflicts
+		}
+	}
+	d := &Detection{Packages: pkgs}
+	if cut < len(cats) {
+		d.MigrateLevel = MigrateCSVMetadata
+		if cut > 0 {
+			d.MigrateFrom = cats[cut].Name
+		}
+	}
+	for ci := range cats {
+		if ci >= cut {
+			cats[ci].MigrateLevel = MigrateCSVMetadata
+		}
+	}
+	d.Catalogs = cats
+	levelOf := map[string]string{}
+	for _, c := range cats {
+		levelOf[c.Name] = c.MigrateLevel
+		if levelOf[c.Name] == "" {
+			levelOf[c.Name] = MigrateNone
+		}
+	}
+	// each package's opm: the one reproducing most of its mappings (the default on a tie)
+	score := map[string]map[OPMVersion]int{}
+	var dirs []string
+	for i, j := range jobs {
+		if score[j.Dir] == nil {
+			score[j.Dir] = map[OPMVersion]int{}
+			dirs = append(dirs, j.Dir)
+		}
+		for opm, t := range tries[i][levelOf[j.Catalog.Name]] {
+			if t.ok {
+				score[j.Dir][opm]++
+			}
+		}
+	}
+	chosen := map[string]OPMVersion{}
+	votes := map[OPMVersion]int{}
+	for _, dir := range dirs {
+		best := DefaultOPMVersion
+		for _, opm := range OPMVersions {
+			if score[dir][opm] > score[dir][best] {
+				best = opm
+			}
+		}
+		if score[dir][best] > 0 {
+			chosen[dir] = best
+			votes[best]++
+		}
+	}
+	d.OPMVersion = DefaultOPMVersion
+	for _, opm := range OPMVersions {
+		if votes[opm] > votes[d.OPMVersion] {
+			d.OPMVersion = opm
+		}
+	}
+	for _, dir := range dirs {
+		if opm, ok := chosen[dir]; ok && opm != d.OPMVersion {
+			p := pkgs[dir]
+			p.OPMVersion = string(opm)
+			pkgs[dir] = p
+		}
+	}
+	for i, j := range jobs {
+		j.Catalog = cats[slices.IndexFunc(cats, func(c Catalog) bool { return c.Name == j.Catalog.Name })]
+		j.Catalog.OPMVersion = d.OPMVersion
+		j.OPMVersion = j.Catalog.OPMVersionOf(j.Dir)
+		t := tries[i][levelOf[j.Catalog.Name]][j.OPMVersion]
+		o := Outcome{Job: j, Reproduced: t.ok, Err: t.err}
+		if !t.ok && t.err == nil {
+			o.Rendered, o.Committed = t.data, committed[i]
+		}
+		d.Outcomes = append(d.Outcomes, o)
+	}
+	for i := range d.Catalogs {
+		d.Catalogs[i].OPMVersion = d.OPMVersion
+	}
+	return d, nil
+}
+
+// committedPackageNames is, for each package directory under root/operators, the name of the package
+// its committed catalogs hold (the first catalog holding the directory decides; a directory no catalog
+// holds keeps its own name).
+func committedPackageNames(ctx context.Context, root string, cats []Catalog) (map[string]string, error) {
+	entries, err := os.ReadDir(filepath.Join(root, OperatorsDir))
+	if err != nil {
+		return nil, fmt.Errorf("listing packages: %w", err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		out[e.Name()] = e.Name()
+		for _, c := range cats {
+			sub := os.DirFS(filepath.Join(root, filepath.FromSlash(c.Dir), e.Name()))
+			if _, err := fs.Stat(sub, "."); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				return nil, err
+			}
+			res, err := catalog.LoadFS(ctx, sub, catalog.LoadOptions{Lean: true})
+			if err != nil {
+				return nil, fmt.Errorf("reading %s/%s: %w", c.Dir, e.Name(), err)
+			}
+			if names := res.Catalog.PackageNames(); len(names) == 1 {
+				out[e.Name()] = names[0]
+				break
+			}
+		}
+	}
+	return out, nil
+}

@@ -70,9 +70,12 @@ func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, c
 			return fail(report.Error, err)
 		}
 	}
-	// the tip last, just before the merge: the check is of the merge into c.tip
-	if f.BaseTip, err = gh.BranchSHA(ctx, repo, now.BaseRef); err != nil {
-		return fail(report.Error, err)
+	// the tip last, just before the merge: the check is of the merge into c.tip (a pull request retargeted
+	// since is refused as checked against another base)
+	if strings.EqualFold(now.BaseRef, pr.Base.Ref) {
+		if f.BaseTip, err = gh.BranchSHA(ctx, repo, now.BaseRef); err != nil {
+			return fail(report.Error, err)
+		}
 	}
 	cs := merge.Decide(f)
 	details := "**Merge conditions:**\n\n" + merge.Markdown(cs)

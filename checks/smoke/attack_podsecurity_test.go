@@ -132,10 +132,7 @@ func TestRunRefusesAClusterWithoutPodSecurity(t *testing.T) {
 // host's / or its container engine: the operators it installs run on those nodes.
 func TestOptionsRefuseHostAccess(t *testing.T) {
 	ok := Options{ClusterName: "x", CreateCluster: true, CatalogImage: testDigest, Packages: []string{"a"}}
-	for name, tc := range map[string]struct {
-		mod  func(*Options)
-		want string
-	}{
+	requireRefused(t, ok, map[string]optionsCase{
 		"privileged": {func(o *Options) { o.PodSecurity = "privileged" }, `pod security "privileged"`},
 		"root": {func(o *Options) {
 			o.KindConfig = "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n  extraMounts:\n  - hostPath: /\n    containerPath: /host\n"
@@ -148,16 +145,7 @@ func TestOptionsRefuseHostAccess(t *testing.T) {
 			o.KindConfig = "nodes:\n- extraMounts:\n  - {hostPath: /srv/app/agent.sock, containerPath: /a}\n"
 		}, "(a socket)"},
 		"unreadable": {func(o *Options) { o.KindConfig = "nodes: {" }, "kind config:"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			o := ok
-			tc.mod(&o)
-			err := o.withDefaults().validate()
-			if err == nil || !strings.Contains(err.Error(), tc.want) || diag.CategoryOf(err) != diag.Usage {
-				t.Fatalf("err = %v, want usage error containing %q", err, tc.want)
-			}
-		})
-	}
+	})
 	fine := ok
 	fine.PodSecurity = PodSecurityBaseline
 	fine.KindConfig = "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnetworking:\n  disableDefaultCNI: true\nnodes:\n- role: control-plane\n  extraMounts:\n  - {hostPath: /srv/smoke/cache, containerPath: /cache}\n"

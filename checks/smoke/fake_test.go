@@ -116,6 +116,8 @@ type fakeCluster struct {
 	// namespaces where a privileged operator's pods ran.
 	noAdmission bool
 	escaped     []string
+	// podsSeen: namespaces in which a dry-run pod was asked for (the first is refused: psa_fake_test.go)
+	podsSeen map[string]bool
 }
 
 var listKinds = map[schema.GroupVersionResource]string{

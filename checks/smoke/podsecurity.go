@@ -60,17 +60,29 @@ func probePod(ns string) *corev1.Pod {
 
 // checkEnforced proves that the cluster enforces Pod Security Admission in ns: the dry-run creation of
 // probePod must be refused by it. A cluster that admits it (no PodSecurity admission plugin, or ns
-// exempted) is refused: the smoke would run whatever a pull request's operator asks for there.
+// exempted) is refused: the smoke would run whatever a pull request's operator asks for there. Other
+// refusals are waited out: the ServiceAccount admission plugin refuses every pod of a new namespace
+// until its default ServiceAccount exists, before Pod Security Admission sees it.
 func checkEnforced(ctx context.Context, c *clients, ns, level string) error {
-	err := c.core.dryRunPod(ctx, probePod(ns))
-	switch {
-	case err == nil:
-		return diag.InfraError(&failure{rule: ruleNotEnforced, msg: fmt.Sprintf("namespace %s is labelled to enforce the Pod Security Standard %q, but the cluster admitted a privileged pod mounting the node's / (server-side dry run): it does not enforce Pod Security Admission there, so the smoke installs nothing in it (use a cluster with the PodSecurity admission plugin, Kubernetes 1.25 or later, that exempts no smoke namespace)", ns, level)})
-	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), psaViolation):
-		return nil
-	default:
+	var admitted bool
+	err := poll(ctx, pollEvery, func(ctx context.Context) (bool, string, error) {
+		err := c.core.dryRunPod(ctx, probePod(ns))
+		switch {
+		case err == nil:
+			admitted = true
+			return true, "", nil
+		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), psaViolation):
+			return true, "", nil
+		}
+		return false, fmt.Sprintf("the dry-run pod was refused for another reason than Pod Security: %v", err), nil
+	})
+	if err != nil {
 		return fmt.Errorf("checking that namespace %s enforces the Pod Security Standard %q (dry-run pod): %w", ns, level, err)
 	}
+	if admitted {
+		return diag.InfraError(&failure{rule: ruleNotEnforced, msg: fmt.Sprintf("namespace %s is labelled to enforce the Pod Security Standard %q, but the cluster admitted a privileged pod mounting the node's / (server-side dry run): it does not enforce Pod Security Admission there, so the smoke installs nothing in it (use a cluster with the PodSecurity admission plugin, Kubernetes 1.25 or later, that exempts no smoke namespace)", ns, level)})
+	}
+	return nil
 }
 
 // ruleNotEnforced is the rule of a package not installed because the cluster does not enforce Pod

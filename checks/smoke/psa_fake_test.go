@@ -30,10 +30,24 @@ func (f *fakeCluster) admitPods() {
 		if !ok {
 			return false, nil, nil
 		}
+		// a new namespace has no default ServiceAccount for a moment: the ServiceAccount admission plugin
+		// refuses its first pod (here: the first dry run, Run's probe) before Pod Security Admission sees it
+		dryRun := len(ca.GetCreateOptions().DryRun) > 0
+		f.mu.Lock()
+		first := dryRun && !f.podsSeen[a.GetNamespace()]
+		if f.podsSeen == nil {
+			f.podsSeen = map[string]bool{}
+		}
+		f.podsSeen[a.GetNamespace()] = true
+		f.mu.Unlock()
+		if first {
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, pod.Name,
+				fmt.Errorf("error looking up service account %s/default: serviceaccount \"default\" not found", a.GetNamespace()))
+		}
 		if refusal := f.podSecurityRefusal(a.GetNamespace(), pod.Name, hostile(pod.Spec)); refusal != "" {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, pod.Name, fmt.Errorf("%s", refusal))
 		}
-		if len(ca.GetCreateOptions().DryRun) > 0 {
+		if dryRun {
 			return true, pod, nil
 		}
 		return false, nil, nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -154,5 +155,25 @@ func TestOptionsRefuseHostAccess(t *testing.T) {
 	}
 	if got := ok.withDefaults().PodSecurity; got != PodSecurityRestricted {
 		t.Errorf("default pod security = %q", got)
+	}
+}
+
+// Workloads other than Deployments (a StatefulSet, a Job) say the admission refused their pods only
+// through FailedCreate events; other FailedCreate events (a missing ServiceAccount, a quota) are not
+// Pod Security's.
+func TestAdmissionRefusalFromEvents(t *testing.T) {
+	f := newFakeCluster(t, false, nil)
+	ctx := context.Background()
+	event := func(name, kind, msg string) {
+		f.kube.CoreV1().Events("ns").Create(ctx, &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+			InvolvedObject: corev1.ObjectReference{Kind: kind, Name: name}, Type: "Warning", Reason: "FailedCreate", Message: msg}, metav1.CreateOptions{})
+	}
+	event("early", "ReplicaSet", `Error creating: pods "early-x" is forbidden: error looking up service account ns/op: serviceaccount "op" not found`)
+	if got := admissionRefusal(ctx, f.c, "ns"); got != "" {
+		t.Fatalf("a missing ServiceAccount taken for Pod Security: %q", got)
+	}
+	event("db", "StatefulSet", `create Pod db-0 in StatefulSet db failed error: pods "db-0" is forbidden: violates PodSecurity "restricted:latest": host namespaces (hostPID=true)`)
+	if got := admissionRefusal(ctx, f.c, "ns"); !strings.HasPrefix(got, "StatefulSet ns/db: ") || !strings.Contains(got, "hostPID=true") {
+		t.Errorf("refusal = %q", got)
 	}
 }

@@ -57,8 +57,8 @@ type content struct {
 	// total is the manifests' size; staged their size gzipped and base64-encoded, each on its own, as OLM
 	// stages them (computed only when asked for and a bound of it is over maxStagedBytes)
 	total, staged int
-	mediatype           string // olm.bundle.mediatype, "" when absent
-	constraint          bool   // an olm.constraint property
+	mediatype     string // olm.bundle.mediatype, "" when absent
+	constraint    bool   // an olm.constraint property
 	// manifests are the olm.bundle.object data, kept only for operator-framework's validators (which
 	// drop them once they ran: see ofValidate).
 	manifests [][]byte

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -23,7 +24,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	sev := policy.SeveritiesOf(s.cfg.Policy) // Run adds the stage only when some rule is enabled
 	type target struct {
 		name, dir, migrate, kube string
-		head                     *catalog.Catalog
+		head, base               *catalog.Catalog
 		pkgs                     map[string]bool
 	}
 	var targets []target
@@ -44,7 +45,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		if len(a.catalogs) == 1 {
 			name = "" // a layout of one catalog names no catalog
 		}
-		targets = append(targets, target{name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, pkgs})
+		targets = append(targets, target{name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, p.base, pkgs})
 	}
 	ch.Packages = a.packages
 	for _, j := range a.jobs {
@@ -81,7 +82,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
 	}
 	st := report.Stage{}
-	checked, bundles, v1ok, v1checked, fromImages := 0, 0, 0, 0, 0
+	checked, bundles, v1ok, v1checked, fromImages, baseline := 0, 0, 0, 0, 0, 0
 	var objects policy.ImageObjects
 	if s.cfg.Policy.BundleImages {
 		var err error
@@ -90,7 +91,8 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		}
 	}
 	for _, t := range targets {
-		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: s.limits().MaxPerRule,
+		// every finding of both sides is kept (-1) until the baseline is taken; the limit applies to what is added
+		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: -1,
 			ImageObjects: objects}
 		if policy.Requires(t.head, t.pkgs) {
 			// the validate stage's load of the same checkout, else (it did not finish) a load of its own
@@ -107,13 +109,24 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		if err != nil {
 			return stageFromErr(err)
 		}
-		for _, d := range res.Diagnostics {
+		// what the base already had is the base's: the same rules on the same packages at the base (its
+		// untouched packages are the head's), as a baseline
+		in.Catalog = t.base
+		baseRes, err := policy.Run(ctx, in, sev)
+		if err != nil {
+			return stageFromErr(err)
+		}
+		added, existing := policy.Baseline(res.Diagnostics, baseRes.Diagnostics)
+		baseline += len(existing)
+		lim := diag.NewLimiter(cmp.Or(s.limits().MaxPerRule, diag.DefaultMaxPerRule))
+		for _, d := range added {
 			if d.File != "" {
 				d.File = path.Join(t.dir, d.File)
 			}
-			ds = append(ds, d)
+			lim.Add(d)
 		}
-		st.Truncated = append(st.Truncated, res.Truncated...)
+		ds = append(ds, lim.Diagnostics()...)
+		st.Truncated = append(st.Truncated, lim.Truncated()...)
 		checked, bundles = checked+res.Packages, bundles+res.Bundles
 		v1ok, v1checked = v1ok+res.OLMv1Installable, v1checked+res.OLMv1Checked
 		fromImages += res.FromImages
@@ -129,6 +142,9 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	}
 	if fromImages > 0 {
 		st.Summary += fmt.Sprintf("; the objects of %s read from their images", plural(fromImages, "bundle"))
+	}
+	if baseline > 0 {
+		st.Summary += fmt.Sprintf("; %s already on the base branch, not this change's", plural(baseline, "finding"))
 	}
 	return st
 }

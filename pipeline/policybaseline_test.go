@@ -1,0 +1,82 @@
+package pipeline_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/internal/shareddata"
+	"github.com/catalogbot/catalogbot/report"
+)
+
+const rmqPkg = "rabbitmq-messaging-topology-operator"
+
+// withPackage adds a package of the shared fbc-templates (its operators/ directory and committed
+// catalogs) to t.
+func withPackage(tt *testing.T, t tree, pkg string) tree {
+	tt.Helper()
+	root := shareddata.Dir(tt, "fbc-templates")
+	files := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if !strings.HasPrefix(rel, "operators/"+pkg+"/") && !strings.Contains(rel, "/"+pkg+"/") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		files[rel] = string(data)
+		return err
+	})
+	if err != nil {
+		tt.Fatal(err)
+	}
+	return t.with(files)
+}
+
+// The gate judges what a change adds (golangci-lint's new-from-rev): rabbitmq-messaging-topology-
+// operator's released v1.12.1 replaces v1.12.0, which catalogs v4.17 to v4.22 do not hold (real data,
+// merged upstream). A change that touches the package passes, its summary counting the six as the base's;
+// the attack, a change that adds one more dangling replaces next to them, is refused for that one only.
+func TestPolicyStageJudgesWhatTheChangeAdds(t *testing.T) {
+	var requests atomic.Int64
+	base := withPackage(t, multiBase(t), rmqPkg).with(map[string]string{".catalogbot.yaml": policyConfig})
+	ci := "operators/" + rmqPkg + "/ci.yaml"
+	touch := map[string]string{ci: base.files[ci] + "# reviewed\n"}
+	st := stageOf(t, runMulti(t, base, base.with(touch), remote.WithTransport(refusingTransport{&requests})), "policy")
+	pre := baselineCount(st.Summary)
+	if st.Status == report.Fail || len(st.Diagnostics) != 0 || pre < 6 {
+		t.Fatalf("pre-existing findings: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
+
+	v422 := "catalogs/v4.22/" + rmqPkg + "/catalog.yaml"
+	data := base.files[v422]
+	bad := strings.Replace(data, "replaces: rabbitmq-messaging-topology-operator.v1.12.0", "replaces: rabbitmq-messaging-topology-operator.v1.11.9", 1)
+	if bad == data {
+		t.Fatalf("%s: no replaces of v1.12.0", v422)
+	}
+	head := base.with(map[string]string{ci: touch[ci], v422: bad})
+	st = stageOf(t, runMulti(t, base, head, remote.WithTransport(refusingTransport{&requests})), "policy")
+	files := filesOf(st, "policy-replaces-missing")
+	if st.Status != report.Fail || len(files) != 1 || files[0] != v422 || baselineCount(st.Summary) != pre-1 {
+		t.Fatalf("a new dangling replaces: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
+}
+
+// baselineCount is the number of findings a policy stage's summary counts as the base's (0 when none).
+func baselineCount(summary string) int {
+	m := regexp.MustCompile(`(\d+) findings? already on the base branch`).FindStringSubmatch(summary)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}

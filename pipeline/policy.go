@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path"
 	"slices"
@@ -77,6 +78,13 @@ func (s *state) policy(ctx context.Context) report.Stage {
 			}
 			ds = append(ds, policy.CheckReleaseConfig(p, data, ciData, sev)...)
 		}
+	}
+	bundleDirs, err := s.changedBundleDirs()
+	if err != nil {
+		return stageFromErr(err)
+	}
+	for _, bd := range bundleDirs {
+		ds = append(ds, policy.CheckBundleDir(bd, sev)...)
 	}
 	if len(targets) == 0 && len(ds) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
@@ -187,4 +195,41 @@ func joinSorted(names []string) string {
 		return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ", "), len(names)-5)
 	}
 	return strings.Join(names, ", ")
+}
+
+// changedBundleDirs are the bundle directories (operators/<package>/<version>/, the community layout) the
+// change touched, with their manifests and their package's ci.yaml at the head, for the bundle directory
+// rules.
+func (s *state) changedBundleDirs() ([]policy.BundleDir, error) {
+	seen := map[string]bool{}
+	var out []policy.BundleDir
+	for _, p := range s.changes.paths {
+		parts := strings.Split(p, "/")
+		if len(parts) < 4 || parts[0] != "operators" || parts[2] == "catalog-templates" {
+			continue
+		}
+		dir := path.Join(parts[:3]...)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		fsys, err := s.in.Repo.TreeFS(s.head, dir+"/manifests", func(string) bool { return true })
+		if err != nil {
+			return nil, err
+		}
+		bd := policy.BundleDir{Dir: dir, Manifests: map[string][]byte{}}
+		if err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				bd.Manifests[name], err = fs.ReadFile(fsys, name)
+			}
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("reading %s/manifests: %w", dir, err)
+		}
+		if bd.CI, _, err = s.in.Repo.ReadFile(s.head, path.Join("operators", parts[1], config.CIFile)); err != nil {
+			return nil, err
+		}
+		out = append(out, bd)
+	}
+	return out, nil
 }

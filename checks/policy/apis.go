@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/catalogbot/catalogbot/diag"
 )
 
 // ruleRemovedAPI: a bundle object whose API the Kubernetes version the catalog serves no longer has.
@@ -101,9 +99,8 @@ func (r *run) removedAPIs() {
 	minor, ok := kubeMinor(r.in.Kubernetes)
 	if !ok {
 		// the catalog's Kubernetes version is not known: nothing to judge against, and the report says so
-		r.sink.Add(diag.Diagnostic{Severity: diag.Note, Check: Check, Rule: ruleRemovedAPI,
-			Message: fmt.Sprintf("%s did not run%s: the Kubernetes version the catalog serves is not known", ruleRemovedAPI, r.inCatalog()),
-			Hint:    "catalogs in a template-driven repository (catalogs: in .catalogbot.yaml) have one: v4.Y serves 1.(Y+13), or kubernetes: sets it"})
+		r.cannotRun(ruleRemovedAPI, "the Kubernetes version the catalog serves is not known",
+			"catalogs in a template-driven repository (catalogs: in .catalogbot.yaml) have one: v4.Y serves 1.(Y+13), or kubernetes: sets it")
 		return
 	}
 	for _, p := range r.ix.order {

@@ -48,6 +48,7 @@ type content struct {
 	// hasCSV: the CSV is in the catalog, as an object or as olm.csv.metadata (csvFromMeta).
 	hasCSV, csvFromMeta bool
 	missing             []string // required CSV fields missing or malformed (requiredFields)
+	minKube             string   // spec.minKubeVersion, "" when not set
 	allNamespaces       bool
 	webhooks            int
 	operatorConditions  bool
@@ -204,6 +205,7 @@ func decodeContent(b *catalog.Bundle, what decodeWhat) *content {
 	}
 	if csv != nil {
 		c.hasCSV = true
+		c.minKube = csv.MinKubeVersion
 		c.missing = requiredFields(csv, c.csvFromMeta)
 		c.allNamespaces = supports(csv.InstallModes, "AllNamespaces")
 		if !c.csvFromMeta {

@@ -265,7 +265,7 @@ func TestBundleSize(t *testing.T) {
 // rules are the implemented rule ids, by what they walk.
 var rules = func() map[string]bool {
 	m := map[string]bool{}
-	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules, {ruleRemovedAPI}, changeRules, {ruleCISchema, ruleReleaseConfig}, ofRules} {
+	for _, ids := range [][]string{graphRules, dependencyRules, contentRules, olmv1Rules, {ruleRemovedAPI}, changeRules, {ruleCISchema, ruleReleaseConfig, ruleVersionDirectory, ruleUsingFBC}, ofRules, nameRules} {
 		for _, id := range ids {
 			m[id] = true
 		}

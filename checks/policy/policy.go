@@ -113,7 +113,7 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 	if err := r.fetchObjects(); err != nil {
 		return nil, err
 	}
-	for _, step := range []func(){r.graphs, r.dependencies, r.ofValidate, r.bundleContents, r.removedAPIs, r.olmv1} {
+	for _, step := range []func(){r.graphs, r.dependencies, r.ofValidate, r.bundleContents, r.removedAPIs, r.olmv1, r.operatorNames, r.apiVersionConstraints, r.objectsMissing} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -173,7 +173,7 @@ func Requires(c *catalog.Catalog, only map[string]bool) bool {
 
 // valueRules read bundle property values, which a lean catalog does not keep (the others need only the
 // channels, the property types and the decoded packages and dependencies a lean load keeps).
-var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleSize, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks,
+var valueRules = []string{ruleAPIVersions, ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleSize, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks,
 	ruleOFBundle, ruleOFCSV, ruleOFCRD, ruleOFOperatorHub, ruleOFCapabilities, ruleOFCategories, ruleOFDeprecatedAPIs, ruleOFGoodPractices}
 
 // NeedsValues reports whether an enabled rule reads bundle property values: the catalog must then be

@@ -69,7 +69,7 @@ var PolicyRules = []PolicyRule{
 	{"policy-removed-api", "a bundle object whose API the catalog's Kubernetes version (1.(Y+13) for v4.Y) no longer serves", community(PolicyError)},
 	{"policy-operator-name", "a bundle whose CSV name gives another operator name than its package or its package's other bundles", community(PolicyError)},
 	{"policy-operator-name-unique", "a package whose bundles' CSV names give more than one operator name (when policy-operator-name is off)", community(PolicyError)},
-	{"policy-api-version-constraints", "a bundle whose minKubeVersion is above the Kubernetes version its catalog serves, or not a version", community(PolicyError)},
+	{"policy-api-version-constraints", "a bundle whose minKubeVersion is above the Kubernetes version its catalog serves, or not a version", community(PolicyWarning)},
 	{"policy-operator-version-directory", "a changed bundle directory operators/<package>/<version>/ whose name is not its CSV's spec.version", community(PolicyError)},
 	{"policy-using-fbc", "a changed bundle of a package whose ci.yaml does not enable fbc (operator-pipelines suggests file-based catalogs)", community(PolicyWarning)},
 	{"policy-one-operator-per-change", "a change (pull request) that touches more than one operator", community(PolicyError)},

@@ -117,7 +117,9 @@ func parseKube(v string) ([3]int, bool) {
 
 // apiVersionConstraints applies check_api_version_constraints: a bundle's minKubeVersion above the
 // Kubernetes version its catalog serves conflicts with the OpenShift version the catalog is for (OLM on
-// that cluster refuses to install it). A minKubeVersion that does not parse is this rule's error unless
+// that cluster refuses to install it). The community preset makes it a warning: upstream runs the check
+// only on operators without fbc (skip_fbc), and merged openstack-lightspeed-operator 0.0.1 (minKubeVersion
+// 1.31.0) into v4.16. A minKubeVersion that does not parse is this rule's error unless
 // operator-framework's csv or operatorhubv2 validator judged the bundle (they report it, in the same
 // words). Without the catalog's Kubernetes version the rule cannot run, and a note says so once.
 func (r *run) apiVersionConstraints() {
@@ -146,8 +148,12 @@ func (r *run) apiVersionConstraints() {
 				f.hint = "set spec.minKubeVersion to a version such as 1.29.0"
 				r.add(f)
 			case known && (v[0] > 1 || v[0] == 1 && v[1] > minor):
-				f.msg = fmt.Sprintf("bundle %q needs Kubernetes %s (minKubeVersion) but the catalog%s serves Kubernetes %s: OLM there refuses to install it",
-					bi.b.Name, c.minKube, r.inCatalog(), r.in.Kubernetes)
+				serves := "the catalog"
+				if r.in.Name != "" {
+					serves = "catalog " + r.in.Name
+				}
+				f.msg = fmt.Sprintf("bundle %q needs Kubernetes %s (minKubeVersion) but %s serves Kubernetes %s: OLM there refuses to install it",
+					bi.b.Name, c.minKube, serves, r.in.Kubernetes)
 				f.hint = "leave this catalog version out of the package's mapping, or lower minKubeVersion if the operator runs there"
 				r.add(f)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
@@ -170,5 +171,24 @@ func TestBundleDirectory(t *testing.T) {
 	ds := CheckBundleDir(bundleDir(t, "etcd", "0.9.4", "0.9.5"), Severities{ruleVersionDirectory: diag.Error})
 	if len(ds) != 1 || ds[0].Line < 2 || !strings.HasSuffix(ds[0].File, ".clusterserviceversion.yaml") || !strings.Contains(ds[0].Message, `spec.version "0.9.4"`) {
 		t.Fatalf("etcd 0.9.4 as 0.9.5: %v", ds)
+	}
+}
+
+// Real data: openstack-lightspeed-operator's v0.0.1 and v0.0.2 need Kubernetes 1.31.0 and sit in the
+// fbc-templates' v4.16 catalog (Kubernetes 1.29), merged upstream, whose check skips operators with fbc:
+// the community preset reports them as warnings, not errors.
+func TestAPIVersionConstraintsOnMergedCatalog(t *testing.T) {
+	res, err := catalog.LoadDir(t.Context(), shareddata.Dir(t, "fbc-templates", "catalogs", "v4.16"), catalog.LoadOptions{
+		Include: func(p string) bool { return strings.HasPrefix(p, "openstack-lightspeed-operator/") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sev := SeveritiesOf(config.PolicyConfig{Presets: []string{config.PresetCommunity}})
+	out, err := Run(t.Context(), Input{Catalog: res.Catalog, Kubernetes: "1.29", Name: "v4.16"}, Severities{ruleAPIVersions: sev[ruleAPIVersions]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Diagnostics) != 2 || diag.HasErrors(out.Diagnostics) || !strings.Contains(out.Diagnostics[0].Message, "needs Kubernetes 1.31.0 (minKubeVersion) but catalog v4.16 serves Kubernetes 1.29") {
+		t.Fatalf("openstack-lightspeed-operator in v4.16: %v", out.Diagnostics)
 	}
 }

@@ -84,9 +84,10 @@ func allDigits(s string) bool {
 	return true
 }
 
-// coveredByOF reports whether operator-framework's deprecated-APIs validator (alpha-deprecated-apis)
-// flags a, as an error whenever this rule would (it knows the removals of Kubernetes 1.22, 1.25 and 1.26,
-// and is given the same Kubernetes version): on a bundle it judged, a is its finding, not this rule's
+// coveredByOF reports whether operator-framework's deprecated-APIs check flags a, as an error whenever
+// this rule would (it knows the removals of Kubernetes 1.22, 1.25 and 1.26, and is given the same
+// Kubernetes version). Both alpha-deprecated-apis and operatorhubv2 run it, in the same words: on a bundle
+// either judged, a is their finding, not this rule's
 // (TestRemovedAPIsTheValidatorCovers holds this to the validator).
 func coveredByOF(a removedAPI) bool {
 	return a.minor == 22 || a.minor == 25 || a.api == "autoscaling/v2beta2 HorizontalPodAutoscaler"
@@ -105,7 +106,7 @@ func (r *run) removedAPIs() {
 	}
 	for _, p := range r.ix.order {
 		for _, bi := range p.bundles {
-			byOF := r.ofJudged[bi.b] && r.on(ruleOFDeprecatedAPIs)
+			byOF := r.ofJudged[bi.b] && r.on(ruleOFDeprecatedAPIs, ruleOFOperatorHub)
 			for _, a := range r.contentOf(bi.b).removed {
 				if a.minor > minor || byOF && coveredByOF(a) {
 					continue

@@ -36,6 +36,10 @@ func TestRemovedAPIReportedOnce(t *testing.T) {
 	if got := mentions(both, "old-flow"); len(got) != 1 || got[0] != ruleRemovedAPI {
 		t.Errorf("flowcontrol v1beta3 with both rules on: reported by %v, want once by %s", got, ruleRemovedAPI)
 	}
+	// operatorhubv2 runs the same deprecated-APIs check, in the same words
+	if got := mentions(Severities{ruleRemovedAPI: diag.Error, ruleOFOperatorHub: diag.Error}, "olds.example.com"); len(got) != 1 || got[0] != ruleOFOperatorHub {
+		t.Errorf("v1beta1 CRD with operatorhubv2 on: reported by %v, want once by %s", got, ruleOFOperatorHub)
+	}
 	if got := mentions(Severities{ruleRemovedAPI: diag.Error}, "olds.example.com"); len(got) != 1 || got[0] != ruleRemovedAPI {
 		t.Errorf("v1beta1 CRD without the validator: reported by %v, want once by %s", got, ruleRemovedAPI)
 	}

@@ -97,11 +97,8 @@ func (r *run) removedAPIs() {
 	if !r.on(ruleRemovedAPI) {
 		return
 	}
-	minor, ok := kubeMinor(r.in.Kubernetes)
-	if !ok {
-		// the catalog's Kubernetes version is not known: nothing to judge against, and the report says so
-		r.cannotRun(ruleRemovedAPI, "the Kubernetes version the catalog serves is not known",
-			"catalogs in a template-driven repository (catalogs: in .catalogbot.yaml) have one: v4.Y serves 1.(Y+13), or kubernetes: sets it")
+	minor, ok := r.kubeMinor(ruleRemovedAPI)
+	if !ok { // nothing to judge against, and the report says so
 		return
 	}
 	for _, p := range r.ix.order {

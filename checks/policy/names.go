@@ -126,11 +126,7 @@ func (r *run) apiVersionConstraints() {
 	if !r.on(ruleAPIVersions) {
 		return
 	}
-	minor, known := kubeMinor(r.in.Kubernetes)
-	if !known {
-		r.cannotRun(ruleAPIVersions, "the Kubernetes version the catalog serves is not known",
-			"catalogs in a template-driven repository (catalogs: in .catalogbot.yaml) have one: v4.Y serves 1.(Y+13), or kubernetes: sets it")
-	}
+	minor, known := r.kubeMinor(ruleAPIVersions)
 	for _, p := range r.ix.order {
 		for _, bi := range p.bundles {
 			c := r.contentOf(bi.b)
@@ -159,6 +155,17 @@ func (r *run) apiVersionConstraints() {
 			}
 		}
 	}
+}
+
+// kubeMinor is the minor version of the Kubernetes the catalog serves; when it is not known, a note says
+// rule did not run.
+func (r *run) kubeMinor(rule string) (int, bool) {
+	minor, ok := kubeMinor(r.in.Kubernetes)
+	if !ok {
+		r.cannotRun(rule, "the Kubernetes version the catalog serves is not known",
+			"catalogs in a template-driven repository (catalogs: in .catalogbot.yaml) have one: v4.Y serves 1.(Y+13), or kubernetes: sets it")
+	}
+	return minor, ok
 }
 
 // cannotRun says once, in a note, that rule did not run on the catalog and why.

@@ -122,3 +122,24 @@ func TestPolicyStageBundleDirectory(t *testing.T) {
 		t.Fatalf("kube-green 0.7.0 as 0.7.1: %s %s %v", st.Status, st.Summary, st.Diagnostics)
 	}
 }
+
+// The attack on the baseline: a change that repeats a finding the base already has, in a channel of its
+// own (v4.22's dangling replaces of v1.12.0 copied into a new channel), hoping it passes as the base's.
+// The channel is part of what a finding is, so the copy is the change's.
+func TestAttackBaselineRepeatsABaseFinding(t *testing.T) {
+	var requests atomic.Int64
+	base := withPackage(t, multiBase(t), rmqPkg).with(map[string]string{".catalogbot.yaml": policyConfig})
+	v422 := "catalogs/v4.22/" + rmqPkg + "/catalog.yaml"
+	copied := base.files[v422] + "---\nschema: olm.channel\npackage: " + rmqPkg + "\nname: candidate\nentries:\n" +
+		"- name: rabbitmq-messaging-topology-operator.v1.12.1\n  replaces: rabbitmq-messaging-topology-operator.v1.12.0\n"
+	st := stageOf(t, runMulti(t, base, base.with(map[string]string{v422: copied}), remote.WithTransport(refusingTransport{&requests})), "policy")
+	var found []diag.Diagnostic
+	for _, d := range st.Diagnostics {
+		if d.Rule == "policy-replaces-missing" {
+			found = append(found, d)
+		}
+	}
+	if st.Status != report.Fail || len(found) != 1 || found[0].Channel != "candidate" || found[0].File != v422 {
+		t.Fatalf("a base finding copied into a new channel: %s %s %v", st.Status, st.Summary, st.Diagnostics)
+	}
+}

@@ -34,6 +34,13 @@ type Program struct {
 	Path string
 	// Args follow the entrypoint (the image's Cmd).
 	Args []string
+	// Dirs are directories the layer adds, by absolute path, with their mode (a scratch base has none: the
+	// program's temporary directory, /tmp at 01777, must be one).
+	Dirs map[string]int64
+	// Files are files the layer adds (0644), by absolute path (a scratch base's CA certificates).
+	Files map[string][]byte
+	// User is the image's user ("" keeps the base's).
+	User string
 }
 
 // ProgramImage builds an OCI index with one image per binary: opts.Base's image of that platform ("scratch"
@@ -76,7 +83,7 @@ func ProgramImage(ctx context.Context, p Program, opts Options) (Result, error) 
 		if mt, err := base.MediaType(); err == nil && mt == types.DockerManifestSchema2 {
 			lmt = types.DockerLayer
 		}
-		layer, err := programLayer(p.Binaries[spec], p.Path, epoch, lmt)
+		layer, err := programLayer(p, spec, epoch, lmt)
 		if err != nil {
 			return Result{}, err
 		}
@@ -94,6 +101,9 @@ func ProgramImage(ctx context.Context, p Program, opts Options) (Result, error) 
 		cfg.OS, cfg.Architecture, cfg.Variant = plat.OS, plat.Architecture, plat.Variant
 		cfg.Config.Entrypoint = []string{p.Path}
 		cfg.Config.Cmd = slices.Clone(p.Args)
+		if p.User != "" {
+			cfg.Config.User = p.User
+		}
 		labels := maps.Clone(cfg.Config.Labels)
 		if labels == nil {
 			labels = map[string]string{}
@@ -138,9 +148,10 @@ func platformImage(idx v1.ImageIndex, plat v1.Platform) (v1.Image, error) {
 	return nil, diag.UsageError(fmt.Errorf("no image for %s", plat))
 }
 
-// programLayer is a gzip tar holding the binary at dest (its parents as 0755 directories), root-owned,
-// every timestamp epoch.
-func programLayer(bin, dest string, epoch time.Time, mt types.MediaType) (v1.Layer, error) {
+// programLayer is a gzip tar holding p's binary for spec at p.Path, p.Dirs and p.Files (their parents as
+// 0755 directories), root-owned, every timestamp epoch, in path order.
+func programLayer(p Program, spec string, epoch time.Time, mt types.MediaType) (v1.Layer, error) {
+	bin := p.Binaries[spec]
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("read binary %s: %w", bin, err))
@@ -151,21 +162,36 @@ func programLayer(bin, dest string, epoch time.Time, mt types.MediaType) (v1.Lay
 		return nil, err
 	}
 	tw := tar.NewWriter(zw)
-	rel := strings.TrimPrefix(path.Clean("/"+dest), "/")
-	var dirs []string
-	for d := path.Dir(rel); d != "."; d = path.Dir(d) {
-		dirs = append([]string{d}, dirs...)
+	rel := func(abs string) string { return strings.TrimPrefix(path.Clean("/"+abs), "/") }
+	dirs := map[string]int64{}
+	files := map[string][]byte{rel(p.Path): data}
+	for f, content := range p.Files {
+		files[rel(f)] = content
 	}
-	for _, d := range dirs {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: epoch}); err != nil {
+	for f := range files {
+		for d := path.Dir(f); d != "."; d = path.Dir(d) {
+			dirs[d] = 0o755
+		}
+	}
+	for d, mode := range p.Dirs {
+		dirs[rel(d)] = mode
+	}
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: dirs[d], ModTime: epoch}); err != nil {
 			return nil, err
 		}
 	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Mode: 0o755, Size: int64(len(data)), ModTime: epoch}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(data); err != nil {
-		return nil, err
+	for _, f := range slices.Sorted(maps.Keys(files)) {
+		mode := int64(0o644)
+		if f == rel(p.Path) {
+			mode = 0o755
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f, Mode: mode, Size: int64(len(files[f])), ModTime: epoch}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(files[f]); err != nil {
+			return nil, err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, err

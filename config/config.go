@@ -97,6 +97,11 @@ type SmokeConfig struct {
 	// OLMByCatalog, in a repository with catalogs:, chooses the OLM of the catalogs it names (by name or
 	// OpenShift version, as ClusterVersions); the first entry naming a catalog wins, OLM is for the rest.
 	OLMByCatalog []SmokeOLMEntry `yaml:"olmByCatalog"`
+	// PodSecurity is the Pod Security Standard the smoke enforces on every namespace it creates:
+	// "restricted" (the default when empty) or "baseline". "privileged" is refused: kind nodes are
+	// privileged containers on the machine running the smoke. (omitempty: the decoded form of a
+	// configuration without it is unchanged.)
+	PodSecurity string `yaml:"podSecurity,omitempty"`
 }
 
 // SmokeOLMEntry is one entry of smoke.olmByCatalog.

@@ -78,3 +78,30 @@ func TestSmokeOLMRefused(t *testing.T) {
 		}
 	}
 }
+
+// smoke.podSecurity chooses the Pod Security Standard of the smoke's namespaces: restricted (default)
+// or baseline. privileged, which would let a pull request's operator reach the machine running the
+// smoke through the privileged kind node, is refused at its line.
+func TestSmokePodSecurity(t *testing.T) {
+	for _, level := range []string{"restricted", "baseline"} {
+		cfg, ds, err := ParseConfig(".catalogbot.yaml", []byte(header+"smoke:\n  enabled: true\n  podSecurity: "+level+"\n"))
+		if err != nil || len(ds) != 0 || cfg.Smoke.PodSecurity != level {
+			t.Errorf("%s: %+v %v %v", level, cfg.Smoke, ds, err)
+		}
+	}
+	for _, bad := range []string{"privileged", `""`, "Restricted"} {
+		_, ds, _ := ParseConfig(".catalogbot.yaml", []byte(header+"smoke:\n  enabled: true\n  podSecurity: "+bad+"\n"))
+		found := false
+		for _, d := range ds {
+			if strings.Contains(d.Message, "smoke.podSecurity:") && strings.Contains(d.Message, "is not one of restricted, baseline") {
+				found = true
+				if d.Line != 5 || d.File != ".catalogbot.yaml" || d.Severity != diag.Error {
+					t.Errorf("%s: %+v, want an error at .catalogbot.yaml:5", bad, d)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: not refused: %v", bad, ds)
+		}
+	}
+}

@@ -49,6 +49,10 @@ func (d *decoder) validate(c *Config) {
 	}
 	d.smokeClusterVersions(c)
 	d.smokeOLM(c)
+	if _, set := d.pos["smoke.podSecurity"]; set && !d.failed["smoke.podSecurity"] && c.Smoke.PodSecurity != "restricted" && c.Smoke.PodSecurity != "baseline" {
+		d.errorAt("smoke.podSecurity", "config-bad-value", "restricted (the default) or baseline: kind nodes are privileged containers, so the smoke never lets an operator's pods run privileged",
+			"smoke.podSecurity: %q is not one of restricted, baseline", c.Smoke.PodSecurity)
+	}
 	d.oneOf("merge.method", c.Merge.Method, "merge", "squash", "rebase")
 	d.oneOf("merge.approvers", c.Merge.Approvers, ApproversOwners, ApproversWrite)
 	for i, l := range c.Merge.RequiredLabels {

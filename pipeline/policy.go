@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"maps"
 	"path"
 	"slices"
@@ -23,7 +25,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	sev := policy.SeveritiesOf(s.cfg.Policy) // Run adds the stage only when some rule is enabled
 	type target struct {
 		name, dir, migrate, kube string
-		head                     *catalog.Catalog
+		head, base               *catalog.Catalog
 		pkgs                     map[string]bool
 	}
 	var targets []target
@@ -44,7 +46,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		if len(a.catalogs) == 1 {
 			name = "" // a layout of one catalog names no catalog
 		}
-		targets = append(targets, target{name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, pkgs})
+		targets = append(targets, target{name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, p.base, pkgs})
 	}
 	ch.Packages = a.packages
 	for _, j := range a.jobs {
@@ -77,11 +79,18 @@ func (s *state) policy(ctx context.Context) report.Stage {
 			ds = append(ds, policy.CheckReleaseConfig(p, data, ciData, sev)...)
 		}
 	}
+	bundleDirs, err := s.changedBundleDirs()
+	if err != nil {
+		return stageFromErr(err)
+	}
+	for _, bd := range bundleDirs {
+		ds = append(ds, policy.CheckBundleDir(bd, sev)...)
+	}
 	if len(targets) == 0 && len(ds) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog package changed"}
 	}
 	st := report.Stage{}
-	checked, bundles, v1ok, v1checked, fromImages := 0, 0, 0, 0, 0
+	checked, bundles, v1ok, v1checked, fromImages, baseline := 0, 0, 0, 0, 0, 0
 	var objects policy.ImageObjects
 	if s.cfg.Policy.BundleImages {
 		var err error
@@ -90,7 +99,8 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		}
 	}
 	for _, t := range targets {
-		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: s.limits().MaxPerRule,
+		// every finding of both sides is kept (-1) until the baseline is taken; the limit applies to what is added
+		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: -1,
 			ImageObjects: objects}
 		if policy.Requires(t.head, t.pkgs) {
 			// the validate stage's load of the same checkout, else (it did not finish) a load of its own
@@ -107,13 +117,24 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		if err != nil {
 			return stageFromErr(err)
 		}
-		for _, d := range res.Diagnostics {
+		// what the base already had is the base's: the same rules on the same packages at the base (its
+		// untouched packages are the head's), as a baseline
+		in.Catalog = t.base
+		baseRes, err := policy.Run(ctx, in, sev)
+		if err != nil {
+			return stageFromErr(err)
+		}
+		added, existing := policy.Baseline(res.Diagnostics, baseRes.Diagnostics)
+		baseline += len(existing)
+		lim := diag.NewLimiter(cmp.Or(s.limits().MaxPerRule, diag.DefaultMaxPerRule))
+		for _, d := range added {
 			if d.File != "" {
 				d.File = path.Join(t.dir, d.File)
 			}
-			ds = append(ds, d)
+			lim.Add(d)
 		}
-		st.Truncated = append(st.Truncated, res.Truncated...)
+		ds = append(ds, lim.Diagnostics()...)
+		st.Truncated = append(st.Truncated, lim.Truncated()...)
 		checked, bundles = checked+res.Packages, bundles+res.Bundles
 		v1ok, v1checked = v1ok+res.OLMv1Installable, v1checked+res.OLMv1Checked
 		fromImages += res.FromImages
@@ -129,6 +150,9 @@ func (s *state) policy(ctx context.Context) report.Stage {
 	}
 	if fromImages > 0 {
 		st.Summary += fmt.Sprintf("; the objects of %s read from their images", plural(fromImages, "bundle"))
+	}
+	if baseline > 0 {
+		st.Summary += fmt.Sprintf("; %s already on the base branch, not this change's", plural(baseline, "finding"))
 	}
 	return st
 }
@@ -171,4 +195,41 @@ func joinSorted(names []string) string {
 		return fmt.Sprintf("%s and %d more", strings.Join(names[:5], ", "), len(names)-5)
 	}
 	return strings.Join(names, ", ")
+}
+
+// changedBundleDirs are the bundle directories (operators/<package>/<version>/, the community layout) the
+// change touched, with their manifests and their package's ci.yaml at the head, for the bundle directory
+// rules.
+func (s *state) changedBundleDirs() ([]policy.BundleDir, error) {
+	seen := map[string]bool{}
+	var out []policy.BundleDir
+	for _, p := range s.changes.paths {
+		parts := strings.Split(p, "/")
+		if len(parts) < 4 || parts[0] != "operators" || parts[2] == "catalog-templates" {
+			continue
+		}
+		dir := path.Join(parts[:3]...)
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		fsys, err := s.in.Repo.TreeFS(s.head, dir+"/manifests", func(string) bool { return true })
+		if err != nil {
+			return nil, err
+		}
+		bd := policy.BundleDir{Dir: dir, Manifests: map[string][]byte{}}
+		if err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				bd.Manifests[name], err = fs.ReadFile(fsys, name)
+			}
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("reading %s/manifests: %w", dir, err)
+		}
+		if bd.CI, _, err = s.in.Repo.ReadFile(s.head, path.Join("operators", parts[1], config.CIFile)); err != nil {
+			return nil, err
+		}
+		out = append(out, bd)
+	}
+	return out, nil
 }

@@ -133,10 +133,10 @@ func TestPolicyStageOLMv1Summary(t *testing.T) {
 		t.Fatal(err)
 	}
 	const file = "catalog/hawtio-operator/catalog.json"
-	base := tree{files: map[string]string{".catalogbot.yaml": "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\npolicy: {presets: [olmv1]}\n",
-		file: string(data)}}
+	// the change adds the package: what the base already had would be the base's (baseline)
+	base := tree{files: map[string]string{".catalogbot.yaml": "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nmaintainers: [catalog-admin]\npolicy: {presets: [olmv1]}\n"}}
 	var requests atomic.Int64
-	st := stageOf(t, runMulti(t, base, base.with(map[string]string{file: string(data) + "\n"}), remote.WithTransport(refusingTransport{&requests})), "policy")
+	st := stageOf(t, runMulti(t, base, base.with(map[string]string{file: string(data)}), remote.WithTransport(refusingTransport{&requests})), "policy")
 	if diag.HasErrors(st.Diagnostics) || len(filesOf(st, "olmv1-all-namespaces")) != 10 || !strings.Contains(st.Summary, "OLM v1 can install 0 of the 10 bundles") {
 		t.Fatalf("olmv1 preset: %s %s %v", st.Status, st.Summary, st.Diagnostics)
 	}

@@ -220,7 +220,7 @@ func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, o
 			CatalogImage: r.headRef, CatalogArchive: r.headArchive,
 			BaseCatalogImage: r.baseRef, BaseCatalogArchive: r.baseArchive, FromBase: r.plan.FromBase,
 			Packages: r.plan.Packages, Expect: r.plan.Expect, BundleImages: r.plan.BundleImages,
-			Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: progress,
+			Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: progress, PodSecurity: s.cfg.Smoke.PodSecurity,
 		}
 		if job.olm == config.SmokeOLMv1 {
 			// catalogd and operator-controller pull the catalog images themselves: the references pushed

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/catalogbot/catalogbot/diag"
 )
 
 // ruleRemovedAPI: a bundle object whose API the Kubernetes version the catalog serves no longer has.
@@ -86,22 +84,28 @@ func allDigits(s string) bool {
 	return true
 }
 
+// coveredByOF reports whether operator-framework's deprecated-APIs check flags a, as an error whenever
+// this rule would (it knows the removals of Kubernetes 1.22, 1.25 and 1.26, and is given the same
+// Kubernetes version). Both alpha-deprecated-apis and operatorhubv2 run it, in the same words: on a bundle
+// either judged, a is their finding, not this rule's
+// (TestRemovedAPIsTheValidatorCovers holds this to the validator).
+func coveredByOF(a removedAPI) bool {
+	return a.minor == 22 || a.minor == 25 || a.api == "autoscaling/v2beta2 HorizontalPodAutoscaler"
+}
+
 func (r *run) removedAPIs() {
 	if !r.on(ruleRemovedAPI) {
 		return
 	}
-	minor, ok := kubeMinor(r.in.Kubernetes)
-	if !ok {
-		// the catalog's Kubernetes version is not known: nothing to judge against, and the report says so
-		r.sink.Add(diag.Diagnostic{Severity: diag.Note, Check: Check, Rule: ruleRemovedAPI,
-			Message: fmt.Sprintf("%s did not run%s: the Kubernetes version the catalog serves is not known", ruleRemovedAPI, r.inCatalog()),
-			Hint:    "catalogs in a template-driven repository (catalogs: in .catalogbot.yaml) have one: v4.Y serves 1.(Y+13), or kubernetes: sets it"})
+	minor, ok := r.kubeMinor(ruleRemovedAPI)
+	if !ok { // nothing to judge against, and the report says so
 		return
 	}
 	for _, p := range r.ix.order {
 		for _, bi := range p.bundles {
+			byOF := r.ofJudged[bi.b] && r.on(ruleOFDeprecatedAPIs, ruleOFOperatorHub)
 			for _, a := range r.contentOf(bi.b).removed {
-				if a.minor > minor {
+				if a.minor > minor || byOF && coveredByOF(a) {
 					continue
 				}
 				r.add(finding{rule: ruleRemovedAPI, pos: bi.b.Pos, pkg: p.name, bundle: bi.b.Name,

@@ -110,8 +110,8 @@ func isCatalogPath(p string, dirs []string) bool {
 	return false
 }
 
-// IsChangeRule reports whether rule judges a whole change (CheckChange, CheckCI, CheckReleaseConfig)
+// IsChangeRule reports whether rule judges a whole change (CheckChange, CheckCI, CheckReleaseConfig, CheckBundleDir)
 // rather than a catalog (Run): only the pull-request pipeline applies those.
 func IsChangeRule(rule string) bool {
-	return slices.Contains(changeRules, rule) || rule == ruleCISchema || rule == ruleReleaseConfig
+	return slices.Contains(changeRules, rule) || slices.Contains([]string{ruleCISchema, ruleReleaseConfig, ruleVersionDirectory, ruleUsingFBC}, rule)
 }

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"sync"
@@ -23,12 +24,15 @@ const (
 	ruleSize                = "policy-bundle-size"
 )
 
-// What OLM accepts: each manifest is stored as one object (about 1 MiB, etcd's limit; operator-sdk#5559),
-// and the bundle is unpacked through a ConfigMap of its gzipped manifests (about 4 MiB since OLM 0.19;
-// operator-framework/api#228).
+// What OLM and the API server accept. A manifest is created as one object, which etcd stores only under
+// its request limit (--max-request-bytes, 1.5 MiB by default: etcd's "Request size limit"; a 1.1 MiB CRD
+// installs). A bundle is staged by OLM's unpacker in one ConfigMap (Kubernetes' 1 MiB limit) as its
+// manifests gzipped and base64-encoded, each file on its own: the bound operator-framework's bundle
+// validator refuses (validateBundleSize, max_bundle_size), so when policy-of-bundle judges a bundle the
+// staged size is its finding, not this rule's (one problem, one finding).
 const (
-	maxManifestBytes   = 1 << 20
-	maxCompressedBytes = 4 << 20
+	maxManifestBytes = 3 << 19
+	maxStagedBytes   = 1 << 20
 )
 
 var contentRules = []string{ruleCSVMetadataRequired, ruleCSVRequiredFields, ruleNetworkPolicy, ruleSize}
@@ -44,40 +48,45 @@ type content struct {
 	// hasCSV: the CSV is in the catalog, as an object or as olm.csv.metadata (csvFromMeta).
 	hasCSV, csvFromMeta bool
 	missing             []string // required CSV fields missing or malformed (requiredFields)
+	minKube             string   // spec.minKubeVersion, "" when not set
 	allNamespaces       bool
 	webhooks            int
 	operatorConditions  bool
 	removed             []removedAPI // objects whose API some Kubernetes version removed
 	largest             int          // the largest manifest's size, and its kind and name
 	largestWhat         string
-	total, compressed   int    // the manifests' size, and gzipped (computed only when total is over the limit)
-	mediatype           string // olm.bundle.mediatype, "" when absent
-	constraint          bool   // an olm.constraint property
+	// total is the manifests' size; staged their size gzipped and base64-encoded, each on its own, as OLM
+	// stages them (computed only when asked for and a bound of it is over maxStagedBytes)
+	total, staged int
+	mediatype     string // olm.bundle.mediatype, "" when absent
+	constraint    bool   // an olm.constraint property
 	// manifests are the olm.bundle.object data, kept only for operator-framework's validators (which
 	// drop them once they ran: see ofValidate).
 	manifests [][]byte
 }
 
 // csvFields are the CSV fields the rules read. olm.csv.metadata has no icon, webhooks or permissions.
+// A pointer is nil when the field is absent or null, which operator-pipelines tells apart from empty.
 type csvFields struct {
-	Name        string
-	DisplayName string     `json:"displayName"`
-	Description textLength `json:"description"`
-	Version     string     `json:"version"`
-	Icon        []struct {
-		Data      string `json:"base64data"`
-		MediaType string `json:"mediatype"`
+	Name           string
+	DisplayName    *string     `json:"displayName"`
+	Description    *textLength `json:"description"`
+	Version        string      `json:"version"`
+	MinKubeVersion string      `json:"minKubeVersion"`
+	Icon           []struct {
+		Data      *string `json:"base64data"`
+		MediaType *string `json:"mediatype"`
 	} `json:"icon"`
 	Maintainers []struct {
-		Name  string `json:"name"`
-		Email string `json:"email"`
+		Name  *string `json:"name"`
+		Email *string `json:"email"`
 	} `json:"maintainers"`
-	Provider struct {
-		Name string `json:"name"`
+	Provider *struct {
+		Name *string `json:"name"`
 	} `json:"provider"`
 	Links []struct {
-		Name string `json:"name"`
-		URL  string `json:"url"`
+		Name *string `json:"name"`
+		URL  *string `json:"url"`
 	} `json:"links"`
 	InstallModes       []catalog.InstallMode `json:"installModes"`
 	WebhookDefinitions []struct{}            `json:"webhookdefinitions"`
@@ -107,21 +116,30 @@ type csvObject struct {
 // that a lean load (validate's, which drops the values) serves every rule: pass Visit as the load's
 // bundle visitor (validate.Options.VisitBundle) and the Collector as Input.Collected.
 type Collector struct {
-	mu        sync.Mutex
-	m         map[*catalog.Bundle]*content
-	manifests bool
+	mu   sync.Mutex
+	m    map[*catalog.Bundle]*content
+	what decodeWhat
+}
+
+// decodeWhat says what decodeContent keeps beyond the rules' summary: the manifests themselves (for
+// operator-framework's validators) and the staged size (for policy-bundle-size when the bundle
+// validator, which measures it itself, does not run).
+type decodeWhat struct{ manifests, staged bool }
+
+func (s Severities) decodeWhat() decodeWhat {
+	return decodeWhat{manifests: s.keepsManifests(), staged: s[ruleSize] != "" && s[ruleOFBundle] == ""}
 }
 
 // NewCollector returns an empty Collector for the rules sev enables: it keeps the bundles' manifests
 // only when operator-framework's validators run.
 func NewCollector(sev Severities) *Collector {
-	return &Collector{m: map[*catalog.Bundle]*content{}, manifests: sev.keepsManifests()}
+	return &Collector{m: map[*catalog.Bundle]*content{}, what: sev.decodeWhat()}
 }
 
 // Visit decodes b's property values; it is safe to call from the loader's workers at once, and keeps
 // nothing of the values themselves.
 func (c *Collector) Visit(b *catalog.Bundle) {
-	ct := decodeContent(b, c.manifests)
+	ct := decodeContent(b, c.what)
 	c.mu.Lock()
 	c.m[b] = ct
 	c.mu.Unlock()
@@ -133,16 +151,16 @@ func (r *run) contentOf(b *catalog.Bundle) *content {
 	if c, ok := r.contents[b]; ok {
 		return c
 	}
-	c := decodeContent(b, r.keepManifests)
+	c := decodeContent(b, r.what)
 	r.contents[b] = c
 	return c
 }
 
-func decodeContent(b *catalog.Bundle, keepManifests bool) *content {
+func decodeContent(b *catalog.Bundle, what decodeWhat) *content {
 	c := &content{}
 	var csv *csvFields
-	var gz *gzipCounter
-	var below [][]byte // the objects so far, while their total is under the gzip limit
+	var datas [][]byte // the bundle's manifests, while its staged size may need measuring
+	var bound int64
 	for _, p := range b.Properties {
 		switch p.Type {
 		case "olm.constraint":
@@ -158,23 +176,11 @@ func decodeContent(b *catalog.Bundle, keepManifests bool) *content {
 					csv, c.csvFromMeta = f, false
 				}
 				c.total += len(data)
-				if keepManifests && data != nil {
+				if what.manifests && data != nil {
 					c.manifests = append(c.manifests, data)
 				}
-				switch {
-				case gz != nil:
-					gz.Write(data)
-				case c.total > maxCompressedBytes:
-					// only a large bundle is compressed to be measured: what came before is fed from
-					// below, never decoded again (at most the limit is held meanwhile)
-					gz = newGzipCounter()
-					for _, d := range below {
-						gz.Write(d)
-					}
-					gz.Write(data)
-					below = nil
-				default:
-					below = append(below, data)
+				if what.staged {
+					datas, bound = append(datas, data), bound+gzipBase64Bound(len(data))
 				}
 			}
 		case catalog.PropertyCSVMetadata:
@@ -190,11 +196,16 @@ func decodeContent(b *catalog.Bundle, keepManifests bool) *content {
 			}
 		}
 	}
-	if gz != nil {
-		c.compressed = gz.Size()
+	if bound > maxStagedBytes { // only a bundle that may be over the limit is compressed to be measured
+		for _, d := range datas {
+			gz := newGzipCounter()
+			gz.Write(d)
+			c.staged += (gz.Size() + 2) / 3 * 4
+		}
 	}
 	if csv != nil {
 		c.hasCSV = true
+		c.minKube = csv.MinKubeVersion
 		c.missing = requiredFields(csv, c.csvFromMeta)
 		c.allNamespaces = supports(csv.InstallModes, "AllNamespaces")
 		if !c.csvFromMeta {
@@ -271,13 +282,13 @@ func (r *run) bundleContents() {
 			}
 			if c.largest > maxManifestBytes {
 				f.rule = ruleSize
-				f.msg = fmt.Sprintf("bundle %q has a manifest of %s (%s), over the %s OLM can store as one object", b.Name, mib(c.largest), c.largestWhat, mib(maxManifestBytes))
+				f.msg = fmt.Sprintf("bundle %q has a manifest of %s (%s), over the %s etcd stores as one object by default", b.Name, mib(c.largest), c.largestWhat, mib(maxManifestBytes))
 				f.hint = "split the manifest (for a CRD: trim descriptions from its schema)"
 				r.add(f)
 			}
-			if c.compressed > maxCompressedBytes {
+			if c.staged > maxStagedBytes {
 				f.rule = ruleSize
-				f.msg = fmt.Sprintf("bundle %q is %s gzipped (%s of manifests), over the %s OLM unpacks", b.Name, mib(c.compressed), mib(c.total), mib(maxCompressedBytes))
+				f.msg = fmt.Sprintf("bundle %q is %s gzipped and base64-encoded (%s of manifests), over the %s ConfigMap OLM stages a bundle in", b.Name, mib(c.staged), mib(c.total), mib(maxStagedBytes))
 				f.hint = "make the bundle smaller: fewer or smaller manifests"
 				r.add(f)
 			}
@@ -304,36 +315,89 @@ func hasProperty(b *catalog.Bundle, typ string) bool {
 
 var iconTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/svg+xml": true}
 
-// requiredFields lists what operator-pipelines' check_required_fields would refuse. olm.csv.metadata
-// has no icon (it stays in the bundle image), so the icon is checked only on CSV objects.
+// requiredFields lists what operator-pipelines' check_required_fields refuses (its fatal fields; the
+// others are warnings there and not reported here), with its semantics: displayName and provider.name
+// match ".{3,50}" and ".{3,}" from their start (so: at least 3 characters before any line break, and no
+// upper bound, since the pattern is not anchored at the end), description ".{20,}" (20 characters, white
+// space included), version semver, every icon valid base64 of a supported mediatype, maintainers and
+// links non-empty lists whose entries have both their fields. olm.csv.metadata has no icon (it stays in
+// the bundle image), so the icon is checked only on CSV objects.
 func requiredFields(c *csvFields, fromMeta bool) []string {
 	var out []string
-	if n := len([]rune(c.DisplayName)); n < 3 || n > 50 {
-		out = append(out, fmt.Sprintf("displayName %q must be 3 to 50 characters", c.DisplayName))
+	if c.DisplayName == nil || firstLineRunes(*c.DisplayName) < 3 {
+		out = append(out, fmt.Sprintf("displayName %q must have at least 3 characters", deref(c.DisplayName)))
 	}
-	if c.Description < 20 {
+	if c.Description == nil || *c.Description < 20 {
 		out = append(out, "description must be at least 20 characters")
 	}
-	if !fromMeta && (len(c.Icon) == 0 || c.Icon[0].Data == "" || !iconTypes[c.Icon[0].MediaType]) {
+	if !fromMeta && !validIcons(c) {
 		out = append(out, "icon must be a base64 image of mediatype image/png, image/jpeg, image/gif or image/svg+xml")
 	}
 	if _, err := semver.Parse(c.Version); err != nil {
 		out = append(out, fmt.Sprintf("version %q is not semver", c.Version))
 	}
-	if len(c.Maintainers) == 0 {
-		out = append(out, "at least one maintainer is required")
+	ok := len(c.Maintainers) > 0
+	for _, m := range c.Maintainers {
+		ok = ok && m.Name != nil && m.Email != nil
 	}
-	if len([]rune(c.Provider.Name)) < 3 {
-		out = append(out, fmt.Sprintf("provider.name %q must be at least 3 characters", c.Provider.Name))
+	if !ok {
+		out = append(out, "at least one maintainer with a name and an email is required")
 	}
-	if len(c.Links) == 0 {
-		out = append(out, "at least one link is required")
+	if c.Provider == nil || c.Provider.Name == nil || firstLineRunes(*c.Provider.Name) < 3 {
+		name := ""
+		if c.Provider != nil {
+			name = deref(c.Provider.Name)
+		}
+		out = append(out, fmt.Sprintf("provider.name %q must have at least 3 characters", name))
+	}
+	ok = len(c.Links) > 0
+	for _, l := range c.Links {
+		ok = ok && l.Name != nil && l.URL != nil
+	}
+	if !ok {
+		out = append(out, "at least one link with a name and a url is required")
 	}
 	return out
 }
 
-// textLength is a JSON string's length in runes once trimmed of white space (strings.TrimSpace), read
-// without building the string: a CSV's description is most of what the policy decodes of it.
+// validIcons is operator-pipelines' validate_icon: at least one icon, each with base64 data (at least 4
+// characters once white space is removed) and a supported mediatype.
+func validIcons(c *csvFields) bool {
+	for _, icon := range c.Icon {
+		if icon.Data == nil || icon.MediaType == nil || !iconTypes[*icon.MediaType] {
+			return false
+		}
+		data := strings.Map(func(r rune) rune {
+			if strings.ContainsRune(" \t\n\r\v\f", r) {
+				return -1
+			}
+			return r
+		}, *icon.Data)
+		if len(data) < 4 {
+			return false
+		}
+		if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+			return false
+		}
+	}
+	return len(c.Icon) > 0
+}
+
+// firstLineRunes counts the characters before the first line break (what "." matches in Python).
+func firstLineRunes(s string) int {
+	line, _, _ := strings.Cut(s, "\n")
+	return utf8.RuneCountInString(line)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// textLength is a JSON string's length in runes (what Python's len counts), read without building the
+// string: a CSV's description is most of what the policy decodes of it.
 type textLength int
 
 // UnmarshalJSON implements json.Unmarshaler on a JSON string (null is empty); raw is valid JSON.
@@ -346,25 +410,15 @@ func (n *textLength) UnmarshalJSON(raw []byte) error {
 		return fmt.Errorf("want a string, got %.20s", raw)
 	}
 	s := raw[1 : len(raw)-1]
-	first, last, idx := -1, -1, 0
-	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRune(s[i:])
+	count := 0
+	for i := 0; i < len(s); count++ {
+		_, w := utf8.DecodeRune(s[i:])
 		if s[i] == '\\' && i+1 < len(s) {
-			r, w = unescape(s[i:])
+			_, w = unescape(s[i:])
 		}
 		i += w
-		if !unicode.IsSpace(r) {
-			if first < 0 {
-				first = idx
-			}
-			last = idx
-		}
-		idx++
 	}
-	*n = 0
-	if first >= 0 {
-		*n = textLength(last - first + 1)
-	}
+	*n = textLength(count)
 	return nil
 }
 

@@ -68,7 +68,7 @@ func (r *run) fetchObjects() error {
 			}
 			withObjects.Properties = append(withObjects.Properties, catalog.Property{Type: catalog.PropertyBundleObject, Value: v})
 		}
-		r.contents[j.b] = decodeContent(&withObjects, r.keepManifests)
+		r.contents[j.b] = decodeContent(&withObjects, r.what)
 		r.res.FromImages++
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unicode"
 
@@ -21,6 +22,8 @@ import (
 	apiextensionsv1beta1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/catalogbot/catalogbot/catalog"
 )
 
 // operator-framework's validators (github.com/operator-framework/api/pkg/validation), one rule each, run
@@ -77,10 +80,13 @@ type ofFinding struct {
 // ofBundle builds the bundle operator-framework's validators read from a bundle's manifests as the
 // catalog stores them (olm.bundle.object data), as its manifests loader (manifests.GetBundleFromDir)
 // builds one from the files: every object unstructured, the CSV and the CRDs typed as well, and the sizes.
-// pkg, channels and defaultChannel are what the bundle's annotations would say.
-func ofBundle(objects [][]byte, pkg string, channels []string, defaultChannel string) (*manifests.Bundle, map[any][32]byte, error) {
+// Like operator-sdk, which loads the bundle's manifests/ directory only (getBundleDataFromDir), it gives
+// the bundle no package, channels or default channel: the annotations that name them are in metadata/,
+// so the good-practices validator's channel-name warnings and the bundle validator's release-name check
+// see what they see under operator-sdk.
+func ofBundle(objects [][]byte) (*manifests.Bundle, map[any][32]byte, error) {
 	keys := map[any][32]byte{} // each typed CRD's manifest digest, for crdCache
-	b := &manifests.Bundle{Package: pkg, Channels: channels, DefaultChannel: defaultChannel}
+	b := &manifests.Bundle{}
 	objects = slices.Clone(objects)
 	for i, data := range objects {
 		if t := bytes.TrimLeftFunc(data, unicode.IsSpace); len(t) == 0 || t[0] != '{' {
@@ -280,29 +286,17 @@ func (r *run) ofValidate() {
 		return
 	}
 	type job struct {
-		f              finding
-		c              *content
-		channels       []string
-		defaultChannel string
-		out            []ofFinding
-		err            error
+		f   finding
+		b   *catalog.Bundle
+		c   *content
+		out []ofFinding
+		err error
 	}
 	var jobs []*job
 	for _, p := range r.ix.order {
-		channelsOf := map[string][]string{}
-		for _, ch := range p.channels {
-			for _, e := range ch.Entries {
-				channelsOf[e.Name] = append(channelsOf[e.Name], ch.Name)
-			}
-		}
-		defaultChannel := ""
-		if p.pkg != nil {
-			defaultChannel = p.pkg.DefaultChannel
-		}
 		for _, bi := range p.bundles {
 			if c := r.contentOf(bi.b); len(c.manifests) > 0 {
-				jobs = append(jobs, &job{f: finding{pos: bi.b.Pos, pkg: p.name, bundle: bi.b.Name}, c: c,
-					channels: slices.Clone(channelsOf[bi.b.Name]), defaultChannel: defaultChannel})
+				jobs = append(jobs, &job{f: finding{pos: bi.b.Pos, pkg: p.name, bundle: bi.b.Name}, b: bi.b, c: c})
 			}
 		}
 	}
@@ -315,7 +309,7 @@ func (r *run) ofValidate() {
 			break
 		}
 		g.Go(func() error {
-			ob, keys, err := ofBundle(j.c.manifests, j.f.pkg, j.channels, j.defaultChannel)
+			ob, keys, err := ofBundle(j.c.manifests)
 			j.c.manifests = nil // read once: a catalog's worth of manifests is not kept
 			if j.err = err; err == nil {
 				j.out = runOF(ob, keys, crds, r.in.Kubernetes, on)
@@ -337,7 +331,8 @@ func (r *run) ofValidate() {
 			r.add(f)
 			continue
 		}
-		for _, o := range j.out {
+		r.ofJudged[j.b] = true
+		for _, o := range mergeOF(j.out) {
 			f.rule = o.Rule
 			f.msg = fmt.Sprintf("[%s] bundle %q: %s", o.Validator, f.bundle, o.Message)
 			f.hint = "operator-sdk bundle validate --select-optional suite=operatorframework reports the same; fix the bundle's manifests"
@@ -348,6 +343,28 @@ func (r *run) ofValidate() {
 			}
 		}
 	}
+}
+
+// mergeOF makes one finding of the findings of one bundle that say the same (level and text) from
+// several validators: the csv and operatorhubv2 validators both report a missing or invalid
+// minKubeVersion, in the same words. The finding names every validator that reported it ("csv,
+// operatorhubv2") and keeps the rule of the first, in operator-sdk's order.
+func mergeOF(in []ofFinding) []ofFinding {
+	var out []ofFinding
+	at := map[[2]string]int{}
+	for _, o := range in {
+		key := [2]string{fmt.Sprint(o.Error), o.Message}
+		i, seen := at[key]
+		if !seen {
+			at[key] = len(out)
+			out = append(out, o)
+			continue
+		}
+		if !slices.Contains(strings.Split(out[i].Validator, ", "), o.Validator) {
+			out[i].Validator += ", " + o.Validator
+		}
+	}
+	return out
 }
 
 // keepsManifests reports whether an enabled rule needs the bundles' manifests themselves.

@@ -89,13 +89,14 @@ func TestOperatorFrameworkValidatorRules(t *testing.T) {
 			addObject(t, lastBundle(c), "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: pdb}\nspec: {minAvailable: 1}\n")
 		}, "PodDisruptionBudget", diag.Error},
 		{ruleOFGoodPractices, "", func(t *testing.T, c *catalog.Catalog) {
-			b := lastBundle(c)
-			for _, ch := range c.Channels {
-				if slices.ContainsFunc(ch.Entries, func(e catalog.ChannelEntry) bool { return e.Name == b.Name }) {
-					ch.Name = "latest-and-greatest"
-				}
-			}
-		}, `"latest-and-greatest"`, diag.Warning},
+			// a channel name off the convention is not among them: operator-sdk reads no channels
+			// (TestOperatorFrameworkValidatorsMatchOperatorSDK)
+			editCSV(t, lastBundle(c), func(csv map[string]any) {
+				deployments := csv["spec"].(map[string]any)["install"].(map[string]any)["spec"].(map[string]any)["deployments"].([]any)
+				pod := deployments[0].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+				pod["containers"].([]any)[0].(map[string]any)["resources"] = map[string]any{}
+			})
+		}, "unable to find the resource requests for the container", diag.Warning},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			c := load(t, "community-operators-prod-v4.16", "coherence-operator")

@@ -84,8 +84,11 @@ type run struct {
 	res  *Result
 	// contents caches each bundle's decoded properties for the content and OLM v1 rules.
 	contents map[*catalog.Bundle]*content
-	// keepManifests: decode each bundle's manifests for operator-framework's validators.
-	keepManifests bool
+	// what: what decodeContent keeps of each bundle (its manifests, its staged size)
+	what decodeWhat
+	// ofJudged holds the bundles operator-framework's validators ran on: the rules whose findings they
+	// would repeat (a removed API, an invalid minKubeVersion) leave those to them.
+	ofJudged map[*catalog.Bundle]bool
 }
 
 // Run checks in with the rules sev enables. It returns early with ctx's error when ctx is done.
@@ -95,7 +98,7 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 		max = diag.DefaultMaxPerRule
 	}
 	r := &run{ctx: ctx, in: in, sev: sev, sink: diag.NewLimiter(max), res: &Result{},
-		contents: map[*catalog.Bundle]*content{}, keepManifests: sev.keepsManifests()}
+		contents: map[*catalog.Bundle]*content{}, what: sev.decodeWhat(), ofJudged: map[*catalog.Bundle]bool{}}
 	if in.Collected != nil {
 		r.contents = in.Collected.m
 	}
@@ -110,7 +113,7 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 	if err := r.fetchObjects(); err != nil {
 		return nil, err
 	}
-	for _, step := range []func(){r.graphs, r.dependencies, r.bundleContents, r.removedAPIs, r.olmv1, r.ofValidate} {
+	for _, step := range []func(){r.graphs, r.dependencies, r.ofValidate, r.bundleContents, r.removedAPIs, r.olmv1, r.operatorNames, r.apiVersionConstraints, r.objectsMissing} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -170,7 +173,7 @@ func Requires(c *catalog.Catalog, only map[string]bool) bool {
 
 // valueRules read bundle property values, which a lean catalog does not keep (the others need only the
 // channels, the property types and the decoded packages and dependencies a lean load keeps).
-var valueRules = []string{ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleSize, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks,
+var valueRules = []string{ruleAPIVersions, ruleCSVRequiredFields, ruleNetworkPolicy, ruleRemovedAPI, ruleSize, ruleV1Format, ruleV1AllNS, ruleV1Conditions, ruleV1Webhooks,
 	ruleOFBundle, ruleOFCSV, ruleOFCRD, ruleOFOperatorHub, ruleOFCapabilities, ruleOFCategories, ruleOFDeprecatedAPIs, ruleOFGoodPractices}
 
 // NeedsValues reports whether an enabled rule reads bundle property values: the catalog must then be

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// textLength counts what len([]rune(strings.TrimSpace(s))) counts of the decoded string, escapes and
-// all, without decoding it.
-func TestTextLengthIsTheTrimmedRuneCount(t *testing.T) {
+// textLength counts what len([]rune(s)) counts of the decoded string (Python's len, which
+// operator-pipelines' ".{20,}" measures), escapes and all, without decoding it.
+func TestTextLengthIsTheRuneCount(t *testing.T) {
 	raws := []string{`null`, `""`, `"   "`, `"\n\t a \u00a0"`, `"\u0085x\u0085"`, `"\ud83d\ude00 ok"`, `"\ud83d lone"`,
 		`"tab\\t\"quoted\"\/"`, `"caf\u00e9 \u2003"`, "\"\xff\xfe bad utf-8 \"", `"  A description of twenty  "`}
 	pieces := []string{" ", "\\n", "\\t", "\\u0020", "\\u00a0", "a", "é", "\\ud83d\\ude00", "\\ud800", "\\\\", "\\\"", "日本", "\\r"}
@@ -32,7 +32,7 @@ func TestTextLengthIsTheTrimmedRuneCount(t *testing.T) {
 		if err := n.UnmarshalJSON([]byte(raw)); err != nil {
 			t.Fatalf("%s: %v", raw, err)
 		}
-		if want := len([]rune(strings.TrimSpace(s))); int(n) != want {
+		if want := len([]rune(s)); int(n) != want {
 			t.Errorf("%s: %d, want %d", raw, n, want)
 		}
 	}

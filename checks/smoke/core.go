@@ -28,6 +28,8 @@ type coreAPI interface {
 	createNamespace(ctx context.Context, ns *corev1.Namespace) error
 	getNamespace(ctx context.Context, name string) (*corev1.Namespace, error)
 	deleteNamespace(ctx context.Context, name string) error
+	// dryRunPod asks the API server to create pod as a dry run (admission runs, nothing is stored).
+	dryRunPod(ctx context.Context, pod *corev1.Pod) error
 }
 
 var (
@@ -114,4 +116,13 @@ func (c *dynCore) getNamespace(ctx context.Context, name string) (*corev1.Namesp
 
 func (c *dynCore) deleteNamespace(ctx context.Context, name string) error {
 	return c.dyn.Resource(gvrNamespace).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+func (c *dynCore) dryRunPod(ctx context.Context, pod *corev1.Pod) error {
+	u, err := toUnstructured(pod)
+	if err != nil {
+		return fmt.Errorf("pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	_, err = c.dyn.Resource(gvrPod).Namespace(pod.Namespace).Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
+	return err
 }

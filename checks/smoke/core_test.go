@@ -60,6 +60,9 @@ func (s *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "GET" && p == "/apis/apps/v1/deployments":
 		write(200, map[string]any{"apiVersion": "apps/v1", "kind": "DeploymentList", "items": []any{
 			map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "olm-operator", "namespace": "olm"}}}})
+	case r.Method == "POST" && p == "/api/v1/namespaces/ns/pods":
+		write(403, metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: "Failure", Reason: metav1.StatusReasonForbidden, Code: 403,
+			Message: `pods "catalogbot-pod-security-probe" is forbidden: violates PodSecurity "restricted:latest": privileged`})
 	case r.Method == "POST" && p == "/api/v1/namespaces":
 		var u unstructured.Unstructured
 		body, _ := io.ReadAll(r.Body)
@@ -142,6 +145,9 @@ func TestDynCoreSpeaksTheAPI(t *testing.T) {
 	if _, err := c.core.getNamespace(ctx, "missing"); !apierrors.IsNotFound(err) {
 		t.Fatalf("getNamespace of a missing namespace: %v, want NotFound", err)
 	}
+	if err := c.core.dryRunPod(ctx, probePod("ns")); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), psaViolation) {
+		t.Fatalf("dryRunPod: %v, want the admission's Forbidden (checkEnforced relies on it)", err)
+	}
 	want := []string{
 		"GET /api/v1/namespaces/ns/pods?labelSelector=a%3Db",
 		"GET /apis/apps/v1/deployments",
@@ -149,6 +155,7 @@ func TestDynCoreSpeaksTheAPI(t *testing.T) {
 		"POST /api/v1/namespaces?fieldManager=catalogbot-smoke",
 		"POST /api/v1/namespaces?fieldManager=catalogbot-smoke",
 		"GET /api/v1/namespaces/missing",
+		"POST /api/v1/namespaces/ns/pods?dryRun=All&fieldManager=catalogbot-smoke",
 	}
 	if got := strings.Join(s.requests, "\n"); got != strings.Join(want, "\n") {
 		t.Fatalf("requests:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))

@@ -85,6 +85,9 @@ type fakeOperator struct {
 	// status; unavailable: the Deployment never becomes available (without crashing).
 	blocked, retrying   string
 	silent, unavailable bool
+	// privileged: the operator's pod is privileged, on the host's network, with the node's / mounted
+	// (psa_fake_test.go): the admission refuses it in a namespace enforcing baseline or restricted.
+	privileged bool
 }
 
 // fakeCluster is client-go's in-memory clients plus a hand-written simulation of OLM's controllers:
@@ -109,6 +112,12 @@ type fakeCluster struct {
 	stepMu sync.Mutex
 	// v1 simulates OLM v1's controllers too when set (newFakeV1).
 	v1 *fakeV1
+	// noAdmission: the cluster has no Pod Security Admission (psa_fake_test.go); escaped lists the
+	// namespaces where a privileged operator's pods ran.
+	noAdmission bool
+	escaped     []string
+	// podsSeen: namespaces in which a dry-run pod was asked for (the first is refused: psa_fake_test.go)
+	podsSeen map[string]bool
 }
 
 var listKinds = map[schema.GroupVersionResource]string{
@@ -129,6 +138,7 @@ func newFakeCluster(t *testing.T, olm bool, ops map[string]fakeOperator) *fakeCl
 	f.kube = kubefake.NewClientset()
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
 	f.c = &clients{core: typedCore{f.kube}, dyn: dyn, apply: f}
+	f.admitPods()
 	if olm {
 		f.installOLM(context.Background())
 	}
@@ -336,7 +346,7 @@ func (f *fakeCluster) reconcileSubscription(ctx context.Context, sub *unstructur
 	unstructured.SetNestedField(ip.Object, "Complete", "status", "phase")
 	dyn.Resource(gvrInstallPlan).Namespace(ns).UpdateStatus(ctx, ip, metav1.UpdateOptions{})
 	csvPhase := "Succeeded"
-	if op.crash {
+	if op.crash || op.privileged && f.privilegedOperator(ctx, ns, pkg+"-operator", nil) {
 		csvPhase = "Installing"
 	}
 	reason, message := "InstallWaiting", "installing: waiting for deployment "+pkg+" to become ready"

@@ -151,7 +151,7 @@ func (in *installer) run(ctx context.Context, pkg, target string, res *PackageRe
 	}
 	res.InstallMode = plan.Mode
 	for _, n := range append([]string{ns}, plan.Extra...) {
-		if err := ensureNamespace(ctx, in.c, n); err != nil {
+		if err := ensureNamespace(ctx, in.c, n, in.opts.PodSecurity); err != nil {
 			res.Steps = append(res.Steps, timing("namespace", start, err))
 			return err
 		}
@@ -261,6 +261,9 @@ func (in *installer) follow(ctx context.Context, pkg, target string, res *Packag
 		if err := unpackProblem(ctx, in.c, in.catalogNS, pkg, in.opts.BundleImages); err != nil {
 			return false, "", err
 		}
+		if refusal := admissionRefusal(ctx, in.c, ns); refusal != "" {
+			return false, "", podSecurityFailure(pkg, firstNonEmpty(st.CurrentCSV, in.opts.Expect[pkg]), in.opts.PodSecurity, refusal)
+		}
 		if crash := crashLooping(ctx, in.c, ns, in.opts.CrashLoopRestarts); crash != "" {
 			return false, "", &failure{rule: "crash-loop", bundle: st.CurrentCSV, msg: fmt.Sprintf("package %s, bundle %s: %s", pkg, st.CurrentCSV, crash)}
 		}
@@ -348,14 +351,17 @@ func crashLooping(ctx context.Context, c *clients, ns string, limit int32) strin
 	return ""
 }
 
-// ensureNamespace creates ns. A namespace left by an earlier run (labelled by Run) is deleted first;
-// any other existing namespace of that name is an error, never reused.
-func ensureNamespace(ctx context.Context, c *clients, ns string) error {
-	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{managedLabel: "true"}}}
+// ensureNamespace creates ns with the Pod Security Admission labels of level (podSecurityLabels) and
+// checks that the cluster enforces them (checkEnforced). A namespace left by an earlier run (labelled
+// by Run) is deleted first; any other existing namespace of that name is an error, never reused.
+func ensureNamespace(ctx context.Context, c *clients, ns, level string) error {
+	labels := podSecurityLabels(level)
+	labels[managedLabel] = "true"
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}
 	for {
 		err := c.core.createNamespace(ctx, obj)
 		if err == nil {
-			return nil
+			return checkEnforced(ctx, c, ns, level)
 		}
 		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating namespace %s: %w", ns, err)

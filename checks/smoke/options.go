@@ -78,6 +78,10 @@ type Options struct {
 	CrashLoopRestarts int32
 	// Progress receives one line per step (stderr in the CLI); nil = discard.
 	Progress io.Writer
+	// PodSecurity is the Pod Security Standard enforced (and warned and audited) on every namespace Run
+	// creates, for either OLM: PodSecurityRestricted (the default when empty) or PodSecurityBaseline.
+	// Run checks that the cluster enforces it before installing there. "privileged" is refused.
+	PodSecurity string
 
 	// OLM is the OLM Run installs with: "v0" (the default when empty: CatalogSource, Subscription,
 	// CSV) or "v1" (ClusterCatalog, ClusterExtension). One OLM per Run; callers wanting both call Run
@@ -124,6 +128,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
+	}
+	if o.PodSecurity == "" {
+		o.PodSecurity = PodSecurityRestricted
 	}
 	return o
 }
@@ -177,6 +184,10 @@ func (o Options) validate() error {
 			}
 		}
 	}
+	if o.PodSecurity != PodSecurityRestricted && o.PodSecurity != PodSecurityBaseline {
+		errs = append(errs, fmt.Errorf("pod security %q: the smoke enforces %q or %q on the namespaces it creates (kind nodes are privileged containers: a privileged pod would reach the machine running the smoke)", o.PodSecurity, PodSecurityRestricted, PodSecurityBaseline))
+	}
+	errs = append(errs, o.kindConfigMounts()...)
 	errs = append(errs, o.validateOLM(seen)...)
 	if err := errors.Join(errs...); err != nil {
 		return diag.UsageError(fmt.Errorf("smoke options: %w", err))

@@ -257,6 +257,11 @@ func verdict(ctx context.Context, res Result) error {
 		if ctx.Err() != nil {
 			return diag.InfraError(fmt.Errorf("%w: interrupted: %w", ErrPackagesFailed, context.Cause(ctx)))
 		}
+		for _, p := range res.Packages {
+			if len(p.Diagnostics) > 0 && p.Diagnostics[0].Rule == ruleNotEnforced {
+				return diag.InfraError(fmt.Errorf("%w: %s: the cluster does not enforce Pod Security Admission", ErrPackagesFailed, strings.Join(failed, ", ")))
+			}
+		}
 		return diag.InvalidError(fmt.Errorf("%w: %s", ErrPackagesFailed, strings.Join(failed, ", ")))
 	}
 	return nil

@@ -43,3 +43,8 @@ func (c typedCore) getNamespace(ctx context.Context, name string) (*corev1.Names
 func (c typedCore) deleteNamespace(ctx context.Context, name string) error {
 	return c.k.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
 }
+
+func (c typedCore) dryRunPod(ctx context.Context, pod *corev1.Pod) error {
+	_, err := c.k.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: fieldManager})
+	return err
+}

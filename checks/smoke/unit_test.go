@@ -21,10 +21,7 @@ func TestOptionsValidate(t *testing.T) {
 	if err := ok.withDefaults().validate(); err != nil {
 		t.Fatalf("valid options rejected: %v", err)
 	}
-	for name, tc := range map[string]struct {
-		mod  func(*Options)
-		want string
-	}{
+	requireRefused(t, ok, map[string]optionsCase{
 		"tag":         {func(o *Options) { o.CatalogImage = "quay.io/x/catalog:v1" }, "not referenced by digest"},
 		"no cluster":  {func(o *Options) { o.KubeconfigPath = "" }, "no cluster"},
 		"no packages": {func(o *Options) { o.Packages = nil }, "no packages"},
@@ -32,16 +29,7 @@ func TestOptionsValidate(t *testing.T) {
 		"upgrade":     {func(o *Options) { o.Upgrade = map[string]string{"b": "b.v1"} }, `package "b", which is not in the package list`},
 		"mode":        {func(o *Options) { o.InstallModes = map[string][]string{"a": {"Everywhere"}} }, `unknown install mode "Everywhere"`},
 		"archive":     {func(o *Options) { o.CatalogArchive = "c.tar" }, "only be loaded into a kind cluster"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			o := ok
-			tc.mod(&o)
-			err := o.withDefaults().validate()
-			if err == nil || !strings.Contains(err.Error(), tc.want) || diag.CategoryOf(err) != diag.Usage {
-				t.Fatalf("err = %v, want usage error containing %q", err, tc.want)
-			}
-		})
-	}
+	})
 	d := Options{CreateCluster: true}.withDefaults()
 	if d.ClusterName != DefaultClusterName || d.Parallel != 2 || d.Timeout <= 0 || d.CrashLoopRestarts != 3 || d.Progress == nil {
 		t.Errorf("defaults = %+v", d)
@@ -194,5 +182,26 @@ func TestInstallModesOf(t *testing.T) {
 	}
 	if got := InstallModesOf(c, "q", ""); got != nil {
 		t.Errorf("unknown package: %v", got)
+	}
+}
+
+// optionsCase changes valid options so that validate must refuse them, saying want.
+type optionsCase struct {
+	mod  func(*Options)
+	want string
+}
+
+// requireRefused checks that validate refuses each case's change of ok with a usage error saying its want.
+func requireRefused(t *testing.T, ok Options, cases map[string]optionsCase) {
+	t.Helper()
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := ok
+			tc.mod(&o)
+			err := o.withDefaults().validate()
+			if err == nil || !strings.Contains(err.Error(), tc.want) || diag.CategoryOf(err) != diag.Usage {
+				t.Fatalf("err = %v, want usage error containing %q", err, tc.want)
+			}
+		})
 	}
 }

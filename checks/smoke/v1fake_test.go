@@ -194,6 +194,10 @@ func (v *fakeV1) reconcileExtension(ctx context.Context, ce *unstructured.Unstru
 // release creates the Deployment of the installed release (once): available, or not when the operator
 // crash-loops or is unavailable.
 func (v *fakeV1) release(ctx context.Context, owner, ns, pkg string, op fakeOperator) {
+	if op.privileged {
+		v.f.privilegedOperator(ctx, ns, pkg+"-controller-manager", map[string]string{ownerNameLabel: owner})
+		return
+	}
 	one := int32(1)
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: pkg + "-controller-manager", Namespace: ns, Labels: map[string]string{ownerNameLabel: owner}},

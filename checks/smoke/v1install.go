@@ -104,7 +104,7 @@ func (in *v1installer) run(ctx context.Context, pkg, version, expect string, res
 		return fail("name-collision", "packages %s and %s would share the namespace and ClusterExtension %s: the smoke install cannot tell them apart (rename one)", other, pkg, res.ClusterExtension)
 	}
 	start := time.Now()
-	if err := ensureNamespace(ctx, in.c, res.Namespace); err != nil {
+	if err := ensureNamespace(ctx, in.c, res.Namespace, in.opts.PodSecurity); err != nil {
 		res.Steps = append(res.Steps, timing("namespace", start, err))
 		return err
 	}
@@ -184,6 +184,9 @@ func (in *v1installer) follow(ctx context.Context, pkg, version, expect string, 
 		if inst := ce.Status.Install; inst != nil {
 			res.Bundle, res.Version, res.CSV = inst.Bundle.Name, inst.Bundle.Version, inst.Bundle.Name
 		}
+		if refusal := admissionRefusal(ctx, in.c, ns); refusal != "" {
+			return false, "", podSecurityFailure(pkg, firstNonEmpty(res.Bundle, expect), in.opts.PodSecurity, refusal)
+		}
 		if crash := crashLooping(ctx, in.c, ns, in.opts.CrashLoopRestarts); crash != "" {
 			b := firstNonEmpty(res.Bundle, expect)
 			return false, "", &failure{rule: "crash-loop", bundle: b, msg: fmt.Sprintf("package %s, bundle %s: %s", pkg, b, crash)}
@@ -231,6 +234,9 @@ func (in *v1installer) follow(ctx context.Context, pkg, version, expect string, 
 func (in *v1installer) waitDeployments(ctx context.Context, pkg string, res *PackageResult) error {
 	ns := res.Namespace
 	return poll(ctx, in.interval, func(ctx context.Context) (bool, string, error) {
+		if refusal := admissionRefusal(ctx, in.c, ns); refusal != "" {
+			return false, "", podSecurityFailure(pkg, res.Bundle, in.opts.PodSecurity, refusal)
+		}
 		if crash := crashLooping(ctx, in.c, ns, in.opts.CrashLoopRestarts); crash != "" {
 			return false, "", &failure{rule: "crash-loop", bundle: res.Bundle, msg: fmt.Sprintf("package %s, bundle %s: installed by OLM v1, but %s", pkg, res.Bundle, crash)}
 		}

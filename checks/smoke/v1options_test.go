@@ -1,11 +1,6 @@
 package smoke
 
-import (
-	"strings"
-	"testing"
-
-	"github.com/catalogbot/catalogbot/diag"
-)
+import "testing"
 
 func TestOptionsValidateOLMv1(t *testing.T) {
 	ok := Options{KubeconfigPath: "k", CatalogImage: testDigest, Packages: []string{"a"}, OLM: OLMv1}
@@ -18,10 +13,7 @@ func TestOptionsValidateOLMv1(t *testing.T) {
 	if err := base.withDefaults().validate(); err != nil {
 		t.Fatalf("valid v1 upgrade options (no Expect needed) rejected: %v", err)
 	}
-	for name, tc := range map[string]struct {
-		mod  func(*Options)
-		want string
-	}{
+	requireRefused(t, ok, map[string]optionsCase{
 		"both":          {func(o *Options) { o.OLM = "both" }, "one OLM per call"},
 		"unknown":       {func(o *Options) { o.OLM = "v2" }, `unknown OLM "v2"`},
 		"archive":       {func(o *Options) { o.ClusterName, o.CatalogArchive = "kind", "c.tar" }, "pulls catalog images itself"},
@@ -31,16 +23,7 @@ func TestOptionsValidateOLMv1(t *testing.T) {
 		"no base version": {func(o *Options) {
 			o.BaseCatalogImage, o.FromBase, o.Versions = testDigest, []string{"a"}, map[string]string{"a": "2.0.0"}
 		}, "base version (BaseVersions) or head version (Versions) is missing"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			o := ok
-			tc.mod(&o)
-			err := o.withDefaults().validate()
-			if err == nil || !strings.Contains(err.Error(), tc.want) || diag.CategoryOf(err) != diag.Usage {
-				t.Fatalf("err = %v, want usage error containing %q", err, tc.want)
-			}
-		})
-	}
+	})
 	// v0 ignores what only v1 reads: callers fill Versions for both OLMs from one plan
 	v0 := ok
 	v0.OLM, v0.Versions, v0.OLMv1ManifestsDir = "", map[string]string{"a": "1.0.0"}, "dir"

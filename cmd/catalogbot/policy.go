@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -33,15 +36,24 @@ type policyRun struct {
 	presets   []string
 	sev       policy.Severities
 	collected *policy.Collector
+	// since, when set (--since REV), is the revision whose findings are pre-existing: the same rules run
+	// on the catalog as REV holds it, and what REV already had is listed as notes that say so.
+	since string
 }
 
-func newPolicyRun(cfg *config.Config, presets []string) *policyRun {
+// policyFlags are validate's policy flags: --policy's presets and --since's revision.
+type policyFlags struct {
+	presets []string
+	since   string
+}
+
+func newPolicyRun(cfg *config.Config, flags policyFlags) *policyRun {
 	var pc config.PolicyConfig
 	if cfg != nil {
 		pc = cfg.Policy
 	}
-	pc.Presets = append(slices.Clone(pc.Presets), presets...)
-	p := &policyRun{presets: pc.Presets, sev: policy.SeveritiesOf(pc)}
+	pc.Presets = append(slices.Clone(pc.Presets), flags.presets...)
+	p := &policyRun{presets: pc.Presets, sev: policy.SeveritiesOf(pc), since: flags.since}
 	if p.sev.NeedsValues() {
 		p.collected = policy.NewCollector(p.sev)
 	}
@@ -98,9 +110,20 @@ func policyStage(ctx context.Context, target policyCatalog, pol *policyRun, res 
 		}
 		in.Universe = all.Catalog
 	}
+	if pol.since != "" {
+		in.MaxPerRule = -1 // every finding of both sides until the baseline is taken
+	}
 	out, err := policy.Run(ctx, in, sev)
 	if err != nil {
 		return st, false, err
+	}
+	summary := ""
+	if pol.since != "" {
+		var existing int
+		if out.Diagnostics, out.Truncated, existing, err = sinceBase(ctx, dir, pol, in, out.Diagnostics, lim); err != nil {
+			return st, false, err
+		}
+		summary = fmt.Sprintf("; %s already on %s", count(existing, "finding"), pol.since)
 	}
 	for i, d := range out.Diagnostics {
 		if d.File != "" && target.prefix != "" {
@@ -113,7 +136,7 @@ func policyStage(ctx context.Context, target policyCatalog, pol *policyRun, res 
 			rules++
 		}
 	}
-	summary := fmt.Sprintf("%d rules (%s) on %s, %s", rules, strings.Join(pol.presets, ", "), count(out.Packages, "package"), count(out.Bundles, "bundle"))
+	summary = fmt.Sprintf("%d rules (%s) on %s, %s", rules, strings.Join(pol.presets, ", "), count(out.Packages, "package"), count(out.Bundles, "bundle")) + summary
 	if out.OLMv1Checked > 0 {
 		summary += fmt.Sprintf("; OLM v1 can install %d of the %d bundles whose CSV the catalog holds", out.OLMv1Installable, out.OLMv1Checked)
 	}
@@ -129,4 +152,48 @@ func count(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// sinceBase runs the policy in (whose findings on the work tree are head) on the catalog directory dir as
+// revision pol.since holds it, and returns head with what that revision already had turned into notes
+// that say so (policy.Baseline, policy.AsPreExisting), the per-rule limit applied, and how many were.
+func sinceBase(ctx context.Context, dir string, pol *policyRun, in policy.Input, head []diag.Diagnostic, lim validate.Limits) ([]diag.Diagnostic, []diag.Truncation, int, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, 0, diag.UsageError(fmt.Errorf("--since: %s: %w", dir, err))
+	}
+	top, err := gitrepo.TopLevel(ctx, abs)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("--since %s: %w", pol.since, err)
+	}
+	repo, err := gitrepo.Open(top)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	commit, err := repo.Resolve(pol.since)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	rel, err := filepath.Rel(top, abs)
+	if err != nil {
+		return nil, nil, 0, diag.UsageError(fmt.Errorf("--since: %s is not in the repository at %s", dir, top))
+	}
+	fsys, err := repo.TreeFS(commit, filepath.ToSlash(rel), func(string) bool { return true })
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	loaded, err := catalog.LoadFS(ctx, fsys, catalog.LoadOptions{MaxFileSize: lim.MaxFileBytes, MaxTotalSize: lim.MaxTotalBytes, Diagnostics: diag.NewLimiter(-1)})
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("--since %s: loading %s there: %w", pol.since, rel, err)
+	}
+	in.Catalog, in.Universe, in.Collected = loaded.Catalog, nil, nil
+	base, err := policy.Run(ctx, in, pol.sev)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	added, existing := policy.Baseline(head, base.Diagnostics)
+	l := diag.NewLimiter(cmp.Or(lim.MaxPerRule, diag.DefaultMaxPerRule))
+	l.AddAll(added)
+	l.AddAll(policy.AsPreExisting(existing, pol.since))
+	return l.Diagnostics(), l.Truncated(), len(existing), nil
 }

@@ -183,14 +183,14 @@ func renderJobs(ctx context.Context, io streams, f *repoFlags, setup *repoSetup,
 
 // runMultiValidate validates every configured catalog (two at a time), one stage and one progress line
 // per catalog.
-func runMultiValidate(ctx context.Context, io streams, repo string, setup *repoSetup, out *outputFlags, presets []string) error {
+func runMultiValidate(ctx context.Context, io streams, repo string, setup *repoSetup, out *outputFlags, flags policyFlags) error {
 	cats, cfg := setup.layout.Catalogs, setup.cfg
 	dirs := make([]validate.CatalogDir, len(cats))
 	for i, c := range cats {
 		dirs[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
 	}
 	done := 0
-	pol := newPolicyRun(cfg, presets)
+	pol := newPolicyRun(cfg, flags)
 	results := validate.Catalogs(ctx, repo, dirs, 2, validate.Options{VisitBundle: pol.visitor()}, func(r validate.CatalogResult) {
 		done++
 		fmt.Fprintf(io.err, "validate [%d/%d] %s: %s (%s)\n", done, len(cats), r.Name, catalogStage(r).Status, r.Duration.Round(time.Millisecond))

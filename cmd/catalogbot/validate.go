@@ -27,7 +27,7 @@ type validateOptions struct {
 	dir          string // "" when not given
 	changedSince string
 	staged       bool
-	policy       []string // presets added to the configuration's policy
+	policy       policyFlags // presets added to the configuration's policy, --since
 }
 
 func newValidateCmd(runF runner[validateOptions]) *cobra.Command {
@@ -64,14 +64,15 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 	o.limits.add(cmd)
 	cmd.Flags().StringVar(&o.changedSince, "changed-since", "", "validate only packages changed since this git revision")
 	cmd.Flags().BoolVar(&o.staged, "staged", false, "validate only packages with staged changes (pre-commit)")
-	cmd.Flags().StringSliceVar(&o.policy, "policy", nil, "also run the rules of these policy presets (community, olmv1), beside the policy of .catalogbot.yaml")
+	cmd.Flags().StringSliceVar(&o.policy.presets, "policy", nil, "also run the rules of these policy presets (community, olmv1), beside the policy of .catalogbot.yaml")
+	cmd.Flags().StringVar(&o.policy.since, "since", "", "report the policy findings this git revision already had as pre-existing notes (the change's baseline)")
 	cmd.MarkFlagsMutuallyExclusive("changed-since", "staged")
 	return cmd
 }
 
 // runValidate validates the catalog (or every configured catalog of a template-driven repository).
 func runValidate(ctx context.Context, o *validateOptions) error {
-	if err := policyPresets(o.policy); err != nil {
+	if err := policyPresets(o.policy.presets); err != nil {
 		return err
 	}
 	changed := o.changedSince != "" || o.staged

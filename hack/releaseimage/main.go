@@ -3,7 +3,11 @@
 // OCI layout archive and/or pushes it (by digest, then the tag). hack/release.sh runs it.
 //
 //	cd hack && go run ./releaseimage --base REF --bin linux/amd64=PATH --bin linux/arm64=PATH \
-//	    [--label k=v]... [--layout FILE.tar] [--push REF]
+//	    [--label k=v]... [--layout FILE.tar] [--push REF] [--ca-certs FILE]
+//
+// On the scratch base (no files at all) the image also gets what `serve` and `pr` need of a system: a
+// writable temporary directory (/tmp, 01777: their checkouts and renders go to os.TempDir), the CA
+// certificates of --ca-certs (TLS to GitHub and registries), and a non-root user (65532, distroless's).
 package main
 
 import (
@@ -36,16 +40,17 @@ func main() {
 	layout := flag.String("layout", "", "write the image as an OCI layout tar archive here")
 	push := flag.String("push", "", "push the image to this tag")
 	ref := flag.String("ref", "ghcr.io/catalogbot/catalogbot:dev", "the image name recorded in the layout")
+	caCerts := flag.String("ca-certs", "/etc/ssl/certs/ca-certificates.crt", "with --base scratch: the CA certificates bundle the image gets")
 	flag.Var(bins, "bin", "os/arch=path of a static binary (repeat)")
 	flag.Var(labels, "label", "key=value config label and index annotation (repeat)")
 	flag.Parse()
-	if err := run(context.Background(), *base, bins, labels, *layout, *push, *ref); err != nil {
+	if err := run(context.Background(), *base, bins, labels, *layout, *push, *ref, *caCerts); err != nil {
 		fmt.Fprintln(os.Stderr, "releaseimage:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, base string, bins, labels pairs, layout, push, refName string) error {
+func run(ctx context.Context, base string, bins, labels pairs, layout, push, refName, caCerts string) error {
 	if layout == "" && push == "" {
 		return fmt.Errorf("nothing to do: give --layout and/or --push")
 	}
@@ -53,8 +58,11 @@ func run(ctx context.Context, base string, bins, labels pairs, layout, push, ref
 	if err != nil {
 		return err
 	}
-	res, err := build.ProgramImage(ctx, build.Program{Binaries: bins, Path: "/usr/local/bin/catalogbot", Args: []string{"serve"}},
-		build.Options{Base: base, Epoch: epoch, Labels: labels})
+	p, err := program(base, bins, caCerts)
+	if err != nil {
+		return err
+	}
+	res, err := build.ProgramImage(ctx, p, build.Options{Base: base, Epoch: epoch, Labels: labels})
 	if err != nil {
 		return err
 	}
@@ -78,4 +86,21 @@ func run(ctx context.Context, base string, bins, labels pairs, layout, push, ref
 	}
 	fmt.Println(dig.String())
 	return nil
+}
+
+// program is the bot's image program: the binaries, and on the scratch base the temporary directory, CA
+// certificates and user a base image would give.
+func program(base string, bins pairs, caCerts string) (build.Program, error) {
+	p := build.Program{Binaries: bins, Path: "/usr/local/bin/catalogbot", Args: []string{"serve"}}
+	if base != "scratch" {
+		return p, nil
+	}
+	certs, err := os.ReadFile(caCerts)
+	if err != nil {
+		return p, fmt.Errorf("--base scratch needs CA certificates (--ca-certs): %w", err)
+	}
+	p.Dirs = map[string]int64{"/tmp": 0o1777}
+	p.Files = map[string][]byte{"/etc/ssl/certs/ca-certificates.crt": certs}
+	p.User = "65532:65532"
+	return p, nil
 }

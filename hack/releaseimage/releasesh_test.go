@@ -151,6 +151,15 @@ func TestReleaseBuildsTheCommitOnly(t *testing.T) {
 		}
 	}
 
+	// The release creates the tag it names, at the commit it built; a second release of the same version
+	// from another commit is refused before anything is built.
+	if tagged := git(t, repo, "rev-parse", "v1.2.3^{commit}"); tagged != commit {
+		t.Errorf("tag v1.2.3 names %s, want the released commit %s", tagged, commit)
+	}
+	if out, err := runRelease(t, repo, bin, filepath.Join(t.TempDir(), "dist")); err == nil || !strings.Contains(out, "already names commit "+commit) {
+		t.Errorf("v1.2.3 again from %s: err = %v\n%s", git(t, repo, "rev-parse", "HEAD"), err, out)
+	}
+
 	// A change to a tracked file is refused: the release would not be what the commit holds.
 	if err := os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module example.com/changed\n"), 0o644); err != nil {
 		t.Fatal(err)

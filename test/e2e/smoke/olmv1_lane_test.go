@@ -386,12 +386,13 @@ func TestOLMv1InKind(t *testing.T) {
 // smoke-good at the base's version, switches the ClusterCatalog to the head and the version to the
 // head's, and installs the others fresh. smoke-broken must fail although OLM v1 reports it Installed
 // (its operator crash-loops), smoke-ownns (OwnNamespace only) and smoke-needsdep (requires an API no
-// bundle provides) with OLM v1's reasons.
+// bundle provides) with OLM v1's reasons, and smoke-hostile (a privileged pod mounting the node's /)
+// with Pod Security Admission's.
 func testOLMv1(ctx context.Context, t *testing.T, l lane, bundles []laneBundle, clusterName string) {
 	v := loadOLMv1(t, l)
 	k := prepareOLMv1(ctx, t, l, v, bundles, clusterName)
 	base, head := l.Catalogs["base"], l.Catalogs["head"]
-	pkgs := []string{good, fresh, broken, ownNS, needsDep}
+	pkgs := []string{good, fresh, broken, ownNS, needsDep, hostile}
 	// OLM v0's passes leave the packages' CRDs (cluster-scoped; its cleanup deletes namespaces and the
 	// CatalogSource), and OLM v1 refuses to take over objects another installer made.
 	for _, p := range pkgs {
@@ -420,7 +421,7 @@ func testOLMv1(ctx context.Context, t *testing.T, l lane, bundles []laneBundle, 
 	t.Logf("smoke.Run (OLM v1) took %s", time.Since(start).Round(time.Second))
 	logResult(t, res)
 	if !errors.Is(err, smoke.ErrPackagesFailed) || diag.CategoryOf(err) != diag.Invalid {
-		t.Fatalf("Run error = %v (category %v); want smoke-broken, smoke-ownns and smoke-needsdep to fail and nothing else", err, diag.CategoryOf(err))
+		t.Fatalf("Run error = %v (category %v); want smoke-broken, smoke-ownns, smoke-needsdep and smoke-hostile to fail and nothing else", err, diag.CategoryOf(err))
 	}
 	if res.OLM != smoke.OLMv1 || res.ClusterCatalog == "" {
 		t.Errorf("result olm=%q clusterCatalog=%q; want v1 and the ClusterCatalog", res.OLM, res.ClusterCatalog)
@@ -438,6 +439,7 @@ func testOLMv1(ctx context.Context, t *testing.T, l lane, bundles []laneBundle, 
 		"unsupported bundle: bundle does not support AllNamespaces install mode")
 	requireFailureIn(t, by[needsDep], []string{"install-blocked", "install-failed"}, needsDep+".v0.1.0",
 		`has a dependency declared via property "olm.gvk.required" which is currently not supported`)
+	requirePodSecurityRefused(t, by[hostile], clusterName)
 }
 
 // requireFailureIn is requireFailure with any of rules as the lead diagnostic's rule.

@@ -71,6 +71,12 @@ const (
 	badUnpack  = "smoke-badunpack"
 	needsDep   = "smoke-needsdep"
 	ownNS      = "smoke-ownns" // supports only OwnNamespace: OLM v0 installs it, OLM v1 refuses it
+	// hostile's operator pod is privileged, runs as root and mounts the node's / and hostMarker:
+	// Pod Security Admission must refuse it in the smoke's namespaces.
+	hostile = "smoke-hostile"
+	// hostMarker is the node directory the kubelet would create for hostile's pod (imagetool's
+	// HostMarker, a hostPath of type DirectoryOrCreate).
+	hostMarker = "/var/tmp/catalogbot-smoke-hostile-was-here"
 	clusterE2E = "catalogbot-e2e"
 )
 
@@ -192,7 +198,7 @@ func TestSmokeInKind(t *testing.T) {
 	})
 
 	base, head := l.Catalogs["base"], l.Catalogs["head"]
-	all := []string{good, fresh, broken, unpullable, badUnpack, needsDep, ownNS}
+	all := []string{good, fresh, broken, unpullable, badUnpack, needsDep, ownNS, hostile}
 	headCatalog := loadCatalog(t, head.FBC)
 	plan := smoke.PlanChange(loadCatalog(t, base.FBC), headCatalog, all, nil)
 	modes := map[string][]string{}
@@ -216,7 +222,7 @@ func TestSmokeInKind(t *testing.T) {
 		t.Logf("smoke.Run took %s", time.Since(start).Round(time.Second))
 		logResult(t, res)
 		if !errors.Is(err, smoke.ErrPackagesFailed) || diag.CategoryOf(err) != diag.Invalid {
-			t.Fatalf("Run error = %v (category %v); want the four broken packages to fail and nothing else", err, diag.CategoryOf(err))
+			t.Fatalf("Run error = %v (category %v); want the four broken packages and the hostile one to fail and nothing else", err, diag.CategoryOf(err))
 		}
 		if !res.ClusterCreated || !res.OLMInstalled {
 			t.Errorf("clusterCreated=%t olmInstalled=%t, want both", res.ClusterCreated, res.OLMInstalled)
@@ -236,6 +242,7 @@ func TestSmokeInKind(t *testing.T) {
 			"container pull exited 1", "metadata")
 		requireFailure(t, by[needsDep], "resolution-failed", needsDep+".v0.1.0",
 			"missing.catalogbot.io")
+		requirePodSecurityRefused(t, by[hostile], clusterE2E)
 	})
 	if !ok {
 		return // the cluster may not be there: the other passes would only repeat the failure
@@ -269,6 +276,25 @@ func TestSmokeInKind(t *testing.T) {
 		t.Run("catalog start-up", func(t *testing.T) { testStartup(ctx, t, l, dir) })
 	} else {
 		t.Log("CATALOG START-UP MEASUREMENT NOT RUN: set CATALOGBOT_SMOKE_STARTUP_CATALOG to a catalog directory")
+	}
+}
+
+// requirePodSecurityRefused checks the hostile package: its install failed with the admission's reason
+// as the lead diagnostic, and its pod never ran on the node (the kubelet never created hostMarker).
+func requirePodSecurityRefused(t *testing.T, p smoke.PackageResult, cluster string) {
+	t.Helper()
+	requireFailure(t, p, "pod-security", hostile+".v0.1.0", `violates PodSecurity "restricted:latest"`, "privileged", "hostPath")
+	if len(p.Diagnostics) > 0 && !strings.Contains(p.Diagnostics[0].Message, `violates PodSecurity "restricted:latest"`) {
+		t.Errorf("%s: the lead diagnostic does not give the admission's reason: %s", hostile, p.Diagnostics[0].Message)
+	}
+	node := cluster + "-control-plane"
+	out, err := exec.Command("docker", "exec", node, "test", "-e", hostMarker).CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		t.Errorf("%s's pod ran on node %s: %s exists", hostile, node, hostMarker)
+	case !errors.As(err, &exit) || exit.ExitCode() != 1:
+		t.Errorf("checking node %s for %s: %v: %s", node, hostMarker, err, out)
 	}
 }
 

@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/catalogbot/catalogbot/catalog"
 )
@@ -109,7 +111,7 @@ func TestCatalogImage(t *testing.T) {
 // bundles.json matches the images on disk (none for the unpullable bundle, no metadata in the bad one).
 func checkTestCatalogs(t *testing.T, cats string) {
 	t.Helper()
-	wantBundles := map[string]int{catBase: 1, catBaseInline: 1, catHead: 8, catHeadInline: 3}
+	wantBundles := map[string]int{catBase: 1, catBaseInline: 1, catHead: 9, catHeadInline: 3}
 	for cat, n := range wantBundles {
 		dir := filepath.Join(cats, cat)
 		res, err := catalog.LoadDir(context.Background(), dir, catalog.LoadOptions{})
@@ -157,8 +159,8 @@ func checkTestCatalogs(t *testing.T, cats string) {
 	if err := json.Unmarshal(data, &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 8 {
-		t.Fatalf("bundles.json lists %d bundles, want 8 (smoke-ownns included)", len(list))
+	if len(list) != 9 {
+		t.Fatalf("bundles.json lists %d bundles, want 9 (smoke-ownns and smoke-hostile included)", len(list))
 	}
 	for _, b := range list {
 		if b.Package == "smoke-unpullable" {
@@ -183,6 +185,43 @@ func checkTestCatalogs(t *testing.T, cats string) {
 		hasMeta := slices.Contains(names, "metadata/annotations.yaml")
 		if hasMeta == (b.Package == "smoke-badunpack") {
 			t.Errorf("bundle %s: files %v", b.Bundle, names)
+		}
+	}
+}
+
+// The hostile fixture is the attack of issue 33 item 8: a privileged pod running as root with the node's
+// / mounted (and HostMarker, which the lane looks for on the node); every other operator's pod meets the
+// restricted Pod Security Standard the smoke enforces.
+func TestHostileBundleAsksForTheHost(t *testing.T) {
+	for _, p := range testPackages {
+		csvJSON, _, err := bundleObjects(p, p.versions[0], "", "example.test/op:v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var csv v1alpha1.ClusterServiceVersion
+		if err := json.Unmarshal(csvJSON, &csv); err != nil {
+			t.Fatal(err)
+		}
+		spec := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec
+		c := spec.Containers[0]
+		privileged := c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
+		hostPaths := map[string]bool{}
+		for _, v := range spec.Volumes {
+			if v.HostPath != nil {
+				hostPaths[v.HostPath.Path] = true
+			}
+		}
+		if p.hostile {
+			if !privileged || !hostPaths["/"] || !hostPaths[HostMarker] || spec.SecurityContext.RunAsUser == nil || *spec.SecurityContext.RunAsUser != 0 {
+				t.Errorf("%s: pod spec %+v is not the attack", p.name, spec)
+			}
+			continue
+		}
+		restricted := !privileged && len(hostPaths) == 0 && spec.SecurityContext != nil && spec.SecurityContext.RunAsNonRoot != nil && *spec.SecurityContext.RunAsNonRoot &&
+			spec.SecurityContext.SeccompProfile != nil && c.SecurityContext.AllowPrivilegeEscalation != nil && !*c.SecurityContext.AllowPrivilegeEscalation &&
+			c.SecurityContext.Capabilities != nil && slices.Equal(c.SecurityContext.Capabilities.Drop, []corev1.Capability{"ALL"})
+		if !restricted {
+			t.Errorf("%s: pod spec %+v does not meet the restricted standard", p.name, spec)
 		}
 	}
 }

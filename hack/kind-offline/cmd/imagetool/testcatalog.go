@@ -54,7 +54,15 @@ type testPackage struct {
 	// ownNamespaceOnly: the CSV supports only the OwnNamespace install mode (OLM v0 installs it; OLM v1
 	// requires AllNamespaces and refuses it).
 	ownNamespaceOnly bool
+	// hostile: the operator's pod is privileged, runs as root and mounts the node's / (and HostMarker,
+	// which the kubelet creates on the node when the pod is admitted): what Pod Security Admission must
+	// refuse in the smoke's namespaces, kind nodes being privileged containers on the smoke's machine.
+	hostile bool
 }
+
+// HostMarker is the node directory a hostile operator's pod makes the kubelet create (a hostPath of type
+// DirectoryOrCreate): the lane checks that it never appears.
+const HostMarker = "/var/tmp/catalogbot-smoke-hostile-was-here"
 
 // testPackages are the lane's fixtures. Every bundle is an image referenced by digest, so OLM unpacks
 // each through its bundle-unpack Job.
@@ -66,6 +74,7 @@ var testPackages = []testPackage{
 	{name: "smoke-badunpack", versions: []string{"0.1.0"}, noMetadata: true},
 	{name: "smoke-needsdep", versions: []string{"0.1.0"}, needs: "gizmos.missing.catalogbot.io"},
 	{name: "smoke-ownns", versions: []string{"0.1.0"}, ownNamespaceOnly: true},
+	{name: "smoke-hostile", versions: []string{"0.1.0"}, hostile: true},
 }
 
 // testBundle is one bundle image the lane uses, as bundles.json lists it.
@@ -376,6 +385,9 @@ func bundleObjects(p testPackage, v, replaces, opImage string) (csvJSON, crdJSON
 			},
 		},
 	}
+	if p.hostile {
+		hostileSpec(&dep.Template.Spec)
+	}
 	csv := v1alpha1.ClusterServiceVersion{
 		TypeMeta: metav1.TypeMeta{APIVersion: "operators.coreos.com/v1alpha1", Kind: "ClusterServiceVersion"},
 		ObjectMeta: metav1.ObjectMeta{Name: csvName(p.name, v), Annotations: map[string]string{
@@ -416,3 +428,18 @@ func bundleObjects(p testPackage, v, replaces, opImage string) (csvJSON, crdJSON
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// hostileSpec turns the operator's pod into the attack: privileged, as root, the node's / mounted at
+// /host and HostMarker created on the node.
+func hostileSpec(spec *corev1.PodSpec) {
+	root, yes := int64(0), true
+	dirOrCreate := corev1.HostPathDirectoryOrCreate
+	spec.SecurityContext = &corev1.PodSecurityContext{RunAsUser: &root}
+	c := &spec.Containers[0]
+	c.SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+	c.VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/host"}, {Name: "marker", MountPath: "/marker"}}
+	spec.Volumes = []corev1.Volume{
+		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}},
+		{Name: "marker", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: HostMarker, Type: &dirOrCreate}}},
+	}
+}

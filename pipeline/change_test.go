@@ -28,14 +28,7 @@ func TestRunOnConflictingMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rules, st := pipeline.LoadRules(repo, "main")
-	if rules == nil {
-		t.Fatalf("rules: %+v", st)
-	}
-	ch, err := pipeline.PrepareMerge(ctx, repo, rules, "main", "pr")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ch := prepareMerge(t, repo)
 	if ch.Result != nil || !slices.Equal(ch.Conflicts, []string{"catalog/foo/catalog.json"}) {
 		t.Fatalf("merge result %v, conflicts %v", ch.Result, ch.Conflicts)
 	}

@@ -31,19 +31,11 @@ func TestChangeAttributesByBlobIdentity(t *testing.T) {
 			[]string{"README.md", "catalogs/v4.19/foo/README.md"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := t.Context()
 			base := map[string]string{".catalogbot.yaml": tc.config, tc.dir + "/foo/catalog.json": pkg("foo"), tc.dir + "/bar/catalog.json": pkg("bar")}
 			head := map[string]string{tc.dir + "/foo/notes.json": deprecation, tc.dir + "/foo/README.md": "# foo\n",
 				"operators/baz/ci.yaml": "reviewers: [x]\n", "README.md": "# repo\n"}
 			repo := changeRepo(t, base, head, "alice")
-			rules, st := pipeline.LoadRules(repo, "main")
-			if rules == nil {
-				t.Fatalf("rules: %+v", st)
-			}
-			ch, err := pipeline.PrepareMerge(ctx, repo, rules, "main", "pr")
-			if err != nil {
-				t.Fatal(err)
-			}
+			ch := prepareMerge(t, repo)
 			at := ch.Attribution
 			if len(at.Packages) != len(tc.want) {
 				t.Errorf("packages %v, want %v", at.Packages, tc.want)
@@ -76,18 +68,10 @@ func TestAttackApprovalByDirectoryOwner(t *testing.T) {
 		{"template-driven", "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\ncatalogs:\n  pattern: catalogs/{version}\n" + owners, "catalogs/v4.19"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := t.Context()
 			base := map[string]string{".catalogbot.yaml": tc.config, tc.dir + "/foo/catalog.json": pkg("foo"), tc.dir + "/bar/catalog.json": pkg("bar")}
 			head := map[string]string{tc.dir + "/foo/notes.json": deprecation}
 			repo := changeRepo(t, base, head, "bob")
-			rules, st := pipeline.LoadRules(repo, "main")
-			if rules == nil {
-				t.Fatalf("rules: %+v", st)
-			}
-			ch, err := pipeline.PrepareMerge(ctx, repo, rules, "main", "pr")
-			if err != nil {
-				t.Fatal(err)
-			}
+			ch := prepareMerge(t, repo)
 			if pkgs := ch.Packages(); !slices.Equal(pkgs, []string{"bar"}) || ch.Outside() {
 				t.Fatalf("changed packages %v (outside %v), want [bar]", pkgs, ch.Outside())
 			}
@@ -119,4 +103,18 @@ func changeRepo(t *testing.T, base, head map[string]string, author string) *gitr
 		t.Fatal(err)
 	}
 	return repo
+}
+
+// prepareMerge prepares the merge of branch pr into main under main's rules.
+func prepareMerge(t *testing.T, repo *gitrepo.Repo) *pipeline.Change {
+	t.Helper()
+	rules, st := pipeline.LoadRules(repo, "main")
+	if rules == nil {
+		t.Fatalf("rules: %+v", st)
+	}
+	ch, err := pipeline.PrepareMerge(t.Context(), repo, rules, "main", "pr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
 }

@@ -72,8 +72,8 @@ func TestAttackOwnersByDirectoryDeprecationOfAnotherPackage(t *testing.T) {
 
 // alice opens two pull requests, each adding one olm.deprecations blob for foo-operator (a package may have
 // only one): each validates alone. The first merges; before the second merges the bot sees that the base
-// moved and changed foo-operator, which the second also changes, and checks it again instead of merging
-// it on its old check, so main never holds two deprecation blobs for one package.
+// moved and checks the merge of the second into the new tip instead of merging it on its old check: that
+// merge holds both blobs and fails, so main never holds two deprecation blobs for one package.
 func TestAttackTwoPRsDeprecationsMergeWithoutRecheck(t *testing.T) {
 	for _, lc := range layouts("  requiredLabels: [lgtm]\n") {
 		t.Run(lc.name, func(t *testing.T) {
@@ -100,8 +100,8 @@ func TestAttackTwoPRsDeprecationsMergeWithoutRecheck(t *testing.T) {
 			h.addLabel(42, "lgtm", head2, main)
 			h.waitIdle()
 			h.requireNotMerged(42, "merged on a check that never saw foo-operator's other deprecation blob")
-			if body := h.readiness(42); !strings.Contains(body, "foo-operator") {
-				t.Errorf("the readiness comment does not name the package both changed:\n%s", body)
+			if cr := h.lastCheckRun(); cr.Conclusion != "failure" || !strings.Contains(cr.Output.Summary+cr.Output.Text, "foo-operator") {
+				t.Errorf("the check of the merge into the new tip: %s, want a failure naming foo-operator:\n%s\n%s", cr.Conclusion, cr.Output.Summary, cr.Output.Text)
 			}
 		})
 	}

@@ -115,8 +115,8 @@ func (jc *jobCtx) dropStaleAnnouncement(ctx context.Context, number int, head st
 	return nil
 }
 
-// runPipeline fetches the repository and runs the pipeline from the merge base of the base branch and the
-// head (what the pull request changes) to the head. It fills the run's base fields.
+// runPipeline fetches the repository and runs the pipeline on the merge of the head into the base
+// branch's current tip, from that tip. It fills the run's base fields.
 func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclient.PullRequest) (*report.Report, settings, error) {
 	r := cr.run
 	// The base branch's current tip, as GitHub has it (the pull request's base.sha may be stale); fetch
@@ -140,13 +140,11 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	if _, err := repo.SHA(tip); err != nil {
 		return nil, settings{}, diag.InfraError(fmt.Errorf("base %s of %s#%d is not in the fetched repository: %w", short(tip), jc.task.Repo, pr.Number, err))
 	}
-	base, err := repo.MergeBase(tip, head)
-	if err != nil {
-		return nil, settings{}, diag.UsageError(err)
-	}
-	r.BaseRef, r.BaseSHA, r.Tip = pr.BaseRef, base, tip
-	// The rules come from the tip, loaded once: the merge base is the author's pick.
-	br, err := loadBaseRules(ctx, dir, tip, base, head)
+	// What lands is the merge of the head into the tip: every stage runs on it, against the tip (the merge
+	// base is the author's pick, and the head's tree alone is not what GitHub merges). The rules come
+	// from the tip too; both are prepared once.
+	r.BaseRef, r.BaseSHA, r.Tip = pr.BaseRef, tip, tip
+	br, err := loadBaseRules(ctx, dir, tip, head)
 	if err != nil {
 		return nil, settings{}, err
 	}
@@ -163,7 +161,7 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 		return nil, settings{}, err
 	}
 	r.Approvers = res.Current
-	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: br.repo, Base: base, Head: head, Rules: br.rules, Author: pr.Author,
+	rep, err := pipeline.Run(ctx, pipeline.Input{Change: br.change, Author: pr.Author,
 		Approvers: res.Current, Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(), Smoke: jc.b.smokeInput(),
 		SkipImages: jc.b.cfg.Checks.SkipImages, Observer: cr, StageTimeout: jc.b.cfg.Timeouts.Stage})
 	return rep, sets, err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/config"
-	"github.com/catalogbot/catalogbot/gitrepo"
 )
 
 // commands carries out a comment's commands. Every command gets a reaction: +1 when done, -1 with a
@@ -249,13 +248,5 @@ func (jc *jobCtx) baseRulesOf(ctx context.Context, pr *ghclient.PullRequest) (*b
 	if err != nil {
 		return nil, err
 	}
-	repo, err := gitrepo.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	base, err := repo.MergeBase(tip, pr.HeadSHA)
-	if err != nil {
-		return nil, err
-	}
-	return loadBaseRules(ctx, dir, tip, base, pr.HeadSHA)
+	return loadBaseRules(ctx, dir, tip, pr.HeadSHA)
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
-	"github.com/catalogbot/catalogbot/gitrepo"
-	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -78,32 +76,27 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if r.Verdict != string(report.Pass) && ownersFailed(r) && !slices.Equal(res.Current, r.Approvers) {
 		return rerun("approvals changed since the owners check failed", fmt.Sprintf("evaluate:%d:approvers:%s", jc.job.ID, strings.Join(res.Current, ",")))
 	}
+	// The check weighed approvals (the owners stage may have allowed the change on one) that are gone now:
+	// withdrawn, dismissed, a review requesting changes, /approve cancel. It no longer holds.
+	if gone := merge.Withdrawn(r.Approvers, res.Current); len(gone) > 0 {
+		b.metrics.merges.WithLabelValues("approvals_withdrawn_rerun").Inc()
+		return rerun(fmt.Sprintf("approvals the check weighed were withdrawn (%s)", strings.Join(gone, ", ")),
+			fmt.Sprintf("evaluate:%d:withdrawn:%s", r.ID, strings.Join(res.Current, ",")))
+	}
 	cs := conds(r)
 	if !merge.Ready(cs) {
 		return jc.upsertComment(ctx, number, readinessBody("⏳ not ready to merge", cs))
 	}
-	// The base branch moved since the check: checks/merge decides from what the move changed
-	// (pipeline.BaseMoveOf). Rules it changed (configuration, owners files): the checks run again. A
-	// package this pull request also changes: no check of this head saw both changes together (the check
-	// validates the head's tree), so the branch must be brought up to date first and its new head checked.
+	// The check ran on the merge of the head into the base's tip then: it is what lands only while the tip
+	// is still that one (GitHub's merge pins the head with its sha guard). Read the tip just before
+	// merging; when it moved, the checks run again on the merge into the new tip.
 	tip, err := jc.gh.BranchSHA(ctx, jc.repo, r.BaseRef)
 	if err != nil {
 		return err
 	}
 	if tip != r.Tip {
-		mv, err := jc.baseMove(ctx, r, tip)
-		if err != nil {
-			return err
-		}
-		cs = b.conditions(pr, r, res, holders, baseMove{tip: tip, move: mv})
-		switch {
-		case len(mv.Rules) > 0:
-			b.metrics.merges.WithLabelValues("base_moved_rerun").Inc()
-			return rerun(fmt.Sprintf("the base branch moved to %s and changed %s", short(tip), strings.Join(mv.Rules, ", ")), fmt.Sprintf("base-moved:%d:%s", r.ID, tip))
-		case !merge.Ready(cs):
-			b.metrics.merges.WithLabelValues("base_moved_behind").Inc()
-			return jc.upsertComment(ctx, number, readinessBody("⏳ not ready to merge", cs))
-		}
+		b.metrics.merges.WithLabelValues("base_moved_rerun").Inc()
+		return rerun(fmt.Sprintf("the base branch moved to %s after the check of the merge into %s", short(tip), short(r.Tip)), fmt.Sprintf("base-moved:%d:%s", r.ID, tip))
 	}
 	return jc.merge(ctx, pr, r, cs)
 }
@@ -118,24 +111,6 @@ func ownersFailed(r *run) bool {
 		}
 	}
 	return false
-}
-
-// baseMove is what the base branch's move from the tested tip to tip changed that matters to the tested
-// change (pipeline.BaseMoveOf, as the Action computes it), with the rule files the check recorded.
-func (jc *jobCtx) baseMove(ctx context.Context, r *run, tip string) (*pipeline.BaseMove, error) {
-	dir, err := jc.fetch(ctx, []string{r.BaseSHA, r.HeadSHA, r.Tip, tip})
-	if err != nil {
-		return nil, err
-	}
-	repo, err := gitrepo.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	files := r.Settings.RuleFiles
-	if files == nil {
-		files = []string{} // recorded as none: the configuration only, as the check read it
-	}
-	return pipeline.BaseMoveOf(ctx, repo, r.BaseSHA, r.HeadSHA, r.Tip, tip, files)
 }
 
 // merge merges the tested head (the sha guard makes GitHub refuse if the head moved) and classifies a

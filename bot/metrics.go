@@ -49,7 +49,7 @@ func newMetrics(q *queue.Queue) *Metrics {
 		installations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "catalogbot_installation_events_total",
 			Help: "installation and installation_repositories events by action."}, []string{"event", "action"}),
 		merges: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "catalogbot_merges_total",
-			Help: "Merge attempts by result (merged, head_moved, not_mergeable, unprocessable, base_moved_rerun, base_moved_behind)."}, []string{"result"}),
+			Help: "Merge attempts by result (merged, head_moved, not_mergeable, unprocessable, base_moved_rerun, approvals_withdrawn_rerun)."}, []string{"result"}),
 		inProgress: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "catalogbot_check_run_in_progress_seconds",
 			Help:    "Time from a pull request delivery to its check run in progress, by creator (announcer, worker).",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}, []string{"by"}),

@@ -10,7 +10,6 @@ import (
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
-	"github.com/catalogbot/catalogbot/pipeline"
 )
 
 // readinessMarker starts the bot's one comment per pull request; it is edited, never re-posted.
@@ -19,25 +18,15 @@ const readinessMarker = "<!-- catalogbot:readiness -->"
 // conditions lists every requirement for merging pull request pr (checks/merge decides), given its
 // latest check against its current base (nil: none on the current head and base), the approvals on its
 // head and its hold (its history, as read when deciding).
-// moved, when given, is the base branch's tip now and what its move since the check changed.
-func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, hold holdState, moved ...baseMove) []merge.Condition {
+func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, hold holdState) []merge.Condition {
 	f := merge.Facts{Head: pr.HeadSHA, BaseRef: pr.BaseRef, State: pr.State, Merged: pr.Merged, Draft: pr.Draft,
 		Mergeable: pr.Mergeable, Labels: pr.Labels, HoldLabel: b.cfg.Checks.HoldLabel, Held: hold.Held, Holders: hold.Holders,
 		ConfigFile: config.ConfigFile, Approvals: res}
 	if r != nil {
-		f.Check = &merge.Check{Verdict: r.Verdict, HeadSHA: r.HeadSHA, BaseRef: r.BaseRef, BaseTip: r.Tip, URL: b.runURL(r.ID)}
+		f.Check = &merge.Check{Verdict: r.Verdict, HeadSHA: r.HeadSHA, BaseRef: r.BaseRef, BaseTip: r.Tip, URL: b.runURL(r.ID), Approvers: r.Approvers}
 		f.ConfigError, f.RequiredApprovals, f.RequiredLabels = r.Settings.ConfigError, r.Settings.RequiredApprovals, r.Settings.RequiredLabels
 	}
-	for _, m := range moved {
-		f.BaseTip, f.BaseMoveHarmless, f.BaseMoveRules, f.BaseMoveOverlap = m.tip, m.move.Harmless(), m.move.Rules, m.move.Overlap
-	}
 	return append(merge.Decide(f), holdHistory(hold)...)
-}
-
-// baseMove is the base branch's tip now and what its move since a check changed.
-type baseMove struct {
-	tip  string
-	move *pipeline.BaseMove
 }
 
 // readinessBody renders the comment: the conditions (unmet first, then met ones, then information), then

@@ -82,6 +82,13 @@ func newJob(event, kind string, t Task, key string, cancelRunning bool, serial b
 	return j, nil
 }
 
+// jobRoute routes a delivery to a job of t (newJob), keeping t itself: the payload is encoded once and
+// never decoded on the webhook's path.
+func jobRoute(event, kind string, t Task, key string, cancelRunning bool, serial bool) (route, error) {
+	j, err := newJob(event, kind, t, key, cancelRunning, serial)
+	return route{job: j, task: t}, err
+}
+
 // routeEvent decides, from the payload alone, which job a delivery becomes. Payloads are decoded into
 // the few fields the bot uses, so a field the bot ignores cannot make a delivery fail.
 func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
@@ -132,7 +139,7 @@ func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
 				t.ReviewState = "dismissed"
 			}
 		}
-		r.job, err = newJob(event, kindEvaluate, t, "", false, true)
+		r, err = jobRoute(event, kindEvaluate, t, "", false, true)
 	case "push":
 		r, err = b.routePush(event, &e)
 	case "merge_group":
@@ -142,7 +149,7 @@ func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
 		mg := e.MergeGroup
 		t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, HeadSHA: mg.HeadSHA,
 			BaseSHA: mg.BaseSHA, HeadRef: mg.HeadRef, Sender: e.Sender.Login}
-		r.job, err = newJob(event, kindMergeGroup, t, "", false, false)
+		r, err = jobRoute(event, kindMergeGroup, t, "", false, false)
 	case "installation", "installation_repositories":
 		b.metrics.installations.WithLabelValues(event, installationAction(e.Action)).Inc()
 		b.log.Info("installation event", "event", event, "action", e.Action, "installation", e.Installation.ID,
@@ -155,11 +162,6 @@ func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
 	}
 	if r.job != nil && !b.serves(r.job.Repo) {
 		return route{note: "repository " + r.job.Repo + " is not served by this bot"}, nil
-	}
-	if r.job != nil {
-		if err := json.Unmarshal(r.job.Payload, &r.task); err != nil {
-			return route{}, fmt.Errorf("%s job payload: %w", event, err)
-		}
 	}
 	return r, nil
 }
@@ -186,8 +188,7 @@ func (b *Bot) routePullRequest(event string, e *envelope) (route, error) {
 			return route{note: "draft pull requests are checked when ready for review"}, nil
 		}
 		// A new push stops the running check of the old head and replaces queued ones.
-		j, err := newJob(event, kindCheck, t, prKey(repo, pr.Number), true, false)
-		return route{job: j}, err
+		return jobRoute(event, kindCheck, t, prKey(repo, pr.Number), true, false)
 	case "edited":
 		// A new base branch: the check of the old base says nothing about this one. Check again against
 		// the new base (its tip's configuration and owners); the old check never merges it.
@@ -198,8 +199,7 @@ func (b *Bot) routePullRequest(event string, e *envelope) (route, error) {
 			return route{note: "draft pull requests are checked when ready for review"}, nil
 		}
 		t.Reason = fmt.Sprintf("base changed from %s to %s", e.Changes.Base.Ref.From, pr.Base.Ref)
-		j, err := newJob(event, kindCheck, t, prKey(repo, pr.Number), true, false)
-		return route{job: j}, err
+		return jobRoute(event, kindCheck, t, prKey(repo, pr.Number), true, false)
 	case "closed":
 		if !b.serves(repo) {
 			return route{note: "repository " + repo + " is not served by this bot"}, nil
@@ -210,8 +210,7 @@ func (b *Bot) routePullRequest(event string, e *envelope) (route, error) {
 			t.Label, t.LabelAction = e.Label.Name, e.Action
 		}
 		t.SenderBot = isBot(e.Sender)
-		j, err := newJob(event, kindEvaluate, t, "", false, true)
-		return route{job: j}, err
+		return jobRoute(event, kindEvaluate, t, "", false, true)
 	}
 	return route{note: "pull_request " + e.Action + " is not handled"}, nil
 }
@@ -226,8 +225,7 @@ func (b *Bot) rerun(event string, e *envelope, sha string, prs []int) (route, er
 		t.PR = prs[0]
 		key = prKey(t.Repo, t.PR)
 	}
-	j, err := newJob(event, kindCheck, t, key, key != "", false)
-	return route{job: j}, err
+	return jobRoute(event, kindCheck, t, key, key != "", false)
 }
 
 func (b *Bot) routeComment(event string, e *envelope) (route, error) {
@@ -249,8 +247,7 @@ func (b *Bot) routeComment(event string, e *envelope) (route, error) {
 	}
 	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, PR: e.Issue.Number,
 		Sender: e.Comment.User.Login, CommentID: e.Comment.ID, CommentAt: e.Comment.CreatedAt, Commands: cmds}
-	j, err := newJob(event, kindCommand, t, "", false, false)
-	return route{job: j}, err
+	return jobRoute(event, kindCommand, t, "", false, false)
 }
 
 func (b *Bot) routePush(event string, e *envelope) (route, error) {
@@ -264,8 +261,7 @@ func (b *Bot) routePush(event string, e *envelope) (route, error) {
 	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, DefaultBranch: def,
 		Before: e.Before, After: e.After, Sender: e.Sender.Login}
 	// A newer push supersedes a queued publish, but never interrupts one that is pushing.
-	j, err := newJob(event, kindPublish, t, "publish:"+strings.ToLower(t.Repo), false, true)
-	return route{job: j}, err
+	return jobRoute(event, kindPublish, t, "publish:"+strings.ToLower(t.Repo), false, true)
 }
 
 // isBot reports whether a sender is an app rather than a person.

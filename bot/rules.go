@@ -5,27 +5,25 @@ import (
 	"fmt"
 
 	"github.com/catalogbot/catalogbot/checks/approval"
-	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"
 )
 
 // baseRules are the rules of one pull request, loaded once from the base branch's current tip (never the
-// merge base, which the author picks): the configuration, the owners files of the packages the pull
-// request changes, and who may approve it. Invalid rules block merging; nothing falls back to defaults.
+// merge base, which the author picks), and the prepared change they decide: the merge of the head into
+// that tip (pipeline.PrepareMerge), what GitHub lands. Invalid rules block merging; nothing falls back to
+// defaults.
 type baseRules struct {
 	repo  *gitrepo.Repo
 	rules *pipeline.Rules // nil when the configuration is invalid (stage says why)
 	stage report.Stage    // the config stage: Pass, or why the rules could not be loaded
-	// packages the pull request changes (top directories of the catalog), sorted.
-	packages []string
-	// outside is set when it changes paths outside the catalog's packages (only maintainers may).
-	outside bool
+	// change is the merge of the head into the tip, prepared once (nil with invalid rules).
+	change *pipeline.Change
 }
 
-// loadBaseRules reads the rules at tip for the change base..head in the clone dir.
-func loadBaseRules(ctx context.Context, dir, tip, base, head string) (*baseRules, error) {
+// loadBaseRules reads the rules at tip in the clone dir and prepares the merge of head into tip.
+func loadBaseRules(ctx context.Context, dir, tip, head string) (*baseRules, error) {
 	repo, err := gitrepo.Open(dir)
 	if err != nil {
 		return nil, err
@@ -35,8 +33,7 @@ func loadBaseRules(ctx context.Context, dir, tip, base, head string) (*baseRules
 	if br.rules == nil {
 		return br, nil // the configuration error blocks merging; no package decides anything
 	}
-	br.packages, br.outside, err = br.rules.ChangedPackages(ctx, repo, base, head)
-	if err != nil {
+	if br.change, err = pipeline.PrepareMerge(ctx, repo, br.rules, tip, head); err != nil {
 		return nil, err
 	}
 	return br, nil
@@ -56,14 +53,12 @@ func (br *baseRules) settings() (settings, error) {
 	if err != nil {
 		return settings{}, err
 	}
-	files := []string{config.ConfigFile}
-	for _, p := range br.packages {
-		if f := cfg.OwnersFilePath(p); f != "" {
-			files = append(files, f)
-		}
+	var checked string
+	if br.change.Result != nil {
+		checked = br.change.Result.Hash.String()
 	}
 	return settings{CatalogDir: cfg.Catalog.Dir, MergeMethod: cfg.Merge.Method, RequiredLabels: cfg.Merge.RequiredLabels,
-		RequiredApprovals: cfg.Merge.RequiredApprovals, Policy: &pol, RuleFiles: files}, nil
+		RequiredApprovals: cfg.Merge.RequiredApprovals, Policy: &pol, Checked: checked}, nil
 }
 
 // policy says who may approve the change (pipeline.Rules.ApprovalPolicy).
@@ -71,7 +66,7 @@ func (br *baseRules) policy() (approval.Policy, error) {
 	if br.rules == nil {
 		return approval.Policy{}, fmt.Errorf("no approval policy: %s", br.stage.Err)
 	}
-	return br.rules.ApprovalPolicy(br.repo, br.packages, br.outside)
+	return br.change.ApprovalPolicy()
 }
 
 // mayAct reports whether login is a maintainer or owns a package the change touches (withWrite: also
@@ -86,7 +81,7 @@ func (br *baseRules) mayAct(ctx context.Context, login string, lk approval.Looku
 	if ok, err := approval.MayApprove(ctx, pol, login, lk); ok || err != nil {
 		return ok, err
 	}
-	for _, p := range br.packages {
+	for _, p := range br.change.Packages() {
 		o, err := br.ownersOf(p)
 		if err != nil {
 			return false, err

@@ -51,7 +51,7 @@ func TestBaseRulesPolicy(t *testing.T) {
 			tip := g.Commit("main", "", "admin", "base", map[string]string{".catalogbot.yaml": tc.config,
 				"catalog/foo/OWNERS": "approvers:\n- dora\n", "catalog/bar/y.json": "{}"})
 			head := g.Commit("pr", tip, "mallory", "change", tc.change)
-			br, err := loadBaseRules(t.Context(), g.Dir, tip, tip, head)
+			br, err := loadBaseRules(t.Context(), g.Dir, tip, head)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -97,9 +97,9 @@ type settings struct {
 	ConfigError string `json:"config_error,omitempty"`
 	// Policy says who may approve the change; nil for checks recorded before it was (nothing counts).
 	Policy *approval.Policy `json:"policy,omitempty"`
-	// RuleFiles are the configuration and owners files the check read: when the tip changes one, the
-	// checks run again before any merge.
-	RuleFiles []string `json:"rule_files,omitempty"`
+	// Checked is the merge commit of the head into the base branch's tip (the run's Tip) that the stages
+	// ran on: what GitHub lands while the tip and the head stay those ("" when they conflict).
+	Checked string `json:"checked,omitempty"`
 }
 
 // run is one recorded execution.

@@ -307,25 +307,3 @@ func (l *Layout) Attribute(ctx context.Context, repo *gitrepo.Repo, base, head *
 	sort.Strings(a.Other)
 	return a, ctx.Err()
 }
-
-// TouchedPackages attributes the change a..b of repo to packages under the layout cfg describes (resolved
-// at both revisions). The bot's merge-time re-check compares two changes with it.
-func TouchedPackages(ctx context.Context, repo *gitrepo.Repo, cfg *config.Config, a, b string) (*Attribution, error) {
-	ca, err := repo.Resolve(a)
-	if err != nil {
-		return nil, err
-	}
-	cb, err := repo.Resolve(b)
-	if err != nil {
-		return nil, err
-	}
-	l, err := LayoutAt(cfg, ca, cb)
-	if err != nil {
-		return nil, err
-	}
-	paths, err := repo.Changed(ctx, ca, cb)
-	if err != nil {
-		return nil, err
-	}
-	return l.Attribute(ctx, repo, ca, cb, paths)
-}

@@ -6,15 +6,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
 )
 
-// TouchedPackages attributes files by the packages their blobs name, in both layouts: a deprecation of
+// A prepared change attributes files by the packages their blobs name, in both layouts: a deprecation of
 // bar in foo's directory is bar's; a file naming no package in a directory whose package is otherwise
 // untouched is nobody's (a maintainer's); operators/<pkg>/ is pkg's only in a template-driven layout.
-func TestTouchedPackagesByBlobIdentity(t *testing.T) {
+func TestChangeAttributesByBlobIdentity(t *testing.T) {
 	pkg := func(name string) string {
 		return `{"schema": "olm.package", "name": "` + name + `", "defaultChannel": "stable"}` + "\n"
 	}
@@ -32,19 +31,12 @@ func TestTouchedPackagesByBlobIdentity(t *testing.T) {
 			[]string{"README.md", "catalogs/v4.19/foo/README.md"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := t.Context()
 			base := map[string]string{".catalogbot.yaml": tc.config, tc.dir + "/foo/catalog.json": pkg("foo"), tc.dir + "/bar/catalog.json": pkg("bar")}
 			head := map[string]string{tc.dir + "/foo/notes.json": deprecation, tc.dir + "/foo/README.md": "# foo\n",
 				"operators/baz/ci.yaml": "reviewers: [x]\n", "README.md": "# repo\n"}
 			repo := changeRepo(t, base, head, "alice")
-			cfg, ds, err := config.ParseConfig(config.ConfigFile, []byte(tc.config))
-			if err != nil {
-				t.Fatalf("%v: %v", err, ds)
-			}
-			at, err := pipeline.TouchedPackages(ctx, repo, cfg, "main", "pr")
-			if err != nil {
-				t.Fatal(err)
-			}
+			ch := prepareMerge(t, repo)
+			at := ch.Attribution
 			if len(at.Packages) != len(tc.want) {
 				t.Errorf("packages %v, want %v", at.Packages, tc.want)
 			}
@@ -76,22 +68,14 @@ func TestAttackApprovalByDirectoryOwner(t *testing.T) {
 		{"template-driven", "apiVersion: catalogbot.dev/v1alpha1\nkind: Config\ncatalogs:\n  pattern: catalogs/{version}\n" + owners, "catalogs/v4.19"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := t.Context()
 			base := map[string]string{".catalogbot.yaml": tc.config, tc.dir + "/foo/catalog.json": pkg("foo"), tc.dir + "/bar/catalog.json": pkg("bar")}
 			head := map[string]string{tc.dir + "/foo/notes.json": deprecation}
 			repo := changeRepo(t, base, head, "bob")
-			rules, st := pipeline.LoadRules(repo, "main")
-			if rules == nil {
-				t.Fatalf("rules: %+v", st)
+			ch := prepareMerge(t, repo)
+			if pkgs := ch.Packages(); !slices.Equal(pkgs, []string{"bar"}) || ch.Outside() {
+				t.Fatalf("changed packages %v (outside %v), want [bar]", pkgs, ch.Outside())
 			}
-			pkgs, outside, err := rules.ChangedPackages(ctx, repo, "main", "pr")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(pkgs, []string{"bar"}) || outside {
-				t.Fatalf("changed packages %v (outside %v), want [bar]", pkgs, outside)
-			}
-			pol, err := rules.ApprovalPolicy(repo, pkgs, outside)
+			pol, err := ch.ApprovalPolicy()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,4 +103,18 @@ func changeRepo(t *testing.T, base, head map[string]string, author string) *gitr
 		t.Fatal(err)
 	}
 	return repo
+}
+
+// prepareMerge prepares the merge of branch pr into main under main's rules.
+func prepareMerge(t *testing.T, repo *gitrepo.Repo) *pipeline.Change {
+	t.Helper()
+	rules, st := pipeline.LoadRules(repo, "main")
+	if rules == nil {
+		t.Fatalf("rules: %+v", st)
+	}
+	ch, err := pipeline.PrepareMerge(t.Context(), repo, rules, "main", "pr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
@@ -23,8 +24,12 @@ type Input struct {
 	Repo *gitrepo.Repo
 	// Base and Head are revisions (SHA, branch, tag): the change is Base..Head.
 	Base, Head string
-	// Rules are the configuration and owners files that decide the change (LoadRules). The bot loads them
-	// from the base branch's current tip; nil loads them from Base.
+	// Change is the prepared change (PrepareMerge: the merge of a pull request's head into its base
+	// branch's tip, what the front-ends with a pull request run); when set, Repo, Base, Head and Rules are
+	// its own and ignored here.
+	Change *Change
+	// Rules are the configuration and owners files that decide the range Base..Head (LoadRules); nil
+	// loads them from Base.
 	Rules *Rules
 	// Author is the login of the change's author; Approvers are logins that approved it (reviews).
 	Author    string
@@ -50,25 +55,33 @@ type Input struct {
 // Run runs the pull-request stages and returns the report. The error is only for failures to run at all
 // (unreadable repository, bad revisions); everything about the change itself is in the report.
 func Run(ctx context.Context, in Input) (*report.Report, error) {
-	base, err := in.Repo.Resolve(in.Base)
-	if err != nil {
-		return nil, err
-	}
-	head, err := in.Repo.Resolve(in.Head)
-	if err != nil {
-		return nil, err
+	var base, head *object.Commit
+	if ch := in.Change; ch != nil {
+		in.Repo, base, head = ch.Repo, ch.Base, ch.Head
+	} else {
+		var err error
+		if base, err = in.Repo.Resolve(in.Base); err != nil {
+			return nil, err
+		}
+		if head, err = in.Repo.Resolve(in.Head); err != nil {
+			return nil, err
+		}
 	}
 	r := &report.Report{
 		Title:   fmt.Sprintf("change %s..%s by %s", short(base.Hash.String()), short(head.Hash.String()), orNone(in.Author)),
 		Outputs: map[string]string{"head_sha": head.Hash.String()},
 	}
-	st := &state{in: in, base: base, head: head}
+	if ch := in.Change; ch != nil && ch.Result == nil {
+		r.Stages = append(r.Stages, ch.conflictStage())
+		return r, nil
+	}
+	st := &state{in: in}
 	cfgStage := st.loadConfig(ctx)
 	if cfgStage.Status != report.Pass {
 		r.Stages = append(r.Stages, cfgStage)
 		return r, nil
 	}
-	dir, cleanup, err := in.Repo.Checkout(ctx, head)
+	dir, cleanup, err := in.Repo.Checkout(ctx, st.head)
 	if err != nil {
 		return nil, err
 	}

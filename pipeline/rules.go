@@ -1,10 +1,8 @@
 package pipeline
 
 import (
-	"context"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -70,24 +68,8 @@ func (r *Rules) OwnersFile(repo *gitrepo.Repo, pkg string) (logins []string, ok 
 	return logins, true, nil
 }
 
-// ChangedPackages are the packages the change base..head touches under the rules' layout, by package
-// identity as the owners stage attributes them (TouchedPackages: a file belongs to the packages its blobs
-// name, not to its directory), sorted; outside says it also changes paths no package holds. The bot and
-// the Action weigh approvals over them (ApprovalPolicy).
-func (r *Rules) ChangedPackages(ctx context.Context, repo *gitrepo.Repo, base, head string) (packages []string, outside bool, err error) {
-	a, err := TouchedPackages(ctx, repo, r.Config, base, head)
-	if err != nil {
-		return nil, false, fmt.Errorf("attributing the change %s..%s to packages: %w", short(base), short(head), err)
-	}
-	for p := range a.Packages {
-		packages = append(packages, p)
-	}
-	sort.Strings(packages)
-	return packages, len(a.Other) > 0, nil
-}
-
-// ApprovalPolicy says who may approve a change to packages (the top directories of the catalog it
-// changes; outside: it also changes paths outside them): the maintainers; the owners of each changed
+// ApprovalPolicy says who may approve a change to packages (those its files belong to, Change.Packages;
+// outside: it also changes paths no package holds): the maintainers; the owners of each changed
 // package (configuration, then owners file) unless it changes more than packages; and anyone with write
 // access when merge.approvers is "write". The bot and the Action both weigh approvals by it.
 func (r *Rules) ApprovalPolicy(repo *gitrepo.Repo, packages []string, outside bool) (approval.Policy, error) {

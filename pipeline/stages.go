@@ -7,7 +7,6 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -27,7 +26,8 @@ type Membership = owners.Membership
 // state is what the stages of one run share.
 type state struct {
 	in         Input
-	base, head *object.Commit
+	change     *Change        // the prepared change (change.go)
+	base, head *object.Commit // what the change lands on, and what lands (Change.Base, Change.Result)
 	headDir    string
 
 	rules    *Rules // where the configuration and owners files come from
@@ -48,57 +48,37 @@ type state struct {
 }
 
 func (s *state) loadConfig(ctx context.Context) report.Stage {
-	rules := s.in.Rules
-	if rules == nil {
-		var st report.Stage
-		if rules, st = LoadRules(s.in.Repo, s.base.Hash.String()); st.Status != report.Pass {
-			return st
+	ch := s.in.Change
+	if ch == nil {
+		rules := s.in.Rules
+		if rules == nil {
+			var st report.Stage
+			if rules, st = LoadRules(s.in.Repo, s.in.Base); st.Status != report.Pass {
+				return st
+			}
+		}
+		var err error
+		if ch, err = PrepareRange(ctx, s.in.Repo, rules, s.in.Base, s.in.Head); err != nil {
+			return ConfigStage(err)
 		}
 	}
-	s.rules, s.cfg, s.noConfig = rules, rules.Config, rules.NoConfig
-	layout, err := LayoutAt(s.cfg, s.base, s.head)
-	if err != nil {
-		st := stageFromErr(err)
-		st.Name = "config"
-		return st
-	}
-	s.layout = layout
-	ch, err := s.detectChanges(ctx)
-	if err != nil {
-		st := stageFromErr(err)
-		st.Name = "config"
-		return st
-	}
-	s.changes = ch
+	s.change, s.base, s.head = ch, ch.Base, ch.Result
+	s.rules, s.cfg, s.noConfig = ch.Rules, ch.Rules.Config, ch.Rules.NoConfig
+	s.layout, s.changes, s.attributed = ch.Layout, ch.changes, ch.Attribution
 	return report.Stage{Name: "config", Status: report.Pass}
+}
+
+// ConfigStage is the config stage of a change that could not be prepared (a layout the configuration
+// cannot resolve, an unreadable revision): by the error's category, as every stage's error.
+func ConfigStage(err error) report.Stage {
+	st := stageFromErr(err)
+	st.Name = "config"
+	return st
 }
 
 func (s *state) catalogDir() string { return path.Clean(s.cfg.Catalog.Dir) }
 
 func (s *state) refsFile() string { return s.cfg.References.File }
-
-// changes is what the change touched.
-type changes struct {
-	paths      []string // every changed path (repository-relative)
-	refEntries []string // touched reference names
-	refsGlobal bool     // the references config's top-level fields changed
-}
-
-// detectChanges lists the changed paths and the references config's changed entries; which packages the
-// paths belong to is the layout's to say (Layout.Attribute).
-func (s *state) detectChanges(ctx context.Context) (*changes, error) {
-	paths, err := s.in.Repo.Changed(ctx, s.base, s.head)
-	if err != nil {
-		return nil, err
-	}
-	c := &changes{paths: paths}
-	if s.refsFile() != "" && slices.Contains(paths, s.refsFile()) {
-		if c.refEntries, c.refsGlobal, err = s.referenceChanges(); err != nil {
-			return nil, err
-		}
-	}
-	return c, nil
-}
 
 // loadSubset loads a partial catalog in full (not lean) mode; load problems are the validate stage's.
 func loadSubset(ctx context.Context, fsys fs.FS) (*catalog.Catalog, error) {
@@ -125,49 +105,6 @@ func forEachBlob(c *catalog.Catalog, fn func(pkg string, pos catalog.Pos)) {
 	for _, o := range c.Others {
 		fn(o.Package, o.Pos)
 	}
-}
-
-// referenceChanges compares the references config field by field between base and head: the names of
-// added, removed or changed entries, and whether its top-level fields changed.
-func (s *state) referenceChanges() (names []string, global bool, err error) {
-	read := func(c *object.Commit) (*render.Config, error) {
-		data, ok, err := s.in.Repo.ReadFile(c, s.refsFile())
-		if err != nil || !ok {
-			return &render.Config{}, err
-		}
-		cfg, _ := render.ParseConfig(data, s.refsFile())
-		if cfg == nil {
-			cfg = &render.Config{}
-		}
-		return cfg, nil
-	}
-	b, err := read(s.base)
-	if err != nil {
-		return nil, false, err
-	}
-	h, err := read(s.head)
-	if err != nil {
-		return nil, false, err
-	}
-	global = b.Name != h.Name || b.Repo != h.Repo || b.Tag != h.Tag
-	old := map[string]string{}
-	for _, r := range b.References {
-		old[r.Name] = r.Image
-	}
-	seen := map[string]bool{}
-	for _, r := range h.References {
-		seen[r.Name] = true
-		if img, ok := old[r.Name]; !ok || img != r.Image {
-			names = append(names, r.Name)
-		}
-	}
-	for n := range old {
-		if !seen[n] {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	return names, global, nil
 }
 
 func (s *state) owners(ctx context.Context) report.Stage {

@@ -21,6 +21,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
 )
 
 // Signature is a commit's author and committer.
@@ -53,23 +54,11 @@ func CommitDir(dir, parent, path, src string, who Signature, message string, whe
 	}
 	sig := object.Signature{Name: who.Name, Email: who.Email, When: when}
 	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root, ParentHashes: []plumbing.Hash{pc.Hash}}
-	h, err := storeObject(st, c)
+	h, err := gitrepo.Store(st, c)
 	if err != nil {
 		return "", fmt.Errorf("commit %s as %s: %w", src, path, err)
 	}
 	return h.String(), nil
-}
-
-type encoder interface {
-	Encode(plumbing.EncodedObject) error
-}
-
-func storeObject(st storer.EncodedObjectStorer, o encoder) (plumbing.Hash, error) {
-	obj := st.NewEncodedObject()
-	if err := o.Encode(obj); err != nil {
-		return plumbing.ZeroHash, err
-	}
-	return st.SetEncodedObject(obj)
 }
 
 // writeDirTree stores the files under src as blobs and trees and returns the root tree's hash.
@@ -98,7 +87,7 @@ func writeDirTree(st storer.EncodedObjectStorer, src string) (plumbing.Hash, err
 			return plumbing.ZeroHash, fmt.Errorf("commit %s: not a regular file or directory", p)
 		}
 	}
-	return storeTree(st, &t)
+	return gitrepo.StoreTree(st, &t)
 }
 
 func writeBlob(st storer.EncodedObjectStorer, path string) (plumbing.Hash, error) {
@@ -121,19 +110,6 @@ func writeBlob(st storer.EncodedObjectStorer, path string) (plumbing.Hash, error
 		return plumbing.ZeroHash, err
 	}
 	return st.SetEncodedObject(obj)
-}
-
-// storeTree sorts a tree's entries the way git does (a directory sorts as its name followed by "/") and
-// stores it.
-func storeTree(st storer.EncodedObjectStorer, t *object.Tree) (plumbing.Hash, error) {
-	key := func(e object.TreeEntry) string {
-		if e.Mode == filemode.Dir {
-			return e.Name + "/"
-		}
-		return e.Name
-	}
-	slices.SortFunc(t.Entries, func(a, b object.TreeEntry) int { return strings.Compare(key(a), key(b)) })
-	return storeObject(st, t)
 }
 
 // replaceSubtree returns the hash of tree (ZeroHash: an empty tree) with the entry at parts set to the
@@ -168,7 +144,7 @@ func replaceSubtree(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []s
 	} else {
 		t.Entries = append(t.Entries, e)
 	}
-	return storeTree(st, &t)
+	return gitrepo.StoreTree(st, &t)
 }
 
 // ErrBranchMoved is returned by Push when the branch is no longer at the commit the pushed one builds on.

@@ -7,6 +7,7 @@ package merge
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks/approval"
@@ -17,7 +18,8 @@ import (
 const (
 	IDChecks         = "checks"              // the checks passed on the head
 	IDCheckedBase    = "checked-base"        // the check ran against the pull request's current base branch
-	IDBaseCurrent    = "base-current"        // the base branch's tip is the one the check read its rules from
+	IDBaseCurrent    = "base-current"        // the base branch's tip is the one the check merged the head into
+	IDCheckApprovals = "check-approvals"     // no approval the check weighed was withdrawn since
 	IDConfig         = "config"              // the base branch's configuration is valid
 	IDApprovals      = "approvals"           // merge.requiredApprovals approvals count
 	IDLabel          = "label"               // a merge.requiredLabels label is set (one condition per label)
@@ -34,10 +36,13 @@ type Check struct {
 	// Verdict is the check's verdict (report.Pass is "pass").
 	Verdict string
 	// HeadSHA is the head it checked; BaseRef the base branch it checked against, BaseTip that branch's
-	// tip it read the configuration and owners from.
+	// tip: the check ran on the merge of HeadSHA into BaseTip, under BaseTip's configuration and owners.
 	HeadSHA, BaseRef, BaseTip string
 	// URL is where its details are ("" when none).
 	URL string
+	// Approvers are the approvals the check weighed (the owners stage may allow a change on one):
+	// approval.Result.Current when it ran.
+	Approvers []string
 }
 
 // Facts are what Decide weighs. The front-end reads them from GitHub (the pull request as it is now),
@@ -48,19 +53,10 @@ type Facts struct {
 	Check *Check
 	// Head, BaseRef are the pull request's current head commit and base branch.
 	Head, BaseRef string
-	// BaseTip is the base branch's tip now ("" when the front-end did not look it up; then it is not
-	// compared). When it differs from Check.BaseTip, the front-end compares the move with the change
-	// (pipeline.BaseMoveOf): BaseMoveHarmless says the move changes neither the rules nor what the pull
-	// request changes; otherwise a move is never merged over.
-	BaseTip          string
-	BaseMoveHarmless bool
-	// BaseMoveRules are the rule files (configuration, owners files) the move changed: the checks must
-	// run again, under the new rules, before anything merges.
-	BaseMoveRules []string
-	// BaseMoveOverlap are the packages that the base branch's move since Check.BaseTip changed and this
-	// pull request changes too: no check saw both changes together, so the branch must be brought up to
-	// date (and its new head checked) before it merges.
-	BaseMoveOverlap []string
+	// BaseTip is the base branch's tip now, read just before merging ("" when the front-end did not look
+	// it up; then it is not compared). The check judged what lands only while it is Check.BaseTip: a tip
+	// that moved is never merged over, the checks run again on the merge into it.
+	BaseTip string
 	// State is "open" or "closed"; Merged, Draft as GitHub says; Mergeable nil while GitHub computes it.
 	State     string
 	Merged    bool
@@ -81,7 +77,7 @@ type Facts struct {
 	// RequiredApprovals and RequiredLabels are merge.requiredApprovals and merge.requiredLabels.
 	RequiredApprovals int
 	RequiredLabels    []string
-	// Approvals are whose approvals count (approval.Evaluate under merge.approvers).
+	// Approvals are whose approvals count (approval.Evaluate under merge.approvers), read when deciding.
 	Approvals approval.Result
 }
 
@@ -116,18 +112,12 @@ func Decide(f Facts) []Condition {
 		add(IDCheckedBase, false, "the checks ran against %s, but the pull request now targets %s: they run again against %s",
 			code(c.BaseRef), code(f.BaseRef), code(f.BaseRef))
 	}
-	switch {
-	case c == nil || f.BaseTip == "" || c.BaseTip == f.BaseTip:
-	case len(f.BaseMoveRules) > 0:
-		add(IDBaseCurrent, false, "%s moved to %s and changed %s after the checks ran against %s: the checks run again under the new rules",
-			code(f.BaseRef), short(f.BaseTip), report.Text(strings.Join(f.BaseMoveRules, ", ")), short(c.BaseTip))
-	case len(f.BaseMoveOverlap) > 0:
-		add(IDBaseCurrent, false, "the base branch moved to %s and changed %s, which this pull request also changes: "+
-			"update the branch (merge or rebase %s) so that one check sees both changes together",
-			short(f.BaseTip), report.Text(strings.Join(f.BaseMoveOverlap, ", ")), code(f.BaseRef))
-	case f.BaseMoveHarmless:
-	default:
-		add(IDBaseCurrent, false, "%s moved to %s after the checks ran against %s: run the checks again", code(f.BaseRef), short(f.BaseTip), short(c.BaseTip))
+	if c != nil && f.BaseTip != "" && c.BaseTip != f.BaseTip {
+		add(IDBaseCurrent, false, "%s moved to %s after the checks of the merge into %s: the checks run again on the merge into %s",
+			code(f.BaseRef), short(f.BaseTip), short(c.BaseTip), short(f.BaseTip))
+	}
+	if gone := Withdrawn(checkApprovers(c), f.Approvals.Current); len(gone) > 0 {
+		add(IDCheckApprovals, false, "the checks weighed approvals withdrawn since (%s): they run again without them", report.Text(strings.Join(gone, ", ")))
 	}
 	if f.ConfigError != "" {
 		add(IDConfig, false, "the base branch's %s is invalid (%s): fix it there; nothing merges until then", f.ConfigFile, report.Text(f.ConfigError))
@@ -168,6 +158,25 @@ func Decide(f Facts) []Condition {
 			strings.Join(f.Approvals.Withdrawn, ", ") + "."})
 	}
 	return out
+}
+
+// Withdrawn are the approvers a check weighed (weighed) whose approval is no longer current (case
+// insensitive), sorted as weighed.
+func Withdrawn(weighed, current []string) []string {
+	var gone []string
+	for _, w := range weighed {
+		if !slices.ContainsFunc(current, func(c string) bool { return strings.EqualFold(c, w) }) {
+			gone = append(gone, w)
+		}
+	}
+	return gone
+}
+
+func checkApprovers(c *Check) []string {
+	if c == nil {
+		return nil
+	}
+	return c.Approvers
 }
 
 // Ready reports whether every condition is met.

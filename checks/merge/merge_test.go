@@ -39,9 +39,7 @@ func TestDecide(t *testing.T) {
 		"head moved":          {func(f *Facts) { f.Head = "h2" }, IDChecks},
 		"retargeted":          {func(f *Facts) { f.BaseRef = "release" }, IDCheckedBase},
 		"base moved":          {func(f *Facts) { f.BaseTip = "t2" }, IDBaseCurrent},
-		"base moved, overlap": {func(f *Facts) { f.BaseTip, f.BaseMoveOverlap = "t2", []string{"etcd"} }, IDBaseCurrent},
-		"base moved, rules":   {func(f *Facts) { f.BaseTip, f.BaseMoveRules = "t2", []string{".catalogbot.yaml"} }, IDBaseCurrent},
-		"rules beat harmless": {func(f *Facts) { f.BaseTip, f.BaseMoveHarmless, f.BaseMoveRules = "t2", true, []string{"OWNERS"} }, IDBaseCurrent},
+		"approval withdrawn":  {func(f *Facts) { f.Check.Approvers = []string{"admin", "alice"} }, IDCheckApprovals},
 		"broken config":       {func(f *Facts) { f.ConfigError = "typo" }, IDConfig},
 		"no approval":         {func(f *Facts) { f.Approvals = approval.Result{} }, IDApprovals},
 		"ineligible approval": {func(f *Facts) { f.Approvals = approval.Result{Current: []string{"x"}, Ineligible: []string{"x"}} }, IDApprovals},
@@ -59,20 +57,16 @@ func TestDecide(t *testing.T) {
 			t.Errorf("%s: unmet %v, want [%s]", name, got, tc.id)
 		}
 	}
-	// A base move the front-end found harmless does not block; an unknown tip is not compared.
+	// An unknown tip is not compared; an approval the check weighed counts again in another case.
 	f := ready()
-	f.BaseTip, f.BaseMoveHarmless = "t2", true
+	f.BaseTip, f.Check.Approvers = "", []string{"ADMIN"}
 	if !Ready(Decide(f)) {
-		t.Error("a harmless base move blocked")
+		t.Error("an unknown tip or a current approval blocked")
 	}
-	f.BaseTip, f.BaseMoveHarmless = "", false
-	if !Ready(Decide(f)) {
-		t.Error("an unknown tip blocked")
-	}
-	// A move that changed a package the pull request changes too asks for the branch to be updated.
-	f.BaseTip, f.BaseMoveOverlap = "t2", []string{"etcd", "foo"}
-	if md := Markdown(Decide(f)); !strings.Contains(md, "changed etcd, foo, which this pull request also changes: update the branch") {
-		t.Errorf("overlap text:\n%s", md)
+	// Any move of the tip blocks, whatever it changed: the check judged the merge into the old tip.
+	f.BaseTip = "t2"
+	if md := Markdown(Decide(f)); !strings.Contains(md, "`main` moved to t2 after the checks of the merge into t1: the checks run again on the merge into t2") {
+		t.Errorf("base move text:\n%s", md)
 	}
 }
 

@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},
 	// front-ends
 	"bot/ghclient":      nil,
-	"bot/gitcache":      {"diag"},
+	"bot/gitcache":      {"diag", "gitrepo"},
 	"bot/queue":         nil,
 	"bot/checkrun":      {"bot/ghclient", "bot/queue", "report"},
 	"bot":               {"bot/checkrun", "bot/ghclient", "bot/gitcache", "bot/queue", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "netdeadline", "pipeline", "registry", "report"},

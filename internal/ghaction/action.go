@@ -107,8 +107,9 @@ func emitError(env Env, err error) error {
 	return err
 }
 
-// runPull runs the pipeline between the pull request's base and head, with the approvals given on the
-// head commit and team membership read with the workflow's token when there is one.
+// runPull runs the pipeline on the merge of the pull request's head into its base branch's tip (the tip
+// now, as GitHub has it, when there is a token; the event's base otherwise), with the approvals given on
+// the head commit and team membership read with the workflow's token when there is one.
 func runPull(ctx context.Context, env Env, data []byte, path string, progress io.Writer, o Options) (*report.Report, error) {
 	ev, err := parseEvent(data, path)
 	if err != nil {
@@ -119,17 +120,31 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 		return nil, err
 	}
 	pr := ev.PullRequest
-	in := pipeline.Input{Repo: repo, Base: pr.Base.SHA, Head: pr.Head.SHA, Author: pr.User.Login,
-		SkipImages: o.SkipImages, Smoke: o.Smoke, Observer: pipeline.TextProgress(progress)}
+	in := pipeline.Input{Repo: repo, Author: pr.User.Login, SkipImages: o.SkipImages, Smoke: o.Smoke, Observer: pipeline.TextProgress(progress)}
 	gh, err := newGitHub(env)
 	if err != nil {
 		return nil, err
 	}
+	tip := pr.Base.SHA
 	var ghRepo ghclient.Repo
 	if gh != nil {
 		if ghRepo, err = ghclient.ParseRepo(ev.Repository.FullName); err != nil {
 			return nil, diag.UsageError(err)
 		}
+		if tip, err = gh.BranchSHA(ctx, ghRepo, pr.Base.Ref); err != nil {
+			return nil, diag.InfraError(err)
+		}
+	}
+	// the change is prepared once: what lands (the merge into the tip), its files, packages and layout
+	c := checked{tip: tip}
+	c.change, c.configError, err = prepare(ctx, repo, tip, pr.Head.SHA)
+	if err != nil {
+		return nil, fmt.Errorf("pull request #%d (%s into %s): %w (check out with fetch-depth: 0 so both revisions are present)", pr.Number, short(pr.Head.SHA), short(tip), err)
+	}
+	if in.Change = c.change; in.Change == nil {
+		in.Base, in.Head = tip, pr.Head.SHA // the tip's configuration is invalid: the config stage says why
+	}
+	if gh != nil {
 		if in.Approvers, err = approvers(ctx, gh, ghRepo, pr.Number, pr.User.Login, pr.Head.SHA); err != nil {
 			return nil, diag.InfraError(err)
 		}
@@ -137,14 +152,15 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 	}
 	r, err := pipeline.Run(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("pull request #%d (%s..%s): %w (check out with fetch-depth: 0 so both revisions are present)", pr.Number, short(pr.Base.SHA), short(pr.Head.SHA), err)
+		return nil, fmt.Errorf("pull request #%d (%s into %s): %w (check out with fetch-depth: 0 so both revisions are present)", pr.Number, short(pr.Head.SHA), short(tip), err)
 	}
 	r.Title = fmt.Sprintf("%s#%d by %s at %s", ev.Repository.FullName, pr.Number, pr.User.Login, short(pr.Head.SHA))
 	if o.Merge {
 		if gh == nil {
 			return nil, diag.UsageError(fmt.Errorf("merge: true needs a token that may merge: pass github-token"))
 		}
-		st, sha := mergeIfReady(ctx, gh, ghRepo, repo, ev, r)
+		c.approvers = in.Approvers
+		st, sha := mergeIfReady(ctx, gh, ghRepo, c, ev, r)
 		r.Stages = append(r.Stages, st)
 		r.Outputs["merged"] = fmt.Sprint(sha != "")
 		if sha != "" {
@@ -152,6 +168,20 @@ func runPull(ctx context.Context, env Env, data []byte, path string, progress io
 		}
 	}
 	return r, nil
+}
+
+// prepare loads the rules of tip and prepares the merge of head into it; nil and why when tip's
+// configuration is invalid (nothing can be decided under it).
+func prepare(ctx context.Context, repo *gitrepo.Repo, tip, head string) (*pipeline.Change, string, error) {
+	rules, st := pipeline.LoadRules(repo, tip)
+	if rules == nil {
+		if st.Err == "" {
+			return nil, st.Summary, nil
+		}
+		return nil, st.Err, nil
+	}
+	ch, err := pipeline.PrepareMerge(ctx, repo, rules, tip, head)
+	return ch, "", err
 }
 
 // emit writes the annotations, the text report, the step summary and the outputs.

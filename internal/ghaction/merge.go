@@ -10,7 +10,6 @@ import (
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
-	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -19,14 +18,24 @@ import (
 // not merge while it is set.
 const HoldLabel = "do-not-merge/hold"
 
+// checked is what the run's check judged: the prepared change (the merge of the head into tip; nil when
+// tip's configuration is invalid, configError says why) and the approvals it weighed.
+type checked struct {
+	change      *pipeline.Change
+	configError string
+	tip         string
+	approvers   []string
+}
+
 // mergeIfReady gathers the facts of the merge decision (checks/merge, the bot's too) and merges the pull
 // request when every condition is met, with the tested head SHA as GitHub's guard (PUT /pulls/{n}/merge
-// with sha): a push after the checks makes GitHub refuse. The rules (required approvals and labels, who
-// may approve under merge.approvers) come from .catalogbot.yaml on the current tip of the pull request's
-// current base branch; the decision holds the run to that base and tip. It returns the merge stage (its
-// Details are the conditions, as the bot's readiness comment lists them) and the merge commit ("" when
-// not merged). Waiting for a label or an approval is not a failure.
-func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, local *gitrepo.Repo, ev *event, r *report.Report) (report.Stage, string) {
+// with sha): a push after the checks makes GitHub refuse. The check ran on the merge of the head into the
+// base branch's tip it read; the tip is read again just before merging and a tip that moved is not merged
+// over (the checks must run again on the merge into it). The rules (required approvals and labels, who
+// may approve under merge.approvers) are that tip's .catalogbot.yaml; approvals are read again now. It
+// returns the merge stage (its Details are the conditions, as the bot's readiness comment lists them) and
+// the merge commit ("" when not merged). Waiting for a label or an approval is not a failure.
+func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, c checked, ev *event, r *report.Report) (report.Stage, string) {
 	pr := ev.PullRequest
 	fail := func(status report.Status, err error) (report.Stage, string) {
 		return report.Stage{Name: "merge", Status: status, Summary: "not merged", Err: err.Error()}, ""
@@ -35,42 +44,20 @@ func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, l
 	if err != nil {
 		return fail(report.Error, err)
 	}
-	tip, err := gh.BranchSHA(ctx, repo, now.BaseRef)
-	if err != nil {
-		return fail(report.Error, err)
-	}
 	f := merge.Facts{
-		Check: &merge.Check{Verdict: string(r.Verdict()), HeadSHA: pr.Head.SHA, BaseRef: pr.Base.Ref, BaseTip: pr.Base.SHA},
-		Head:  now.HeadSHA, BaseRef: now.BaseRef, BaseTip: tip,
+		Check: &merge.Check{Verdict: string(r.Verdict()), HeadSHA: pr.Head.SHA, BaseRef: pr.Base.Ref, BaseTip: c.tip},
+		Head:  now.HeadSHA, BaseRef: now.BaseRef,
 		State: now.State, Merged: now.Merged, Draft: now.Draft, Mergeable: now.Mergeable, Labels: now.Labels,
 		HoldLabel: HoldLabel, ConfigFile: config.ConfigFile,
 	}
-	if _, err := local.Resolve(tip); err != nil {
-		return fail(report.Error, fmt.Errorf("the tip %s of %s is not in the checkout (use fetch-depth: 0): %w", short(tip), now.BaseRef, err))
-	}
-	if tip != pr.Base.SHA && strings.EqualFold(now.BaseRef, pr.Base.Ref) {
-		// the base branch moved since the run's check: what the move changed decides (as in the bot)
-		base, err := local.MergeBase(pr.Base.SHA, pr.Head.SHA)
-		if err != nil {
-			return fail(report.Error, err)
-		}
-		mv, err := pipeline.BaseMoveOf(ctx, local, base, pr.Head.SHA, pr.Base.SHA, tip, nil)
-		if err != nil {
-			return fail(report.Error, err)
-		}
-		f.BaseMoveHarmless, f.BaseMoveRules, f.BaseMoveOverlap = mv.Harmless(), mv.Rules, mv.Overlap
-	}
 	method := config.Default().Merge.Method
-	rules, st := pipeline.LoadRules(local, tip)
-	if rules == nil {
-		f.ConfigError = st.Err
-		if f.ConfigError == "" {
-			f.ConfigError = st.Summary
-		}
+	if c.change == nil {
+		f.ConfigError = c.configError
 	} else {
-		cfg := rules.Config
+		f.Check.Approvers = c.approvers // weighed again below, read now
+		cfg := c.change.Rules.Config
 		method, f.RequiredApprovals, f.RequiredLabels = cfg.Merge.Method, cfg.Merge.RequiredApprovals, cfg.Merge.RequiredLabels
-		pol, err := policyOf(ctx, local, rules, tip, pr.Head.SHA) // the tested change
+		pol, err := c.change.ApprovalPolicy()
 		if err != nil {
 			return fail(report.Error, err)
 		}
@@ -80,6 +67,13 @@ func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, l
 		}
 		if f.Approvals, err = approval.Evaluate(ctx, approval.Input{Head: now.HeadSHA, Author: now.Author, Reviews: reviewsOf(reviews), Policy: pol},
 			lookup{gh: gh, repo: repo}); err != nil {
+			return fail(report.Error, err)
+		}
+	}
+	// the tip last, just before the merge: the check is of the merge into c.tip (a pull request retargeted
+	// since is refused as checked against another base)
+	if strings.EqualFold(now.BaseRef, pr.Base.Ref) {
+		if f.BaseTip, err = gh.BranchSHA(ctx, repo, now.BaseRef); err != nil {
 			return fail(report.Error, err)
 		}
 	}
@@ -107,20 +101,6 @@ func mergeIfReady(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, l
 	}
 	return report.Stage{Name: "merge", Status: report.Pass, Details: details,
 		Summary: fmt.Sprintf("merged %s into %s as %s (%s)", short(pr.Head.SHA), now.BaseRef, short(sha), method)}, sha
-}
-
-// policyOf is who may approve the change from the merge base of tip and head to head, under the rules of
-// tip (as the bot weighs it).
-func policyOf(ctx context.Context, local *gitrepo.Repo, rules *pipeline.Rules, tip, head string) (approval.Policy, error) {
-	base, err := local.MergeBase(tip, head)
-	if err != nil {
-		return approval.Policy{}, err
-	}
-	pkgs, outside, err := rules.ChangedPackages(ctx, local, base, head)
-	if err != nil {
-		return approval.Policy{}, err
-	}
-	return rules.ApprovalPolicy(local, pkgs, outside)
 }
 
 func reviewsOf(rs []ghclient.Review) []approval.Review {

@@ -73,3 +73,11 @@ func (g *testGit) commit(author string, files map[string]string) string {
 	}
 	return h.String()
 }
+
+// checkout creates branch at the commit from and checks it out (the work tree becomes from's).
+func (g *testGit) checkout(branch, from string) {
+	g.t.Helper()
+	if err := g.wt.Checkout(&git.CheckoutOptions{Hash: plumbing.NewHash(from), Branch: plumbing.NewBranchReferenceName(branch), Create: true, Force: true}); err != nil {
+		g.t.Fatal(err)
+	}
+}

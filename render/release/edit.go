@@ -1,0 +1,158 @@
+package release
+
+import (
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Bundle is what a release adds: the bundle's package, its ClusterServiceVersion's name and the image
+// reference templates name it by.
+type Bundle struct {
+	Package, Name, Image string
+}
+
+// EditBasic returns the basic template data with b released as t says: each channel t names that the
+// template lacks is added after the last entry (as upstream adds it, with the bundle's entry), the
+// olm.bundle image after them, and b's channel entry (name, replaces, skips, skipRange) after the last
+// entry of each channel it already has. No line of data changes.
+func EditBasic(data []byte, t Target, b Bundle) ([]byte, error) {
+	doc, root, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	_, entries := field(root, "entries")
+	if entries == nil {
+		return nil, fmt.Errorf("the basic template has no entries")
+	}
+	top, err := dashColumn(data, entries, "entries")
+	if err != nil {
+		return nil, err
+	}
+	channels := map[string]*yaml.Node{}
+	hasImage := false
+	for _, e := range entries.Content {
+		_, schema := field(e, "schema")
+		if schema == nil {
+			continue
+		}
+		switch schema.Value {
+		case "olm.channel":
+			if _, name := field(e, "name"); name != nil {
+				channels[name.Value] = e
+			}
+		case "olm.bundle":
+			if _, img := field(e, "image"); img != nil && img.Value == b.Image {
+				hasImage = true
+			}
+		}
+	}
+	var ins []insertion
+	end := after(data, doc, entries)
+	for _, ch := range t.Channels {
+		e := channels[ch]
+		if e == nil {
+			var w text
+			w.pair(top, true, "schema", "olm.channel")
+			w.pair(top+2, false, "name", ch)
+			w.pair(top+2, false, "package", b.Package)
+			w.key(top+2, false, "entries")
+			entry(&w, top+2, t, b)
+			ins = append(ins, insertion{end, w.Bytes()})
+			continue
+		}
+		_, list := field(e, "entries")
+		if list == nil {
+			return nil, fmt.Errorf("line %d: channel %q has no entries list; edit it by hand", e.Line, ch)
+		}
+		col, err := dashColumn(data, list, fmt.Sprintf("channel %q's entries", ch))
+		if err != nil {
+			return nil, err
+		}
+		var w text
+		entry(&w, col, t, b)
+		ins = append(ins, insertion{after(data, doc, list), w.Bytes()})
+	}
+	if !hasImage {
+		var w text
+		w.pair(top, true, "schema", "olm.bundle")
+		w.pair(top+2, false, "image", b.Image)
+		ins = append(ins, insertion{end, w.Bytes()})
+	}
+	return check(data, splice(data, ins))
+}
+
+// entry writes b's channel entry as an item at column col.
+func entry(w *text, col int, t Target, b Bundle) {
+	w.pair(col, true, "name", b.Name)
+	if t.Replaces != "" {
+		w.pair(col+2, false, "replaces", t.Replaces)
+	}
+	if len(t.Skips) > 0 {
+		w.key(col+2, false, "skips")
+		for _, s := range t.Skips {
+			w.WriteString(fmt.Sprintf("%*s- %s\n", col+2, "", scalar(s)))
+		}
+	}
+	if t.SkipRange != "" {
+		w.pair(col+2, false, "skipRange", t.SkipRange)
+	}
+}
+
+// EditSemver returns the semver template data with b's image added at the end of the Bundles list of
+// each channel t names (Candidate, Fast, Stable), a channel the template lacks added at its end. No line
+// of data changes.
+func EditSemver(data []byte, t Target, b Bundle) ([]byte, error) {
+	doc, root, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	var ins []insertion
+	for _, ch := range t.Channels {
+		_, c := field(root, ch)
+		if c == nil {
+			var w text
+			w.key(0, false, ch)
+			w.key(2, false, "Bundles")
+			w.pair(2, true, "Image", b.Image)
+			ins = append(ins, insertion{after(data, doc, root), w.Bytes()})
+			continue
+		}
+		_, list := field(c, "Bundles")
+		if list == nil {
+			return nil, fmt.Errorf("line %d: %s has no Bundles list; edit it by hand", c.Line, ch)
+		}
+		col, err := dashColumn(data, list, ch+".Bundles")
+		if err != nil {
+			return nil, err
+		}
+		var w text
+		w.pair(col, true, "Image", b.Image)
+		ins = append(ins, insertion{after(data, doc, list), w.Bytes()})
+	}
+	return check(data, splice(data, ins))
+}
+
+// parse reads a template into its document and top mapping.
+func parse(data []byte) (*yaml.Node, *yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, nil, err
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, nil, fmt.Errorf("not a mapping")
+	}
+	return &doc, doc.Content[0], nil
+}
+
+// check makes sure the edit kept every line of data, in order, and still parses.
+func check(data, out []byte) ([]byte, error) {
+	var v any
+	if err := yaml.Unmarshal(out, &v); err != nil {
+		return nil, fmt.Errorf("the edited template does not parse (%v); edit it by hand", err)
+	}
+	if !keepsLines(data, out) {
+		return nil, fmt.Errorf("the edit would change lines of the template; edit it by hand")
+	}
+	return out, nil
+}

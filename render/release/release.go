@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -160,4 +161,11 @@ func (r *Release) Jobs(catalogs []template.Catalog) ([]template.Job, []string, e
 		}
 	}
 	return out, warnings, nil
+}
+
+// Render renders jobs (the release's Jobs), the bundle from its directory (as the image built from it
+// renders) and every other image from next, concurrency jobs at a time; it writes nothing.
+func (r *Release) Render(ctx context.Context, jobs []template.Job, next template.Source, concurrency int, progress io.Writer) []template.Result {
+	src := &template.Local{Image: r.Bundle.Image, Rendered: r.Rendered, Next: next}
+	return template.RenderJobs(ctx, r.Root, jobs, src, concurrency, false, progress)
 }

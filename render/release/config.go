@@ -2,6 +2,8 @@ package release
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -79,6 +81,11 @@ func ParseConfig(file string, data []byte) ([]Target, error) {
 			}
 			if v.Kind == yaml.ScalarNode && k.Value != "channels" && k.Value != "skips" && v.ShortTag() != "!!str" {
 				return nil, diag.InvalidError(fmt.Errorf("%s:%d: %s must be a string", file, v.Line, k.Value))
+			}
+			for _, n := range append([]*yaml.Node{v}, v.Content...) {
+				if n.Kind == yaml.ScalarNode && strings.ContainsFunc(n.Value, unicode.IsControl) {
+					return nil, diag.InvalidError(fmt.Errorf("%s:%d: %s: a name has no line breaks or control characters", file, n.Line, k.Value))
+				}
 			}
 		}
 		if t.Template == "" {

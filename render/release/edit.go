@@ -79,7 +79,14 @@ func EditBasic(data []byte, t Target, b Bundle) ([]byte, error) {
 		w.pair(top+2, false, "image", b.Image)
 		ins = append(ins, insertion{end, w.Bytes()})
 	}
-	return check(data, splice(data, ins))
+	out, err := check(data, splice(data, ins))
+	if err != nil {
+		return nil, err
+	}
+	if err := verifyBasic(data, out, t, b, !hasImage); err != nil {
+		return nil, fmt.Errorf("the edit does not read back as the release (%v); edit the template by hand", err)
+	}
+	return out, nil
 }
 
 // entry writes b's channel entry as an item at column col.
@@ -130,7 +137,14 @@ func EditSemver(data []byte, t Target, b Bundle) ([]byte, error) {
 		w.pair(col, true, "Image", b.Image)
 		ins = append(ins, insertion{after(data, doc, list), w.Bytes()})
 	}
-	return check(data, splice(data, ins))
+	out, err := check(data, splice(data, ins))
+	if err != nil {
+		return nil, err
+	}
+	if err := verifySemver(data, out, t, b); err != nil {
+		return nil, fmt.Errorf("the edit does not read back as the release (%v); edit the template by hand", err)
+	}
+	return out, nil
 }
 
 // parse reads a template into its document and top mapping.

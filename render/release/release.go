@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
@@ -38,7 +39,11 @@ func Image(pattern, pkg, version string) (string, error) {
 	if !strings.Contains(pattern, "{version}") {
 		return "", diag.UsageError(fmt.Errorf("release.bundleImage %q: the pattern must name {version} (such as registry/prefix/{package}:{version})", pattern))
 	}
-	return strings.NewReplacer("{package}", pkg, "{version}", version).Replace(pattern), nil
+	image := strings.NewReplacer("{package}", pkg, "{version}", version).Replace(pattern)
+	if _, err := name.ParseReference(image, name.StrictValidation); err != nil {
+		return "", diag.UsageError(fmt.Errorf("release.bundleImage %q for %s %s: %q is not an image reference: %w", pattern, pkg, version, image, err))
+	}
+	return image, nil
 }
 
 // Load reads the release of bundle directory dir (relative to root: operators/<package>/<version>),
@@ -68,7 +73,7 @@ func read(root, dir, pattern string) (*Release, error) {
 	r := &Release{Root: root, Dir: dir, Package: parts[1], Version: parts[2],
 		ConfigFile: path.Join(dir, ConfigFile), CIFile: path.Join(template.OperatorsDir, parts[1], template.CIFile)}
 	var err error
-	if r.configData, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(r.ConfigFile))); err != nil {
+	if r.configData, err = readFile(root, r.ConfigFile, maxConfigSize); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, diag.UsageError(fmt.Errorf("%s: the bundle has no %s, so it names no template to release into", dir, ConfigFile))
 		}
@@ -77,7 +82,7 @@ func read(root, dir, pattern string) (*Release, error) {
 	if r.Targets, err = ParseConfig(r.ConfigFile, r.configData); err != nil {
 		return nil, err
 	}
-	if r.ciData, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(r.CIFile))); err != nil {
+	if r.ciData, err = readFile(root, r.CIFile, template.MaxCISize); err != nil {
 		return nil, diag.UsageError(fmt.Errorf("reading the package's %s: %w", r.CIFile, err))
 	}
 	if r.Mappings, err = template.ParseCI(r.ciData, r.CIFile); err != nil {
@@ -113,8 +118,11 @@ type Change struct {
 }
 
 // Apply computes the edited templates (it writes nothing): one Change per template, in the order the
-// release configuration names them. Validate first: Apply refuses only what it cannot edit.
+// release configuration names them. A release Validate refuses is refused (with its first diagnostic).
 func (r *Release) Apply() ([]Change, error) {
+	if ds := r.Validate(); len(ds) > 0 {
+		return nil, diag.InvalidError(fmt.Errorf("release %s refused (%d problems): %s", r.Dir, len(ds), ds[0].String()))
+	}
 	var out []Change
 	for _, t := range r.Targets {
 		m := r.mapping(t.Template)
@@ -122,7 +130,7 @@ func (r *Release) Apply() ([]Change, error) {
 			return nil, diag.InvalidError(fmt.Errorf("%s:%d: template %q is not mapped in %s", r.ConfigFile, t.Line, t.Template, r.CIFile))
 		}
 		file := r.templateFile(t.Template)
-		data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(file)))
+		data, err := readFile(r.Root, file, template.MaxTemplateSize)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", file, err)
 		}
@@ -168,4 +176,14 @@ func (r *Release) Jobs(catalogs []template.Catalog) ([]template.Job, []string, e
 func (r *Release) Render(ctx context.Context, jobs []template.Job, next template.Source, concurrency int, progress io.Writer) []template.Result {
 	src := &template.Local{Image: r.Bundle.Image, Rendered: r.Rendered, Next: next}
 	return template.RenderJobs(ctx, r.Root, jobs, src, concurrency, false, progress)
+}
+
+// readFile reads a regular file of at most limit bytes under root (name slash-separated) as the template
+// renderer reads templates: through an os.Root, so no symbolic link leads the release outside the repository.
+func readFile(root, name string, limit int64) ([]byte, error) {
+	data, err := template.ReadFile(root, name, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return data, nil
 }

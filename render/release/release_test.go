@@ -35,7 +35,7 @@ func TestReleaseKeepsLinesUpstreamRewrote(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range changes {
-		want := readFile(t, f.dir+"/after/"+c.File)
+		want := readTestFile(t, f.dir+"/after/"+c.File)
 		if bytes.Equal(c.After, want) {
 			t.Errorf("%s: came out as upstream's, which rewrote a line it did not change", c.File)
 		}

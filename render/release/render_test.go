@@ -23,7 +23,7 @@ func releaseAndRender(t *testing.T, id string) (string, map[string][]byte) {
 	if err := os.CopyFS(root, os.DirFS(filepath.Join(dir, "before"))); err != nil {
 		t.Fatal(err)
 	}
-	subject := strings.Fields(strings.Split(string(readFile(t, filepath.Join(dir, "commit.txt"))), "\n")[2])
+	subject := strings.Fields(strings.Split(string(readTestFile(t, filepath.Join(dir, "commit.txt"))), "\n")[2])
 	ctx := context.Background()
 	r, err := Load(ctx, root, "operators/"+subject[1]+"/"+subject[2], upstreamPattern)
 	if err != nil {
@@ -83,7 +83,7 @@ func TestReleaseRendersUpstreamCatalogs(t *testing.T) {
 		t.Run(id, func(t *testing.T) {
 			root, want := releaseAndRender(t, id)
 			for file, w := range want {
-				got := readFile(t, filepath.Join(root, file))
+				got := readTestFile(t, filepath.Join(root, file))
 				if !bytes.Equal(got, w) {
 					t.Errorf("%s differs from upstream's commit (%d bytes, upstream %d)", file, len(got), len(w))
 				}

@@ -72,7 +72,7 @@ func checkUpstream(t *testing.T, id string) {
 	}
 }
 
-func readFile(t *testing.T, name string) []byte {
+func readTestFile(t *testing.T, name string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.FromSlash(name))
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
 
@@ -33,7 +31,7 @@ func (r *Release) Validate() []diag.Diagnostic {
 			continue // policy-release-config said so
 		}
 		file := r.templateFile(t.Template)
-		data, err := os.ReadFile(filepath.Join(r.Root, filepath.FromSlash(file)))
+		data, err := readFile(r.Root, file, template.MaxTemplateSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			add(r.ConfigFile, t.Line, "create the template first (catalogbot release adds to existing templates)", "template %s does not exist", file)
 			continue

@@ -27,3 +27,7 @@ func (l *Local) Bundle(ctx context.Context, image string, csvMetadata bool) (*Bu
 	}
 	return e.bundleOf(csvMetadata)
 }
+
+// ReadFile reads repository file name (slash-separated) under root as templates are read: through an
+// os.Root, a regular file of at most limit bytes.
+func ReadFile(root, name string, limit int64) ([]byte, error) { return readCapped(root, name, limit) }

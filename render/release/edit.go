@@ -49,15 +49,12 @@ func EditBasic(data []byte, t Target, b Bundle) ([]byte, error) {
 	}
 	var ins []insertion
 	end := after(data, doc, entries)
+	newW := func() *text { return newText(data) }
 	for _, ch := range t.Channels {
 		e := channels[ch]
 		if e == nil {
-			var w text
-			w.pair(top, true, "schema", "olm.channel")
-			w.pair(top+2, false, "name", ch)
-			w.pair(top+2, false, "package", b.Package)
-			w.key(top+2, false, "entries")
-			entry(&w, top+2, t, b)
+			w := newW()
+			channel(w, top, ch, t, b)
 			ins = append(ins, insertion{end, w.Bytes()})
 			continue
 		}
@@ -69,12 +66,12 @@ func EditBasic(data []byte, t Target, b Bundle) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		var w text
-		entry(&w, col, t, b)
+		w := newW()
+		entry(w, col, t, b)
 		ins = append(ins, insertion{after(data, doc, list), w.Bytes()})
 	}
 	if !hasImage {
-		var w text
+		w := newW()
 		w.pair(top, true, "schema", "olm.bundle")
 		w.pair(top+2, false, "image", b.Image)
 		ins = append(ins, insertion{end, w.Bytes()})
@@ -87,6 +84,15 @@ func EditBasic(data []byte, t Target, b Bundle) ([]byte, error) {
 		return nil, fmt.Errorf("the edit does not read back as the release (%v); edit the template by hand", err)
 	}
 	return out, nil
+}
+
+// channel writes a channel item at column col holding b's entry, as upstream adds a channel.
+func channel(w *text, col int, name string, t Target, b Bundle) {
+	w.pair(col, true, "schema", "olm.channel")
+	w.pair(col+2, false, "name", name)
+	w.pair(col+2, false, "package", b.Package)
+	w.key(col+2, false, "entries")
+	entry(w, col+2, t, b)
 }
 
 // entry writes b's channel entry as an item at column col.
@@ -118,10 +124,8 @@ func EditSemver(data []byte, t Target, b Bundle) ([]byte, error) {
 	for _, ch := range t.Channels {
 		_, c := field(root, ch)
 		if c == nil {
-			var w text
-			w.key(0, false, ch)
-			w.key(2, false, "Bundles")
-			w.pair(2, true, "Image", b.Image)
+			w := newText(data)
+			semverChannel(w, ch, b)
 			ins = append(ins, insertion{after(data, doc, root), w.Bytes()})
 			continue
 		}
@@ -133,7 +137,7 @@ func EditSemver(data []byte, t Target, b Bundle) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		var w text
+		w := newText(data)
 		w.pair(col, true, "Image", b.Image)
 		ins = append(ins, insertion{after(data, doc, list), w.Bytes()})
 	}
@@ -169,4 +173,42 @@ func check(data, out []byte) ([]byte, error) {
 		return nil, fmt.Errorf("the edit would change lines of the template; edit it by hand")
 	}
 	return out, nil
+}
+
+// semverChannel writes a semver template's channel holding b's image.
+func semverChannel(w *text, ch string, b Bundle) {
+	w.key(0, false, ch)
+	w.key(2, false, "Bundles")
+	w.pair(2, true, "Image", b.Image)
+}
+
+// CreateBasic is a new basic template releasing b as t says, as upstream creates one: the package (its
+// default channel t's first), a channel per t's channel holding b's entry, then b's image.
+func CreateBasic(t Target, b Bundle) []byte {
+	w := &text{wrap: true}
+	w.WriteString("---\n")
+	w.pair(0, false, "schema", "olm.template.basic")
+	w.key(0, false, "entries")
+	w.pair(0, true, "schema", "olm.package")
+	w.pair(2, false, "name", b.Package)
+	w.pair(2, false, "defaultChannel", t.Channels[0])
+	for _, ch := range t.Channels {
+		channel(w, 0, ch, t, b)
+	}
+	w.pair(0, true, "schema", "olm.bundle")
+	w.pair(2, false, "image", b.Image)
+	return w.Bytes()
+}
+
+// CreateSemver is a new semver template releasing b into t's channels, as upstream creates one (major
+// and minor channels generated).
+func CreateSemver(t Target, b Bundle) []byte {
+	w := &text{wrap: true}
+	w.WriteString("---\n")
+	w.pair(0, false, "Schema", "olm.semver")
+	w.WriteString("GenerateMajorChannels: true\nGenerateMinorChannels: true\n")
+	for _, ch := range t.Channels {
+		semverChannel(w, ch, b)
+	}
+	return w.Bytes()
 }

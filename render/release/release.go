@@ -111,7 +111,7 @@ func (r *Release) templateFile(name string) string {
 	return path.Join(template.OperatorsDir, r.Package, template.TemplatesDir, name)
 }
 
-// Change is one template file a release rewrites.
+// Change is one template file a release rewrites (Before nil: it creates it).
 type Change struct {
 	File          string
 	Before, After []byte
@@ -131,14 +131,20 @@ func (r *Release) Apply() ([]Change, error) {
 		}
 		file := r.templateFile(t.Template)
 		data, err := readFile(r.Root, file, template.MaxTemplateSize)
-		if err != nil {
+		missing := errors.Is(err, fs.ErrNotExist)
+		if err != nil && !missing {
 			return nil, fmt.Errorf("reading %s: %w", file, err)
 		}
+		err = nil
 		var after []byte
-		switch m.Type {
-		case template.SchemaBasic:
+		switch {
+		case missing && m.Type == template.SchemaBasic:
+			after = CreateBasic(t, r.Bundle)
+		case missing && m.Type == template.SchemaSemver:
+			after = CreateSemver(t, r.Bundle)
+		case m.Type == template.SchemaBasic:
 			after, err = EditBasic(data, t, r.Bundle)
-		case template.SchemaSemver:
+		case m.Type == template.SchemaSemver:
 			after, err = EditSemver(data, t, r.Bundle)
 		default:
 			err = fmt.Errorf("a %s template cannot take a release (basic and semver templates can)", m.Type)

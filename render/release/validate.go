@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"go.yaml.in/yaml/v3"
 
@@ -33,7 +34,11 @@ func (r *Release) Validate() []diag.Diagnostic {
 		file := r.templateFile(t.Template)
 		data, err := readFile(r.Root, file, template.MaxTemplateSize)
 		if errors.Is(err, fs.ErrNotExist) {
-			add(r.ConfigFile, t.Line, "create the template first (catalogbot release adds to existing templates)", "template %s does not exist", file)
+			// created with the bundle alone (Apply), so nothing can be replaced
+			if t.Replaces != "" {
+				add(r.ConfigFile, t.ReplacesLine, "a new template has no bundle to replace: drop replaces",
+					"template %s does not exist yet, so no channel has %q, the bundle %s replaces", file, t.Replaces, r.Bundle.Name)
+			}
 			continue
 		}
 		if err != nil {
@@ -49,10 +54,12 @@ func (r *Release) Validate() []diag.Diagnostic {
 		case template.SchemaBasic:
 			r.validateBasic(root, t, file, add)
 		case template.SchemaSemver:
-			for _, img := range semverImages(root) {
-				if img.Value == r.Bundle.Image {
-					add(file, img.Line, "the bundle is released already; a new version needs a new bundle directory",
-						"%s already holds %s (released by %s:%d)", file, r.Bundle.Image, r.ConfigFile, t.Line)
+			for _, ch := range t.Channels {
+				for _, img := range semverImages(root, ch) {
+					if img.Value == r.Bundle.Image {
+						add(file, img.Line, "the bundle is released already; a new version needs a new bundle directory",
+							"%s already holds %s in %s (released by %s:%d)", file, r.Bundle.Image, ch, r.ConfigFile, t.Line)
+					}
 				}
 			}
 		default:
@@ -62,37 +69,30 @@ func (r *Release) Validate() []diag.Diagnostic {
 	return diag.Sort(ds)
 }
 
-// validateBasic checks a basic template's replaces target and that the bundle is not in it.
+// validateBasic checks a basic template's replaces target, and that no channel the release names has the
+// bundle already (its image in the template is no refusal: a bundle released into another channel keeps
+// its one olm.bundle).
 func (r *Release) validateBasic(root *yaml.Node, t Target, file string, add func(string, int, string, string, ...any)) {
 	_, entries := field(root, "entries")
 	names := map[string]bool{}
 	if entries != nil {
 		for _, e := range entries.Content {
 			_, schema := field(e, "schema")
-			if schema == nil {
+			_, list := field(e, "entries")
+			if schema == nil || schema.Value != "olm.channel" || list == nil {
 				continue
 			}
-			switch schema.Value {
-			case "olm.channel":
-				_, list := field(e, "entries")
-				if list == nil {
+			_, ch := field(e, "name")
+			named := ch != nil && slices.Contains(t.Channels, ch.Value)
+			for _, ce := range list.Content {
+				_, name := field(ce, "name")
+				if name == nil {
 					continue
 				}
-				for _, ce := range list.Content {
-					_, name := field(ce, "name")
-					if name == nil {
-						continue
-					}
-					names[name.Value] = true
-					if name.Value == r.Bundle.Name {
-						add(file, name.Line, "the bundle is released already; a new version needs a new bundle directory",
-							"%s already has a channel entry for %s (released by %s:%d)", file, r.Bundle.Name, r.ConfigFile, t.Line)
-					}
-				}
-			case "olm.bundle":
-				if _, img := field(e, "image"); img != nil && img.Value == r.Bundle.Image {
-					add(file, img.Line, "the bundle is released already; a new version needs a new bundle directory",
-						"%s already names the image %s (released by %s:%d)", file, r.Bundle.Image, r.ConfigFile, t.Line)
+				names[name.Value] = true
+				if named && name.Value == r.Bundle.Name {
+					add(file, name.Line, "the bundle is released already; a new version needs a new bundle directory",
+						"%s: channel %s already has an entry for %s (released by %s:%d)", file, ch.Value, r.Bundle.Name, r.ConfigFile, t.Line)
 				}
 			}
 		}
@@ -103,18 +103,17 @@ func (r *Release) validateBasic(root *yaml.Node, t Target, file string, add func
 	}
 }
 
-// semverImages are the Image values of every channel's Bundles list of a semver template.
-func semverImages(root *yaml.Node) []*yaml.Node {
+// semverImages are the Image values of channel ch's Bundles list of a semver template.
+func semverImages(root *yaml.Node, ch string) []*yaml.Node {
 	var out []*yaml.Node
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		_, list := field(root.Content[i+1], "Bundles")
-		if list == nil {
-			continue
-		}
-		for _, b := range list.Content {
-			if _, img := field(b, "Image"); img != nil {
-				out = append(out, img)
-			}
+	_, c := field(root, ch)
+	_, list := field(c, "Bundles")
+	if list == nil {
+		return nil
+	}
+	for _, b := range list.Content {
+		if _, img := field(b, "Image"); img != nil {
+			out = append(out, img)
 		}
 	}
 	return out

@@ -46,7 +46,7 @@ func TestValidateRefusesWithFileAndLine(t *testing.T) {
 		{name: "replaces target missing", id: "ed1800b0e", cfg: "catalog_templates:\n- template_name: basic.yaml\n  channels: [alpha]\n  replaces: jumpstarter-operator.v0.8.9\n",
 			file: rc, line: 4, msg: `no channel has "jumpstarter-operator.v0.8.9"`},
 		{name: "version already in the template", id: "ed1800b0e", cfg: "catalog_templates:\n- template_name: basic.yaml\n  channels: [alpha]\n",
-			csv: "jumpstarter-operator.v0.8.1", file: "operators/jumpstarter-operator/catalog-templates/basic.yaml", line: 15, msg: "already has a channel entry for jumpstarter-operator.v0.8.1"},
+			csv: "jumpstarter-operator.v0.8.1", file: "operators/jumpstarter-operator/catalog-templates/basic.yaml", line: 15, msg: "channel alpha already has an entry for jumpstarter-operator.v0.8.1"},
 		{name: "semver channel", id: "a8565d621", cfg: "catalog_templates:\n- template_name: semver.yaml\n  channels: [stable]\n",
 			file: "operators/dotvirt-operator/0.0.32/release-config.yaml", line: 3, msg: `channel "stable" is not one of`},
 	} {
@@ -70,15 +70,25 @@ func TestValidateRefusesWithFileAndLine(t *testing.T) {
 	}
 }
 
-// The mapped template missing from the package is refused on the release-config.yaml's line.
-func TestValidateRefusesMissingTemplate(t *testing.T) {
-	r := withConfig(t, "ed1800b0e", "catalog_templates:\n- template_name: basic.yaml\n  channels: [alpha]\n  replaces: jumpstarter-operator.v0.9.0-rc.2\n")
+// A mapped template missing from the package is created with the bundle alone, so a replaces target is
+// refused on its line; without replaces the template is created.
+func TestValidateMissingTemplate(t *testing.T) {
+	cfg := "catalog_templates:\n- template_name: basic.yaml\n  channels: [alpha]\n  replaces: jumpstarter-operator.v0.9.0-rc.2\n"
+	r := withConfig(t, "ed1800b0e", cfg)
 	if err := os.Remove(filepath.Join(r.Root, "operators/jumpstarter-operator/catalog-templates/basic.yaml")); err != nil {
 		t.Fatal(err)
 	}
 	ds := r.Validate()
-	if len(ds) != 1 || ds[0].Line != 2 || !strings.Contains(ds[0].Message, "does not exist") {
+	if len(ds) != 1 || ds[0].Line != 4 || !strings.Contains(ds[0].Message, "does not exist yet") {
 		t.Fatalf("got %v", ds)
+	}
+	if err := os.WriteFile(filepath.Join(r.Root, r.ConfigFile), []byte("catalog_templates:\n- template_name: basic.yaml\n  channels: [alpha]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := read(r.Root, r.Dir, upstreamPattern); err != nil {
+		t.Fatal(err)
+	} else if ds := r.Validate(); len(ds) > 0 {
+		t.Fatalf("refused: %v", ds)
 	}
 }
 

@@ -13,8 +13,31 @@ import (
 // would end past it starts on the next line, indented two more than its key.
 const width = 80
 
-// text builds inserted lines as ruamel.yaml writes them.
-type text struct{ bytes.Buffer }
+// text builds inserted lines as ruamel.yaml writes them. wrap says long scalars go on the next line, as
+// upstream's writer has since mid-2025; before, it wrote them on one line (widthOf tells which a template
+// was written by).
+type text struct {
+	bytes.Buffer
+	wrap bool
+}
+
+// newText is a writer in data's style.
+func newText(data []byte) *text { return &text{wrap: !hasLongLine(data)} }
+
+// hasLongLine reports whether data has a "key: value" line (or "- key: value") longer than width whose
+// plain value could have gone on the next line: then its writer did not wrap.
+func hasLongLine(data []byte) bool {
+	for _, l := range lines(data) {
+		if len([]rune(l)) <= width {
+			continue
+		}
+		t := strings.TrimPrefix(strings.TrimLeft(l, " "), "- ")
+		if k, v, ok := strings.Cut(t, ": "); ok && !strings.ContainsAny(k, " '\"") && v != "" && !strings.ContainsAny(v[:1], "'\"|>[{") && !strings.Contains(v, " ") {
+			return true
+		}
+	}
+	return false
+}
 
 // pair writes "key: value" at column col (prefix "- " when item), the value quoted as ruamel quotes it.
 func (t *text) pair(col int, item bool, key, value string) {
@@ -26,7 +49,7 @@ func (t *text) pair(col int, item bool, key, value string) {
 	}
 	v := scalar(value)
 	line := prefix + key + ": " + v
-	if len([]rune(line)) > width && !strings.HasPrefix(v, "'") {
+	if t.wrap && len([]rune(line)) > width && !strings.HasPrefix(v, "'") {
 		line = prefix + key + ": \n" + strings.Repeat(" ", keyCol+2) + v
 	}
 	t.WriteString(line + "\n")

@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"render/bundle":                    {"catalog", "diag", "render/bundle/internal/kubetypes"},
 	"render":                           {"catalog", "diag", "filetree", "registry", "render/bundle"},
 	"render/template":                  {"catalog", "checks/validate", "config", "diag", "filetree", "render", "render/bundle"},
-	"render/release":                   {"catalog", "checks/policy", "diag", "render/bundle", "render/template"}, // a bundle directory's release-config.yaml applied to its templates
+	"render/release":                   {"catalog", "checks/policy", "diag", "render", "render/bundle", "render/template"}, // a bundle directory's release-config.yaml applied to its templates
 	// orchestration
 	"pipeline": {"build", "catalog", "checks/approval", "checks/graph", "checks/images", "checks/owners", "checks/policy", "checks/smoke", "checks/validate",
 		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},

@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/render/template"
 )
 
 // ConfigFile is the release configuration's name in a bundle directory.
@@ -97,14 +98,4 @@ func ParseConfig(file string, data []byte) ([]Target, error) {
 }
 
 // field is the key and value nodes of key in mapping m (nil when absent).
-func field(m *yaml.Node, key string) (k, v *yaml.Node) {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil, nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i], m.Content[i+1]
-		}
-	}
-	return nil, nil
-}
+func field(m *yaml.Node, key string) (k, v *yaml.Node) { return template.Field(m, key) }

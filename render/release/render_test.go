@@ -19,10 +19,7 @@ import (
 func releaseAndRender(t *testing.T, id string) (string, map[string][]byte) {
 	t.Helper()
 	dir := filepath.Join("testdata", "render", id)
-	root := t.TempDir()
-	if err := os.CopyFS(root, os.DirFS(filepath.Join(dir, "before"))); err != nil {
-		t.Fatal(err)
-	}
+	root := copyDir(t, filepath.Join(dir, "before"))
 	subject := strings.Fields(strings.Split(string(readTestFile(t, filepath.Join(dir, "commit.txt"))), "\n")[2])
 	ctx := context.Background()
 	r, err := Load(ctx, root, "operators/"+subject[1]+"/"+subject[2], upstreamPattern)

@@ -33,16 +33,28 @@ func loadFixture(t *testing.T, id string) fixture {
 // releaseOf is fixture f's release in a copy of its parent commit's files (the bundle named, not rendered).
 func releaseOf(t *testing.T, f fixture) *Release {
 	t.Helper()
-	root := t.TempDir()
-	if err := os.CopyFS(root, os.DirFS(filepath.Join(f.dir, "before"))); err != nil {
-		t.Fatal(err)
-	}
+	return releaseIn(t, f, copyDir(t, filepath.Join(f.dir, "before")))
+}
+
+// releaseIn is fixture f's release in root.
+func releaseIn(t *testing.T, f fixture, root string) *Release {
+	t.Helper()
 	r, err := read(root, "operators/"+f.pkg+"/"+f.version, upstreamPattern)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.Bundle.Name = f.csvName
 	return r
+}
+
+// copyDir is a temporary copy of dir.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }
 
 // checkUpstream applies the fixture's release and compares every template with upstream's commit.

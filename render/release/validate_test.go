@@ -13,19 +13,11 @@ import (
 func withConfig(t *testing.T, id, cfg string) *Release {
 	t.Helper()
 	f := loadFixture(t, id)
-	root := t.TempDir()
-	if err := os.CopyFS(root, os.DirFS(filepath.Join(f.dir, "before"))); err != nil {
-		t.Fatal(err)
-	}
+	root := copyDir(t, filepath.Join(f.dir, "before"))
 	if err := os.WriteFile(filepath.Join(root, "operators", f.pkg, f.version, ConfigFile), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := read(root, "operators/"+f.pkg+"/"+f.version, upstreamPattern)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Bundle.Name = f.csvName
-	return r
+	return releaseIn(t, f, root)
 }
 
 // Each refusal of issue 35 item 4 names its file and line (ed1800b0e: jumpstarter-operator's basic
@@ -108,10 +100,7 @@ func TestAttackReleaseConfigInjectsTemplateStructure(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := loadFixture(t, "ed1800b0e")
-			root := t.TempDir()
-			if err := os.CopyFS(root, os.DirFS(filepath.Join(f.dir, "before"))); err != nil {
-				t.Fatal(err)
-			}
+			root := copyDir(t, filepath.Join(f.dir, "before"))
 			cfg := "catalog_templates:\n- template_name: basic.yaml\n  channels: [alpha]\n  replaces: " + tc.replaces + "\n"
 			if err := os.WriteFile(filepath.Join(root, "operators", f.pkg, f.version, ConfigFile), []byte(cfg), 0o644); err != nil {
 				t.Fatal(err)

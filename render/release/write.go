@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/catalogbot/catalogbot/render"
 )
 
 // width is the line width of upstream's writer (ruamel.yaml's default best_width): a plain scalar that
@@ -72,18 +74,11 @@ func scalar(v string) string {
 	return "'" + strings.ReplaceAll(v, "'", "''") + "'"
 }
 
-// plain reports whether v, written plain as a mapping value, reads back as the string v.
+// plain reports whether v can be written plain: it reads back as the string v (bump's rule), and
+// ruamel.yaml, upstream's writer, would not quote it (no quote, and no indicator it quotes first).
 func plain(v string) bool {
-	if v == "" || strings.TrimSpace(v) != v || strings.ContainsAny(v, "\n#'\"") || strings.Contains(v, ": ") ||
-		strings.ContainsAny(v[:1], "!&*?|>%@`[]{},-") && !(v[0] == '-' && len(v) > 1 && v[1] != ' ') {
-		return false
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal([]byte("k: "+v+"\n"), &m); err != nil {
-		return false
-	}
-	s, ok := m["k"].(string)
-	return ok && s == v
+	return render.PlainSafe(v) && !strings.ContainsAny(v, "'\"") &&
+		!(strings.ContainsAny(v[:1], "!&*?|>%@`[]{},-") && !(v[0] == '-' && len(v) > 1 && v[1] != ' '))
 }
 
 // insertion is text to put before a line of the original (1-based; one past the last line: at the end).

@@ -3,6 +3,8 @@ package template
 import (
 	"context"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/render/bundle"
 )
@@ -31,3 +33,7 @@ func (l *Local) Bundle(ctx context.Context, image string, csvMetadata bool) (*Bu
 // ReadFile reads repository file name (slash-separated) under root as templates are read: through an
 // os.Root, a regular file of at most limit bytes.
 func ReadFile(root, name string, limit int64) ([]byte, error) { return readCapped(root, name, limit) }
+
+// Field is the key and value nodes of key in mapping m (nil when m is not a mapping or has no key), as
+// ci.yaml is read.
+func Field(m *yaml.Node, key string) (k, v *yaml.Node) { return exactField(m, key) }

@@ -72,7 +72,7 @@ func releaseAndRender(t *testing.T, id string) (string, map[string][]byte) {
 	return root, want
 }
 
-// The catalogs come out as upstream's commit has them, byte for byte: a semver template into v4.18 to
+// The catalogs come out as upstream's commit has them, byte for byte: a semver template into v4.18 and
 // v4.22 (a8565d621, development) and a basic template into v4.16 (olm.bundle.object) and v4.18
 // (olm.csv.metadata) (b212bb168, held out).
 func TestReleaseRendersUpstreamCatalogs(t *testing.T) {

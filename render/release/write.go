@@ -16,7 +16,7 @@ import (
 const width = 80
 
 // text builds inserted lines as ruamel.yaml writes them. wrap says long scalars go on the next line, as
-// upstream's writer has since mid-2025; before, it wrote them on one line (widthOf tells which a template
+// upstream's writer has since mid-2025; before, it wrote them on one line (newText tells which a template
 // was written by).
 type text struct {
 	bytes.Buffer
@@ -158,7 +158,7 @@ func dashColumn(data []byte, seq *yaml.Node, what string) (int, error) {
 	first := seq.Content[0]
 	lines := bytes.Split(data, []byte("\n"))
 	col := first.Column - 3
-	if first.Line > len(lines) || col < 0 || !bytes.HasPrefix(lines[first.Line-1][col:], []byte("- ")) {
+	if first.Line > len(lines) || col < 0 || col > len(lines[first.Line-1]) || !bytes.HasPrefix(lines[first.Line-1][col:], []byte("- ")) {
 		return 0, fmt.Errorf("line %d: %s's items are not written \"- key: value\"; edit it by hand", first.Line, what)
 	}
 	return col, nil

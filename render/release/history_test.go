@@ -2,14 +2,20 @@ package release
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/blang/semver/v4"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/catalogbot/catalogbot/render/template"
 )
 
 // TestReleaseOverUpstreamHistory replays every "Add <package> <version> to FBC" commit of a
@@ -50,6 +56,87 @@ func TestReleaseOverUpstreamHistory(t *testing.T) {
 		}
 	}
 	t.Logf("%v", counts)
+}
+
+// replayRender renders the catalogs hash changed from root (the parent's files with the release's
+// templates) offline, the bundle from its directory at the parent, and compares them with hash's.
+func replayRender(t *testing.T, git func(...string) ([]byte, error), hash, root, dir string, changes []Change) string {
+	t.Helper()
+	parent := hash + "^"
+	for _, c := range changes {
+		p := filepath.Join(root, filepath.FromSlash(c.File))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, c.After, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put := func(rev, name string) bool {
+		data, err := git("show", rev+":"+name)
+		if err != nil {
+			return false
+		}
+		p := filepath.Join(root, filepath.FromSlash(name))
+		return os.MkdirAll(filepath.Dir(p), 0o755) == nil && os.WriteFile(p, data, 0o644) == nil
+	}
+	files, _ := git("ls-tree", "-r", "--name-only", parent, dir+"/")
+	for _, f := range strings.Fields(string(files)) {
+		if !put(parent, f) {
+			return "catalogs not rendered (bundle file missing from the clone)"
+		}
+	}
+	pkg := path.Base(path.Dir(dir))
+	changed, _ := git("show", "--format=", "--name-only", hash, "--", "catalogs/*/"+pkg+"/catalog.yaml")
+	var cats []template.Catalog
+	for _, f := range strings.Fields(string(changed)) {
+		put(parent, f) // a catalog new in the commit has no parent file
+		name := strings.Split(f, "/")[1]
+		c := template.Catalog{Name: name, Dir: "catalogs/" + name}
+		if v, err := semver.ParseTolerant(strings.TrimPrefix(name, "v")); err == nil && v.GTE(semver.MustParse("4.17.0")) {
+			c.MigrateLevel = template.MigrateCSVMetadata // upstream's Makefile: from v4.17 on
+		}
+		cats = append(cats, c)
+	}
+	if len(cats) == 0 {
+		return "no catalog changed"
+	}
+	// every committed catalog of the package seeds the cache (a template may name a bundle only another
+	// catalog holds)
+	seedCats := slices.Clone(cats)
+	all, _ := git("ls-tree", "--name-only", parent, "catalogs/")
+	for _, d := range strings.Fields(string(all)) {
+		name := path.Base(d)
+		if !slices.ContainsFunc(cats, func(c template.Catalog) bool { return c.Name == name }) && put(parent, d+"/"+pkg+"/catalog.yaml") {
+			seedCats = append(seedCats, template.Catalog{Name: name, Dir: d})
+		}
+	}
+	ctx := context.Background()
+	r, err := Load(ctx, root, dir, upstreamPattern)
+	if err != nil {
+		return "catalogs not rendered (bundle: " + err.Error() + ")"
+	}
+	jobs, _, err := r.Jobs(cats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := template.NewStore("")
+	if err := template.SeedFromCommitted(ctx, store, root, seedCats, jobs); err != nil {
+		return "catalogs not rendered (seed: " + err.Error() + ")"
+	}
+	results := r.Render(ctx, jobs, &template.Images{Store: store, Offline: true}, 2, io.Discard)
+	if ds := template.Diagnostics(root, results, false); len(ds) > 0 {
+		t.Logf("%s: render: %v", hash[:9], ds[0])
+		return "catalogs not rendered (a bundle the committed catalogs do not hold)"
+	}
+	for _, res := range results {
+		want, err := git("show", hash+":"+res.Job.Output())
+		if err != nil || !bytes.Equal(want, res.Data) {
+			t.Logf("%s: %s differs", hash[:9], res.Job.Output())
+			return "catalogs differ"
+		}
+	}
+	return "catalogs identical"
 }
 
 // knownHistory are the commits the release does not reproduce, and why.
@@ -127,6 +214,8 @@ func replayCommit(t *testing.T, git func(...string) ([]byte, error), hash, pkg, 
 		same = same && err == nil && bytes.Equal(want, c.After)
 	}
 	switch {
+	case same && os.Getenv("CATALOGBOT_RELEASE_RENDER") != "":
+		return "identical, " + replayRender(t, git, hash, root, r.Dir, changes)
 	case same:
 		return "identical"
 	case onlyAdded:

@@ -72,14 +72,7 @@ func replayRender(t *testing.T, git func(...string) ([]byte, error), hash, root,
 			t.Fatal(err)
 		}
 	}
-	put := func(rev, name string) bool {
-		data, err := git("show", rev+":"+name)
-		if err != nil {
-			return false
-		}
-		p := filepath.Join(root, filepath.FromSlash(name))
-		return os.MkdirAll(filepath.Dir(p), 0o755) == nil && os.WriteFile(p, data, 0o644) == nil
-	}
+	put := putter(git, root)
 	files, _ := git("ls-tree", "-r", "--name-only", parent, dir+"/")
 	for _, f := range strings.Fields(string(files)) {
 		if !put(parent, f) {
@@ -139,6 +132,18 @@ func replayRender(t *testing.T, git func(...string) ([]byte, error), hash, root,
 	return "catalogs identical"
 }
 
+// putter writes a file of a revision under root (false when the clone does not have it).
+func putter(git func(...string) ([]byte, error), root string) func(rev, name string) bool {
+	return func(rev, name string) bool {
+		data, err := git("show", rev+":"+name)
+		if err != nil {
+			return false
+		}
+		p := filepath.Join(root, filepath.FromSlash(name))
+		return os.MkdirAll(filepath.Dir(p), 0o755) == nil && os.WriteFile(p, data, 0o644) == nil
+	}
+}
+
 // knownHistory are the commits the release does not reproduce, and why.
 var knownHistory = map[string]string{
 	"b7e5f72c5": "written before upstream's writer moved long values to the next line, into a template with no long line yet to tell",
@@ -155,14 +160,7 @@ func replayCommit(t *testing.T, git func(...string) ([]byte, error), hash, pkg, 
 	}
 	parent := hash + "^"
 	root := t.TempDir()
-	put := func(rev, name string) bool {
-		data, err := git("show", rev+":"+name)
-		if err != nil {
-			return false
-		}
-		p := filepath.Join(root, filepath.FromSlash(name))
-		return os.MkdirAll(filepath.Dir(p), 0o755) == nil && os.WriteFile(p, data, 0o644) == nil
-	}
+	put := putter(git, root)
 	if !put(parent, dir+"/ci.yaml") || !put(parent, dir+"/"+version+"/"+ConfigFile) {
 		return "no release-config.yaml or ci.yaml at the parent"
 	}

@@ -50,6 +50,16 @@ type Config struct {
 	Policy PolicyConfig `yaml:"policy"`
 	// Catalogs, when set, makes the repository template-driven with several catalogs (catalogs.go).
 	Catalogs CatalogsConfig `yaml:"catalogs,omitempty"`
+	// Release configures `catalogbot release` (a bundle directory's release-config.yaml applied to its
+	// package's templates).
+	Release ReleaseConfig `yaml:"release,omitempty"`
+}
+
+// ReleaseConfig: BundleImage is the image reference a released bundle is named by in the templates, with
+// {package} and {version} (the bundle directory's names), such as
+// quay.io/community-operator-pipeline-prod/{package}:{version}.
+type ReleaseConfig struct {
+	BundleImage string `yaml:"bundleImage"`
 }
 
 // CatalogConfig locates the FBC: Dir is relative to the repository root, Format is "json" or "yaml".

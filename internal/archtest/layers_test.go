@@ -41,6 +41,7 @@ var allowed = map[string][]string{
 	"render/bundle":                    {"catalog", "diag", "render/bundle/internal/kubetypes"},
 	"render":                           {"catalog", "diag", "filetree", "registry", "render/bundle"},
 	"render/template":                  {"catalog", "checks/validate", "config", "diag", "filetree", "render", "render/bundle"},
+	"render/release":                   {"catalog", "checks/policy", "diag", "render", "render/bundle", "render/template"}, // a bundle directory's release-config.yaml applied to its templates
 	// orchestration
 	"pipeline": {"build", "catalog", "checks/approval", "checks/graph", "checks/images", "checks/owners", "checks/policy", "checks/smoke", "checks/validate",
 		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},
@@ -54,7 +55,7 @@ var allowed = map[string][]string{
 	"internal/ghaction": {"bot/ghclient", "build", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "pipeline", "report"},
 	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/policy", "checks/smoke", "checks/validate", "config", "diag", "filetree",
 		"gitrepo", "internal/demo", "internal/ghaction", "netdeadline", "pipeline", "registry", "render",
-		"render/template", "report"},
+		"render/release", "render/template", "report"},
 	// small shared helpers and test kits: nothing of the product
 	"internal/registrytest": nil,
 	"internal/githubtest":   {"internal/shareddata"}, // the real webhook payloads it edits (Payload)

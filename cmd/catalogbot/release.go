@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
+	"github.com/catalogbot/catalogbot/render"
+	"github.com/catalogbot/catalogbot/render/release"
+	"github.com/catalogbot/catalogbot/render/template"
+	"github.com/catalogbot/catalogbot/report"
+)
+
+// releaseOptions are what release's command line says.
+type releaseOptions struct {
+	io            streams
+	dir           string
+	bundleImage   string
+	templatesOnly bool
+	repo          repoFlags
+	out           outputFlags
+}
+
+func newReleaseCmd(runF runner[releaseOptions]) *cobra.Command {
+	o := &releaseOptions{}
+	cmd := &cobra.Command{
+		Use:   "release operators/<package>/<version>",
+		Short: "Release a bundle directory into its package's templates (its release-config.yaml), then render the catalogs",
+		Long: `release applies the bundle directory's release-config.yaml to its package's catalog templates, as the
+FBC auto-release of community-operators-prod does: for each catalog_templates entry, the channel entries
+(replaces, skips, skipRange) and the olm.bundle image go into a basic template, or the image into a semver
+template's channel lists. Lines are only added: everything written in the templates stays. Then the
+catalogs the package's ci.yaml maps those templates to are rendered (--templates-only stops before).
+
+The bundle is named by ` + "`release.bundleImage`" + ` of ` + config.ConfigFile + ` (or --bundle-image), with {package}
+and {version}; it is rendered from its directory, so nothing is pulled for it. The other bundles come from
+the catalogs HEAD commits (or --seed-from), as render's. A release-config.yaml naming an unmapped or missing
+template, a channel a semver template cannot have, a replaces target no channel has, or a bundle the
+template holds already is refused with its file and line, before anything is written. Docs: docs/release.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.io, o.dir = streamsOf(cmd), args[0]
+			return orDefault(runF, runRelease)(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.repo.repo, "repo", ".", "repository root; the bundle directory is relative to it")
+	cmd.Flags().StringVar(&o.bundleImage, "bundle-image", "", "the bundle image pattern, with {package} and {version} (default: release.bundleImage of "+config.ConfigFile+")")
+	cmd.Flags().BoolVar(&o.templatesOnly, "templates-only", false, "edit the templates, render nothing")
+	cmd.Flags().BoolVar(&o.repo.offline, "offline", false, "pull nothing; the other bundles come from the cache only")
+	cmd.Flags().StringVar(&o.repo.seedFrom, "seed-from", "", "a trusted checkout (the base branch) whose committed catalogs seed the bundle cache (default: the catalogs HEAD commits)")
+	cmd.Flags().StringVar(&o.repo.cacheDir, "template-cache-dir", "", "where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
+	o.out.add(cmd)
+	return cmd
+}
+
+func runRelease(ctx context.Context, o *releaseOptions) error {
+	start := time.Now()
+	setup, err := resolveRepo(o.repo.repo)
+	if err != nil {
+		return err
+	}
+	pattern := o.bundleImage
+	if pattern == "" {
+		pattern = setup.cfg.Release.BundleImage
+	}
+	if pattern == "" {
+		return diag.UsageError(fmt.Errorf("release: no bundle image pattern: set release.bundleImage in %s (such as registry/prefix/{package}:{version}) or pass --bundle-image", config.ConfigFile))
+	}
+	r, err := release.Load(ctx, o.repo.repo, o.dir, pattern)
+	if err != nil {
+		return err
+	}
+	st := report.Stage{Name: release.Check, Diagnostics: r.Validate(), Status: report.Pass}
+	rep := &report.Report{Title: "release " + r.Dir, Stages: []report.Stage{st}}
+	if len(st.Diagnostics) > 0 {
+		rep.Stages[0].Status, rep.Stages[0].Summary = report.Fail, fmt.Sprintf("%s %s refused; nothing was written", r.Package, r.Version)
+		return o.out.emit(o.io.out, rep)
+	}
+	changes, err := r.Apply()
+	if err != nil {
+		return err
+	}
+	for _, c := range changes {
+		if err := filetree.WriteFileBytes(filepath.Join(o.repo.repo, filepath.FromSlash(c.File)), 0o644, c.After); err != nil {
+			return fmt.Errorf("writing %s: %w", c.File, err)
+		}
+	}
+	rep.Stages[0].Summary = fmt.Sprintf("%s (%s) added to %s as %s", r.Bundle.Name, r.Version, template.Plural(len(changes), "template"), r.Bundle.Image)
+	rep.Stages[0].Duration = time.Since(start)
+	if !o.templatesOnly {
+		rep.Stages = append(rep.Stages, renderRelease(ctx, o, setup, r))
+	}
+	return o.out.emit(o.io.out, rep)
+}
+
+// renderRelease renders the released templates into the catalogs their mappings name, the bundle from its
+// directory, the others from the cache seeded from the committed catalogs (rendered as committed).
+func renderRelease(ctx context.Context, o *releaseOptions, setup *repoSetup, r *release.Release) report.Stage {
+	start := time.Now()
+	st := report.Stage{Name: template.Check}
+	fail := func(err error) report.Stage {
+		st.Status, st.Err, st.Duration = report.StatusOf(nil, err), err.Error(), time.Since(start)
+		return st
+	}
+	tcats := template.CatalogsOf(setup.layout.Catalogs)
+	jobs, warnings, err := r.Jobs(tcats)
+	if err != nil {
+		return fail(err)
+	}
+	store := template.NewStore(o.repo.cacheDir)
+	if o.repo.cacheDir == "" {
+		if base, err := os.UserCacheDir(); err == nil {
+			store = template.NewStore(filepath.Join(base, "catalogbot", "templates"))
+		}
+	}
+	if o.repo.seedFrom != "" {
+		err = template.SeedFromCommitted(ctx, store, o.repo.seedFrom, tcats, jobs)
+	} else {
+		_, err = seedFromHEAD(ctx, store, o.repo.repo, setup.layout, jobs)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	images := &template.Images{Store: store, Offline: o.repo.offline, SeededTags: true}
+	if !o.repo.offline {
+		if images.Pull, err = render.NewBundleImages(render.Options{}); err != nil {
+			return fail(err)
+		}
+	}
+	results := r.Render(ctx, jobs, images, render.DefaultConcurrency, o.io.err)
+	st.Diagnostics = template.GroupDrift(template.Diagnostics(o.repo.repo, results, false), tcats)
+	for _, w := range warnings {
+		st.Diagnostics = append(st.Diagnostics, diag.Diagnostic{Severity: diag.Warning, Check: template.Check, Rule: "template-unknown-catalog", Message: w})
+	}
+	st.Diagnostics = diag.Sort(st.Diagnostics)
+	ierr := template.InfraErr(results)
+	if ierr == nil {
+		ierr = template.WriteResults(o.repo.repo, results)
+	}
+	st.Status, st.Duration = report.StatusOf(st.Diagnostics, ierr), time.Since(start)
+	if ierr != nil {
+		st.Err = ierr.Error()
+	}
+	st.Summary = fmt.Sprintf("%s rendered into %s", template.Plural(len(jobs), "template mapping"), r.Package)
+	return st
+}

@@ -31,11 +31,10 @@ func proveTemplates(ctx context.Context, io streams, root string) error {
 	results := template.RenderJobs(ctx, root, jobs, &template.Images{Store: store, Offline: true}, 0, true, nil)
 	fmt.Fprintf(io.out, "proof: %s rendered offline from the committed catalogs and compared with them\n", template.Plural(len(jobs), "template mapping"))
 	type pkgProof struct {
-		name         string
-		total, ok    int
-		reasons      []string // in first-seen order
-		catalogsOf   map[string][]string
-		reproducedBy string
+		name       string
+		total, ok  int
+		reasons    []string // in first-seen order
+		catalogsOf map[string][]string
 	}
 	var order []string
 	byDir := map[string]*pkgProof{}

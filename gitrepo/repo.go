@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"testing/fstest"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -39,6 +40,9 @@ func Open(path string) (*Repo, error) {
 func (r *Repo) Resolve(rev string) (*object.Commit, error) {
 	h, err := r.r.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
+		h, err = r.resolveFresh(rev)
+	}
+	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("resolve revision %q in %s: %w", rev, r.Path, err))
 	}
 	c, err := r.r.CommitObject(*h)
@@ -46,6 +50,30 @@ func (r *Repo) Resolve(rev string) (*object.Commit, error) {
 		return nil, diag.UsageError(fmt.Errorf("read commit %s: %w", h, err))
 	}
 	return c, nil
+}
+
+// resolveFresh looks rev up again in a fresh handle of the repository, a few times. A shared clone (the
+// App's cache) is fetched into while checks read it: fetches take turns, reads do not wait for them, and
+// a handle lists the pack files once, so a commit a concurrent fetch has just brought in (or is renaming
+// into place) can be missing from an older handle. A revision that is really missing stays missing and
+// costs the caller about 100 ms more.
+func (r *Repo) resolveFresh(rev string) (*plumbing.Hash, error) {
+	var err error
+	for i := 0; i < 4; i++ {
+		if i > 0 {
+			time.Sleep(time.Duration(i) * 15 * time.Millisecond)
+		}
+		fresh, oerr := Open(r.Path)
+		if oerr != nil {
+			return nil, oerr
+		}
+		var h *plumbing.Hash
+		if h, err = fresh.r.ResolveRevision(plumbing.Revision(rev)); err == nil {
+			r.r = fresh.r
+			return h, nil
+		}
+	}
+	return nil, err
 }
 
 // SHA resolves rev to the full hex SHA of a commit.

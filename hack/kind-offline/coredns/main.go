@@ -6,7 +6,7 @@
 // template, whoami). CoreDNS's own main links every plugin it ships (cloud providers' SDKs, tracers,
 // etcd, geoip): a cold build of it took 438 s and 71 MB, this one 333 s and 51 MB (both from an empty
 // build cache, side by side on one loaded 2-core machine, 2026-12-02). build-binaries.sh builds this
-// // file in a throwaway module that requires github.com/coredns/coredns at lib.sh's KO_COREDNS_VERSION
+// file in a throwaway module that requires github.com/coredns/coredns at lib.sh's KO_COREDNS_VERSION
 // (the build tag keeps it out of the hack module, which does not require CoreDNS).
 package main
 

@@ -264,10 +264,9 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value, depth int) (int,
 		return decodeString(data, i, c, v, depth)
 	case reflect.Bool:
 		return decodeBool(data, i, c, v, depth)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return decodeInt(data, i, c, v, depth)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return decodeUint(data, i, c, v, depth)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return decodeInteger(data, i, c, v, depth)
 	case reflect.Float32, reflect.Float64:
 		return decodeFloat(data, i, c, v, depth)
 	case reflect.Slice:

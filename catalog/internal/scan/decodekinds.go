@@ -70,9 +70,9 @@ func decodeBool(data []byte, i int, c *codec, v reflect.Value, depth int) (int, 
 	return mismatch(data, i, c, depth)
 }
 
-// decodeInt takes a number without fraction or exponent that fits the type; any other value is a type
-// mismatch, as in encoding/json.
-func decodeInt(data []byte, i int, c *codec, v reflect.Value, depth int) (int, error) {
+// decodeInteger takes a number without fraction or exponent that fits the (signed or unsigned) integer
+// type; any other value is a type mismatch, as in encoding/json.
+func decodeInteger(data []byte, i int, c *codec, v reflect.Value, depth int) (int, error) {
 	if KindAt(data, i) != "number" {
 		return mismatch(data, i, c, depth)
 	}
@@ -81,30 +81,16 @@ func decodeInt(data []byte, i int, c *codec, v reflect.Value, depth int) (int, e
 		return end, err
 	}
 	n, ok := jsonInt(data[i:end])
-	if !ok || reflect.Zero(c.t).OverflowInt(n) {
+	signed := c.kind >= reflect.Int && c.kind <= reflect.Int64
+	if !ok || signed && reflect.Zero(c.t).OverflowInt(n) || !signed && (n < 0 || reflect.Zero(c.t).OverflowUint(uint64(n))) {
 		return mismatch(data, i, c, depth)
 	}
 	if v.IsValid() {
-		v.SetInt(n)
-	}
-	return end, nil
-}
-
-// decodeUint is decodeInt for unsigned types: a negative number does not fit.
-func decodeUint(data []byte, i int, c *codec, v reflect.Value, depth int) (int, error) {
-	if KindAt(data, i) != "number" {
-		return mismatch(data, i, c, depth)
-	}
-	end, err := ScanNumber(data, i)
-	if err != nil {
-		return end, err
-	}
-	n, ok := jsonInt(data[i:end])
-	if !ok || n < 0 || reflect.Zero(c.t).OverflowUint(uint64(n)) {
-		return mismatch(data, i, c, depth)
-	}
-	if v.IsValid() {
-		v.SetUint(uint64(n))
+		if signed {
+			v.SetInt(n)
+		} else {
+			v.SetUint(uint64(n))
+		}
 	}
 	return end, nil
 }

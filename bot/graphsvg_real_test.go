@@ -11,11 +11,12 @@ import (
 	"github.com/catalogbot/catalogbot/checks/graph"
 	goldenpkg "github.com/catalogbot/catalogbot/internal/golden"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // The drawing of every channel of real catalogs, with its head marked and its newest entry added, as a
 // digest per channel: the golden files hold the drawings the run page showed when it still read the graph
-// back from its mermaid text, so drawing from the structure draws the same.
+// back from its mermaid text (commit d3a650f), so drawing from the structure draws the same.
 func TestUpgradeGraphSVGOfRealChannels(t *testing.T) {
 	for _, name := range []string{"community-operators-prod-v4.16", "community-operators-prod-v4.20", "composed-279"} {
 		t.Run(name, func(t *testing.T) {
@@ -30,7 +31,8 @@ func TestUpgradeGraphSVGOfRealChannels(t *testing.T) {
 					d.NewHead = catalog.NewGraph(c).Head()
 					d.AddedEntries = []string{c.Entries[len(c.Entries)-1].Name}
 				}
-				parts := detailParts(graph.Mermaid(c, d))
+				g := graph.UpgradeGraph(c, d)
+				parts := detailParts(report.Stage{Details: g.Mermaid(), Graphs: []report.UpgradeGraph{g}})
 				if len(parts) != 1 || parts[0].SVG == "" {
 					t.Fatalf("%s/%s not drawn: %+v", c.Package, c.Name, parts)
 				}

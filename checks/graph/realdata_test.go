@@ -41,15 +41,15 @@ func realChannels(t testing.TB, name string) ([]*catalog.Channel, []ChannelDiff)
 }
 
 // The mermaid block of every channel of a real catalog, as a digest per channel: the block is what pull
-// request comments, check runs and step summaries show, and the golden file holds it as written before
-// the graph became a structure (report.UpgradeGraph).
+// request comments, check runs and step summaries show, and the golden files hold it as written before
+// the graph became a structure (report.UpgradeGraph; commit d3a650f).
 func TestMermaidOfRealChannels(t *testing.T) {
 	for _, name := range []string{"community-operators-prod-v4.16", "community-operators-prod-v4.20", "composed-279"} {
 		t.Run(name, func(t *testing.T) {
 			chans, diffs := realChannels(t, name)
 			var b strings.Builder
 			for i, c := range chans {
-				fmt.Fprintf(&b, "%s/%s %x\n", c.Package, c.Name, sha256.Sum256([]byte(Mermaid(c, diffs[i]))))
+				fmt.Fprintf(&b, "%s/%s %x\n", c.Package, c.Name, sha256.Sum256([]byte(UpgradeGraph(c, diffs[i]).Mermaid())))
 			}
 			golden.Compare(t, "testdata/mermaid-"+name+".txt", b.String(), *update)
 		})

@@ -16,8 +16,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// RealChannels are the channels of a real catalog, each with a diff that marks its head and adds its
-// first and last entries: what a graph drawing is tested on (here and in the status page's tests).
+// realChannels are the channels of a real catalog, each with a diff that marks its head and adds its
+// first and last entries.
 func realChannels(t testing.TB, name string) ([]*catalog.Channel, []ChannelDiff) {
 	t.Helper()
 	res, err := catalog.LoadDir(context.Background(), shareddata.Dir(t, "catalogs", name), catalog.LoadOptions{Lean: true})

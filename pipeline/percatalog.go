@@ -138,7 +138,7 @@ func (s *state) graph(ctx context.Context) report.Stage {
 	if len(a.catalogs) == 1 {
 		st := stageFromDiags(fmt.Sprintf("%s in %s", plural(channels, "changed channel"), plural(len(a.packages), "package")), all)
 		if len(changed) == 1 {
-			st.Details = graph.GraphMarkdown(changed[0].head, changed[0].diffs)
+			st.Details, st.Graphs = graph.GraphDetails(changed[0].head, changed[0].diffs)
 		}
 		return st
 	}
@@ -148,6 +148,7 @@ func (s *state) graph(ctx context.Context) report.Stage {
 	}
 	groups := groupDiffs(changed)
 	var b strings.Builder
+	var graphs []report.UpgradeGraph
 	for _, g := range groups {
 		names := make([]string, 0, len(g))
 		for _, d := range g {
@@ -158,7 +159,9 @@ func (s *state) graph(ctx context.Context) report.Stage {
 			b.WriteString("No channel changed; released bundles changed (see the diagnostics).\n\n")
 			continue
 		}
-		b.WriteString(demote(graph.GraphMarkdown(g[0].head, g[0].diffs)))
+		md, gs := graph.GraphDetails(g[0].head, g[0].diffs)
+		b.WriteString(demote(md))
+		graphs = append(graphs, gs...)
 	}
 	unchanged := len(pairs) - len(changed)
 	sum := fmt.Sprintf("%s in %s across %s", plural(channels, "changed channel"), plural(len(a.packages), "package"), plural(len(changed), "catalog"))
@@ -169,7 +172,7 @@ func (s *state) graph(ctx context.Context) report.Stage {
 		sum += fmt.Sprintf("; %d of the catalogs holding them unchanged", unchanged)
 	}
 	st := stageFromDiags(sum, all)
-	st.Details = b.String()
+	st.Details, st.Graphs = b.String(), graphs
 	return st
 }
 
@@ -189,7 +192,7 @@ func groupDiffs(ds []catalogDiff) [][]catalogDiff {
 	return groups
 }
 
-// demote turns the channel headings of graph.GraphMarkdown into subheadings of a catalog group.
+// demote turns the channel headings of graph.GraphDetails into subheadings of a catalog group.
 func demote(md string) string {
 	return strings.ReplaceAll("\n"+md, "\n#### ", "\n##### ")[1:]
 }

@@ -172,31 +172,31 @@ func (p *Promotion) plan(dir string, named bool) {
 		return
 	}
 	if len(mappings) == 0 {
-		skip(1, "", "%s maps no template to a catalog (no fbc.catalog_mapping, or fbc.enabled false)", ci)
+		skip(1, "", "maps no template to a catalog (no fbc.catalog_mapping, or fbc.enabled false)")
 		return
 	}
 	for _, m := range mappings {
 		if i := slices.Index(m.Catalogs, p.Target.Name); i >= 0 {
-			skip(m.CatalogLines[i], "", "%s maps %s already (template %s)", ci, p.Target.Name, m.Template)
+			skip(m.CatalogLines[i], "", "maps %s already (template %s)", p.Target.Name, m.Template)
 			return
 		}
 	}
 	if !slices.ContainsFunc(mappings, func(m template.Mapping) bool { return slices.Contains(m.Catalogs, p.Source.Name) }) {
-		skip(1, "add "+p.Target.Name+" to a mapping by hand", "%s maps no template to %s, the catalog before %s, so none to promote", ci, p.Source.Name, p.Target.Name)
+		skip(mappings[0].Line, "add "+p.Target.Name+" to a mapping by hand", "maps no template to %s, the catalog before %s, so none to promote", p.Source.Name, p.Target.Name)
 		return
 	}
-	strategy, line, err := strategyOf(data, ci)
+	strategy, line, err := strategyOf(data)
 	switch {
 	case err != nil && named:
 		refuse(line, "", "%v", err)
 		return
 	case err != nil:
 		p.Diagnostics = append(p.Diagnostics, diag.Diagnostic{Severity: diag.Warning, Check: Check, File: ci, Line: line,
-			Package: p.Target.PackageOf(dir), Message: err.Error() + "; not promoted, as upstream's promotion skips it"})
+			Package: p.Target.PackageOf(dir), Message: err.Error() + "; not promoted (upstream's promotion skips it too)"})
 		p.Skipped = append(p.Skipped, Skip{Dir: dir, Reason: err.Error()})
 		return
 	case strategy == Never:
-		skip(line, "change it to review-needed or always to promote the package", "%s says fbc.%s: never", ci, StrategyKey)
+		skip(line, "change it to review-needed or always to promote the package", "fbc.%s is never", StrategyKey)
 		return
 	}
 	p.add(dir, ci, data, strategy, refuse)
@@ -206,12 +206,12 @@ func (p *Promotion) plan(dir string, named bool) {
 func (p *Promotion) add(dir, ci string, data []byte, strategy Strategy, refuse func(int, string, string, ...any)) {
 	out := path.Join(p.Target.Dir, dir, template.RenderedFile)
 	if _, err := os.Lstat(filepath.Join(p.Root, filepath.FromSlash(out))); err == nil {
-		refuse(1, "remove it, or map "+p.Target.Name+" by hand", "%s exists, though %s does not map %s", out, ci, p.Target.Name)
+		refuse(1, "remove it, or map "+p.Target.Name+" by hand", "%s exists, though this file does not map %s", out, p.Target.Name)
 		return
 	}
 	after, line, err := AddCatalog(data, p.Source.Name, p.Target.Name)
 	if err != nil {
-		refuse(1, "", "%s: %v", ci, err)
+		refuse(1, "", "%v", err)
 		return
 	}
 	jobs, _, err := template.Plan(p.Root, []template.Catalog{p.Source}, dir)

@@ -29,10 +29,10 @@ const StrategyKey = "version_promotion_strategy"
 // strategyOf reads fbc.version_promotion_strategy of a ci.yaml and the line it is on (0 when absent:
 // ReviewNeeded, upstream's default since operator-pipelines fa3914c0, 2025-05). A value upstream does
 // not know is an error on its line (upstream's script skips such a package with a warning).
-func strategyOf(data []byte, file string) (Strategy, int, error) {
+func strategyOf(data []byte) (Strategy, int, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return "", 0, fmt.Errorf("%s: %w", file, err)
+		return "", 0, err
 	}
 	if len(doc.Content) == 0 {
 		return ReviewNeeded, 0, nil
@@ -45,5 +45,5 @@ func strategyOf(data []byte, file string) (Strategy, int, error) {
 	if s := Strategy(v.Value); v.Kind == yaml.ScalarNode && (s == Never || s == Always || s == ReviewNeeded) {
 		return s, v.Line, nil
 	}
-	return "", v.Line, fmt.Errorf("%s:%d: fbc.%s %q is not %s, %s or %s", file, v.Line, StrategyKey, v.Value, Always, ReviewNeeded, Never)
+	return "", v.Line, fmt.Errorf("fbc.%s %q is not %s, %s or %s", StrategyKey, v.Value, Always, ReviewNeeded, Never)
 }

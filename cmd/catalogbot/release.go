@@ -103,6 +103,22 @@ func runRelease(ctx context.Context, o *releaseOptions) error {
 // renderRelease renders the released templates into the catalogs their mappings name, the bundle from its
 // directory, the others from the cache seeded from the committed catalogs (rendered as committed).
 func renderRelease(ctx context.Context, o *releaseOptions, setup *repoSetup, r *release.Release) report.Stage {
+	jobs, warnings, err := r.Jobs(template.CatalogsOf(setup.layout.Catalogs))
+	if err != nil {
+		return report.Stage{Name: template.Check, Status: report.StatusOf(nil, err), Err: err.Error()}
+	}
+	st := renderAndWrite(ctx, o.repo, setup, jobs, warnings, func(src template.Source) []template.Result {
+		return r.Render(ctx, jobs, src, render.DefaultConcurrency, o.io.err)
+	})
+	st.Summary = fmt.Sprintf("%s rendered into %s", template.Plural(len(jobs), "template mapping"), r.Package)
+	return st
+}
+
+// renderAndWrite is the render stage of a verb that edits the repository (release, promote): it renders
+// jobs with run, given the source of their bundles (the cache seeded from the committed catalogs of
+// HEAD or --seed-from, rendered as committed, then their registry unless --offline), and writes the
+// catalogs. warnings are the planning's, reported with the render's diagnostics.
+func renderAndWrite(ctx context.Context, f repoFlags, setup *repoSetup, jobs []template.Job, warnings []string, run func(template.Source) []template.Result) report.Stage {
 	start := time.Now()
 	st := report.Stage{Name: template.Check}
 	fail := func(err error) report.Stage {
@@ -110,44 +126,40 @@ func renderRelease(ctx context.Context, o *releaseOptions, setup *repoSetup, r *
 		return st
 	}
 	tcats := template.CatalogsOf(setup.layout.Catalogs)
-	jobs, warnings, err := r.Jobs(tcats)
-	if err != nil {
-		return fail(err)
-	}
-	store := template.NewStore(o.repo.cacheDir)
-	if o.repo.cacheDir == "" {
+	store := template.NewStore(f.cacheDir)
+	if f.cacheDir == "" {
 		if base, err := os.UserCacheDir(); err == nil {
 			store = template.NewStore(filepath.Join(base, "catalogbot", "templates"))
 		}
 	}
-	if o.repo.seedFrom != "" {
-		err = template.SeedFromCommitted(ctx, store, o.repo.seedFrom, tcats, jobs)
+	var err error
+	if f.seedFrom != "" {
+		err = template.SeedFromCommitted(ctx, store, f.seedFrom, tcats, jobs)
 	} else {
-		_, err = seedFromHEAD(ctx, store, o.repo.repo, setup.layout, jobs)
+		_, err = seedFromHEAD(ctx, store, f.repo, setup.layout, jobs)
 	}
 	if err != nil {
 		return fail(err)
 	}
-	images := &template.Images{Store: store, Offline: o.repo.offline, SeededTags: true}
-	if !o.repo.offline {
+	images := &template.Images{Store: store, Offline: f.offline, SeededTags: true}
+	if !f.offline {
 		if images.Pull, err = render.NewBundleImages(render.Options{}); err != nil {
 			return fail(err)
 		}
 	}
-	results := r.Render(ctx, jobs, images, render.DefaultConcurrency, o.io.err)
-	st.Diagnostics = template.GroupDrift(template.Diagnostics(o.repo.repo, results, false), tcats)
+	results := run(images)
+	st.Diagnostics = template.GroupDrift(template.Diagnostics(f.repo, results, false), tcats)
 	for _, w := range warnings {
 		st.Diagnostics = append(st.Diagnostics, diag.Diagnostic{Severity: diag.Warning, Check: template.Check, Rule: "template-unknown-catalog", Message: w})
 	}
 	st.Diagnostics = diag.Sort(st.Diagnostics)
 	ierr := template.InfraErr(results)
 	if ierr == nil {
-		ierr = template.WriteResults(o.repo.repo, results)
+		ierr = template.WriteResults(f.repo, results)
 	}
 	st.Status, st.Duration = report.StatusOf(st.Diagnostics, ierr), time.Since(start)
 	if ierr != nil {
 		st.Err = ierr.Error()
 	}
-	st.Summary = fmt.Sprintf("%s rendered into %s", template.Plural(len(jobs), "template mapping"), r.Package)
 	return st
 }

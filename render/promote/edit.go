@@ -85,8 +85,11 @@ func scalar(v string) string {
 func appendBlock(data []byte, names *yaml.Node, target string) ([]byte, int, error) {
 	ls := splitLines(data)
 	last := names.Content[len(names.Content)-1]
-	col := last.Column - 3
-	if last.Line > len(ls) || col < 0 || !strings.HasPrefix(ls[last.Line-1][col:], "- ") {
+	col := -1
+	if last.Line <= len(ls) {
+		col = byteOffset(ls[last.Line-1], last.Column-1) - 2
+	}
+	if col < 0 || !strings.HasPrefix(ls[last.Line-1][col:], "- ") {
 		return nil, 0, fmt.Errorf("line %d: catalog_names' items are not written \"- name\"; add %s by hand", last.Line, target)
 	}
 	at := last.Line // insert after line at (1-based)
@@ -119,8 +122,7 @@ func appendFlow(data []byte, key, names *yaml.Node, target string) ([]byte, int,
 		return nil, 0, fmt.Errorf("line %d: catalog_names is not a list it can extend", names.Line)
 	}
 	text := ls[last.Line-1]
-	start := last.Column - 1
-	end, ok := scalarEnd(text, start)
+	end, ok := scalarEnd(text, byteOffset(text, last.Column-1))
 	rest := strings.TrimLeft(text[min(end, len(text)):], " ")
 	if !ok || !strings.HasPrefix(rest, "]") {
 		return nil, 0, fmt.Errorf("line %d: catalog_names' last item is not followed by \"]\" on its line; add %s by hand", last.Line, target)
@@ -138,6 +140,19 @@ func appendFlow(data []byte, key, names *yaml.Node, target string) ([]byte, int,
 	}
 	ls[last.Line-1] = text[:end] + ins + text[end:]
 	return joinLines(ls, data), line, nil
+}
+
+// byteOffset is the byte offset in line of its rune column col (0-based, as the YAML parser counts), -1
+// past its end.
+func byteOffset(line string, col int) int {
+	n := 0
+	for i := range line {
+		if n == col {
+			return i
+		}
+		n++
+	}
+	return -1
 }
 
 // scalarEnd is the byte offset in line just past the flow scalar that starts at offset start (quoted or

@@ -116,6 +116,9 @@ func TestPlanRefusesUnlistedCatalog(t *testing.T) {
 	if err == nil || diag.CategoryOf(err) != diag.Usage || !strings.Contains(err.Error(), "no catalog before it") {
 		t.Errorf("v4.20: %v", err)
 	}
+	if _, err := Plan(root, strategyCats, "v4.22", "../always", cfg); err == nil || diag.CategoryOf(err) != diag.Usage {
+		t.Errorf("a package path: %v", err)
+	}
 	if p, err := Plan(root, strategyCats, "4.22", "always", cfg); err != nil || len(p.Packages) != 1 {
 		t.Errorf("4.22 (upstream's spelling) is v4.22: %v", err)
 	}

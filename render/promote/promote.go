@@ -85,6 +85,9 @@ func Plan(root string, catalogs []template.Catalog, to, pkg string, cfg Config) 
 	if err != nil {
 		return nil, err
 	}
+	if pkg != "" && (pkg != path.Base(pkg) || pkg == "." || pkg == ".." || strings.Contains(pkg, `\`)) {
+		return nil, diag.UsageError(fmt.Errorf("--package %q: a package is a name, the directory under %s/ or the package it holds", pkg, template.OperatorsDir))
+	}
 	p := &Promotion{Root: root, Target: catalogs[i], Source: catalogs[i-1]}
 	dirs := []string{catalogs[0].DirOf(pkg)}
 	if pkg == "" {

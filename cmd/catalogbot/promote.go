@@ -86,22 +86,36 @@ func runPromote(ctx context.Context, o *promoteOptions) error {
 		rep.Stages[0].Status, rep.Stages[0].Summary = report.Fail, "promotion into "+p.Target.Name+" refused; nothing was written"
 		return o.out.emit(o.io.out, rep)
 	}
-	for _, pk := range p.Packages {
+	planned := time.Since(start)
+	var results []template.Result
+	renderFailed := false
+	if len(p.Packages) > 0 {
+		jobs := p.Jobs()
+		rst := renderAndWrite(ctx, o.repo, setup, jobs, nil, func(src template.Source) []template.Result {
+			results = p.Render(ctx, src, render.DefaultConcurrency, o.io.err)
+			return results
+		})
+		rst.Summary = fmt.Sprintf("%s rendered into %s", template.Plural(len(jobs), "package"), p.Target.Name)
+		rep.Stages = append(rep.Stages, rst)
+		renderFailed = rst.Err != "" // seeding, a registry or writing failed: which catalogs were written is unknown
+	}
+	// a package's ci.yaml maps the new catalog only once its catalog file is written
+	unwritten := 0
+	for i, pk := range p.Packages {
+		if renderFailed || i >= len(results) || results[i].Err != nil {
+			unwritten++
+			continue
+		}
 		if err := filetree.WriteFileBytes(filepath.Join(o.repo.repo, filepath.FromSlash(pk.CI.File)), 0o644, pk.CI.After); err != nil {
 			return fmt.Errorf("writing %s: %w", pk.CI.File, err)
 		}
 	}
 	rep.Stages[0].Summary, rep.Stages[0].Details = promotionSummary(p)
-	rep.Stages[0].Duration = time.Since(start)
-	rep.Outputs = promotionOutputs(p)
-	if len(p.Packages) > 0 {
-		jobs := p.Jobs()
-		st := renderAndWrite(ctx, o.repo, setup, jobs, nil, func(src template.Source) []template.Result {
-			return p.Render(ctx, src, render.DefaultConcurrency, o.io.err)
-		})
-		st.Summary = fmt.Sprintf("%s rendered into %s", template.Plural(len(jobs), "package"), p.Target.Name)
-		rep.Stages = append(rep.Stages, st)
+	if unwritten > 0 {
+		rep.Stages[0].Summary += fmt.Sprintf("; %s left as it was: its catalog did not render", template.Plural(unwritten, "ci.yaml"))
 	}
+	rep.Stages[0].Duration = planned
+	rep.Outputs = promotionOutputs(p)
 	return o.out.emit(o.io.out, rep)
 }
 

@@ -89,3 +89,25 @@ func TestPromoteVerbRefuses(t *testing.T) {
 		t.Errorf("a refused promotion wrote catalogs/v4.22")
 	}
 }
+
+// A package whose catalog does not render (offline, nothing seeded: the bundles are not cached) keeps its
+// ci.yaml as it was, so no ci.yaml maps a catalog file that was not written.
+func TestPromoteVerbWritesNothingUnrendered(t *testing.T) {
+	root, _ := promoteRepo(t)
+	ci := filepath.Join(root, "operators", "kepler-operator", "ci.yaml")
+	before, err := os.ReadFile(ci)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"promote", "--to", "v4.22", "--repo", root, "--offline", "--template-cache-dir", t.TempDir()}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stdout.String(), "1 ci.yaml left as it was: its catalog did not render") {
+		t.Errorf("exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	if after, err := os.ReadFile(ci); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("ci.yaml changed though its catalog did not render:\n%s", after)
+	}
+	if _, err := os.Stat(filepath.Join(root, "catalogs", "v4.22", "kepler-operator", "catalog.yaml")); err == nil {
+		t.Errorf("an unrendered catalog was written")
+	}
+}

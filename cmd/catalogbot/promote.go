@@ -54,9 +54,7 @@ every bundle a template names is in a catalog it renders into already. Docs: doc
 	_ = cmd.MarkFlagRequired("to")
 	cmd.Flags().StringVar(&o.repo.pkg, "package", "", "promote only this package (or its directory under operators/)")
 	cmd.Flags().StringVar(&o.repo.repo, "repo", ".", "repository root")
-	cmd.Flags().BoolVar(&o.repo.offline, "offline", false, "pull nothing; the bundles come from the cache only")
-	cmd.Flags().StringVar(&o.repo.seedFrom, "seed-from", "", "a trusted checkout (the base branch) whose committed catalogs seed the bundle cache (default: the catalogs HEAD commits)")
-	cmd.Flags().StringVar(&o.repo.cacheDir, "template-cache-dir", "", "where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
+	o.repo.addSeed(cmd)
 	o.out.add(cmd)
 	return cmd
 }

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/catalogbot/catalogbot/filetree"
 )
 
 // promoteRepo is a repository at the parent of upstream's 9a66986dc ("Promote operator kepler-operator to
@@ -15,26 +13,13 @@ import (
 // and the files as that commit left them.
 func promoteRepo(t *testing.T) (string, map[string][]byte) {
 	t.Helper()
-	fixture := filepath.Join("..", "..", "render", "promote", "testdata", "upstream", "9a66986dc")
-	root := t.TempDir()
-	if err := os.CopyFS(root, os.DirFS(filepath.Join(fixture, "before"))); err != nil {
-		t.Fatal(err)
-	}
-	cfg := `apiVersion: catalogbot.dev/v1alpha1
+	return fixtureRepo(t, filepath.Join("..", "..", "render", "promote", "testdata", "upstream", "9a66986dc"), `apiVersion: catalogbot.dev/v1alpha1
 kind: Config
 catalogs:
   pattern: catalogs/{version}
   versions: [v4.21, v4.22]
   migrateLevel: bundle-object-to-csv-metadata
-`
-	if err := os.WriteFile(filepath.Join(root, ".catalogbot.yaml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	want, err := filetree.Read(filepath.Join(fixture, "after"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root, want
+`)
 }
 
 // catalogbot promote writes the ci.yaml and the new catalog as upstream committed them, offline, and
@@ -66,11 +51,7 @@ func TestPromoteVerbReproducesUpstreamCommit(t *testing.T) {
 // package that maps the catalog already is refused on its ci.yaml line (exit 1); nothing is written.
 func TestPromoteVerbRefuses(t *testing.T) {
 	root, _ := promoteRepo(t)
-	ci := filepath.Join(root, "operators", "kepler-operator", "ci.yaml")
-	before, err := os.ReadFile(ci)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ci, before := keplerCI(t, root)
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"promote", "--to", "v4.23", "--repo", root, "--offline"}, &stdout, &stderr)
 	if code != 2 || !strings.Contains(stderr.String(), ".catalogbot.yaml:5: catalogs.versions lists v4.21, v4.22, not v4.23: add v4.23 there first") {
@@ -94,11 +75,7 @@ func TestPromoteVerbRefuses(t *testing.T) {
 // ci.yaml as it was, so no ci.yaml maps a catalog file that was not written.
 func TestPromoteVerbWritesNothingUnrendered(t *testing.T) {
 	root, _ := promoteRepo(t)
-	ci := filepath.Join(root, "operators", "kepler-operator", "ci.yaml")
-	before, err := os.ReadFile(ci)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ci, before := keplerCI(t, root)
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"promote", "--to", "v4.22", "--repo", root, "--offline", "--template-cache-dir", t.TempDir()}, &stdout, &stderr)
 	if code != 1 || !strings.Contains(stdout.String(), "1 ci.yaml left as it was: its catalog did not render") {
@@ -110,4 +87,15 @@ func TestPromoteVerbWritesNothingUnrendered(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "catalogs", "v4.22", "kepler-operator", "catalog.yaml")); err == nil {
 		t.Errorf("an unrendered catalog was written")
 	}
+}
+
+// keplerCI is the path and contents of kepler-operator's ci.yaml in root.
+func keplerCI(t *testing.T, root string) (string, []byte) {
+	t.Helper()
+	ci := filepath.Join(root, "operators", "kepler-operator", "ci.yaml")
+	data, err := os.ReadFile(ci)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ci, data
 }

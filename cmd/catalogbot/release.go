@@ -53,9 +53,7 @@ template holds already is refused with its file and line, before anything is wri
 	cmd.Flags().StringVar(&o.repo.repo, "repo", ".", "repository root; the bundle directory is relative to it")
 	cmd.Flags().StringVar(&o.bundleImage, "bundle-image", "", "the bundle image pattern, with {package} and {version} (default: release.bundleImage of "+config.ConfigFile+")")
 	cmd.Flags().BoolVar(&o.templatesOnly, "templates-only", false, "edit the templates, render nothing")
-	cmd.Flags().BoolVar(&o.repo.offline, "offline", false, "pull nothing; the other bundles come from the cache only")
-	cmd.Flags().StringVar(&o.repo.seedFrom, "seed-from", "", "a trusted checkout (the base branch) whose committed catalogs seed the bundle cache (default: the catalogs HEAD commits)")
-	cmd.Flags().StringVar(&o.repo.cacheDir, "template-cache-dir", "", "where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
+	o.repo.addSeed(cmd)
 	o.out.add(cmd)
 	return cmd
 }
@@ -112,6 +110,13 @@ func renderRelease(ctx context.Context, o *releaseOptions, setup *repoSetup, r *
 	})
 	st.Summary = fmt.Sprintf("%s rendered into %s", template.Plural(len(jobs), "template mapping"), r.Package)
 	return st
+}
+
+// addSeed adds the flags of renderAndWrite's bundle source (release, promote).
+func (f *repoFlags) addSeed(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.offline, "offline", false, "pull nothing; the other bundles come from the cache only")
+	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "a trusted checkout (the base branch) whose committed catalogs seed the bundle cache (default: the catalogs HEAD commits)")
+	cmd.Flags().StringVar(&f.cacheDir, "template-cache-dir", "", "where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
 }
 
 // renderAndWrite is the render stage of a verb that edits the repository (release, promote): it renders

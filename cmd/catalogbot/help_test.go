@@ -11,7 +11,7 @@ import (
 )
 
 // allVerbs are the verbs of the one catalogbot binary (issue 24: there is no lean build that lacks some).
-var allVerbs = []string{"action", "build", "bump", "check-images", "demo", "fmt", "init", "pr", "publish", "release", "render", "render-template", "serve", "smoke", "validate", "version"}
+var allVerbs = []string{"action", "build", "bump", "check-images", "demo", "fmt", "init", "pr", "promote", "publish", "release", "render", "render-template", "serve", "smoke", "validate", "version"}
 
 // Every verb is in the binary, parses its own flags (no verb passes its command line through to
 // another executable), answers --help, and shell completion knows each of its flags.

@@ -172,6 +172,12 @@ func templateConfig(root string, d *template.Detection) string {
 	}
 	b.WriteString("catalogs:\n")
 	fmt.Fprintf(&b, "  pattern: %s/%s\n", catalogsDir, config.VersionPlaceholder)
+	names := make([]string, 0, len(d.Catalogs))
+	for _, c := range d.Catalogs {
+		names = append(names, c.Name)
+	}
+	b.WriteString("  # one catalog per cluster version: a new one is added here, then `catalogbot promote --to` it\n")
+	fmt.Fprintf(&b, "  versions: [%s]\n", strings.Join(names, ", "))
 	image := "quay.io/example/index"
 	if up.IndexImage.Repository != "" {
 		image = up.IndexImage.Repository

@@ -30,7 +30,7 @@ func initIn(t *testing.T, repo string, args ...string) (out string, cfg *config.
 }
 
 // TestInitCommunityTemplates is the "done": on a copy of the shared template repository with no
-// configuration, init writes a complete one (apiVersion/kind, the catalogs pattern, config.yaml's index
+// configuration, init writes a complete one (apiVersion/kind, the catalogs pattern and versions, config.yaml's index
 // image, maintainers and registries, the owners files, olm.csv.metadata from v4.17 on as the committed
 // catalogs have it, opm v1.73.0) and proves it offline: the 18 packages in sync upstream reproduce in
 // every catalog, and each of the other four says why (a template ahead of its render, a render no opm
@@ -42,7 +42,7 @@ func TestInitCommunityTemplates(t *testing.T) {
 	}
 	out, cfg := initIn(t, repo)
 	cc := cfg.Catalogs
-	if cc.Pattern != "catalogs/{version}" || cc.MigrateLevel != "bundle-object-to-csv-metadata" || cc.MigrateFrom != "v4.17" || cc.OPMVersion != "v1.73.0" ||
+	if cc.Pattern != "catalogs/{version}" || strings.Join(cc.Versions, " ") != "v4.12 v4.13 v4.14 v4.15 v4.16 v4.17 v4.18 v4.19 v4.20 v4.21 v4.22" || cc.MigrateLevel != "bundle-object-to-csv-metadata" || cc.MigrateFrom != "v4.17" || cc.OPMVersion != "v1.73.0" ||
 		cc.Image != "quay.io/redhat/redhat----community-operator-index:{version}" || len(cc.Packages) != 0 {
 		t.Errorf("catalogs: %+v", cc)
 	}

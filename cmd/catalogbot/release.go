@@ -53,9 +53,7 @@ template holds already is refused with its file and line, before anything is wri
 	cmd.Flags().StringVar(&o.repo.repo, "repo", ".", "repository root; the bundle directory is relative to it")
 	cmd.Flags().StringVar(&o.bundleImage, "bundle-image", "", "the bundle image pattern, with {package} and {version} (default: release.bundleImage of "+config.ConfigFile+")")
 	cmd.Flags().BoolVar(&o.templatesOnly, "templates-only", false, "edit the templates, render nothing")
-	cmd.Flags().BoolVar(&o.repo.offline, "offline", false, "pull nothing; the other bundles come from the cache only")
-	cmd.Flags().StringVar(&o.repo.seedFrom, "seed-from", "", "a trusted checkout (the base branch) whose committed catalogs seed the bundle cache (default: the catalogs HEAD commits)")
-	cmd.Flags().StringVar(&o.repo.cacheDir, "template-cache-dir", "", "where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
+	o.repo.addSeed(cmd)
 	o.out.add(cmd)
 	return cmd
 }
@@ -103,6 +101,29 @@ func runRelease(ctx context.Context, o *releaseOptions) error {
 // renderRelease renders the released templates into the catalogs their mappings name, the bundle from its
 // directory, the others from the cache seeded from the committed catalogs (rendered as committed).
 func renderRelease(ctx context.Context, o *releaseOptions, setup *repoSetup, r *release.Release) report.Stage {
+	jobs, warnings, err := r.Jobs(template.CatalogsOf(setup.layout.Catalogs))
+	if err != nil {
+		return report.Stage{Name: template.Check, Status: report.StatusOf(nil, err), Err: err.Error()}
+	}
+	st := renderAndWrite(ctx, o.repo, setup, jobs, warnings, func(src template.Source) []template.Result {
+		return r.Render(ctx, jobs, src, render.DefaultConcurrency, o.io.err)
+	})
+	st.Summary = fmt.Sprintf("%s rendered into %s", template.Plural(len(jobs), "template mapping"), r.Package)
+	return st
+}
+
+// addSeed adds the flags of renderAndWrite's bundle source (release, promote).
+func (f *repoFlags) addSeed(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.offline, "offline", false, "pull nothing; the other bundles come from the cache only")
+	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "a trusted checkout (the base branch) whose committed catalogs seed the bundle cache (default: the catalogs HEAD commits)")
+	cmd.Flags().StringVar(&f.cacheDir, "template-cache-dir", "", "where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
+}
+
+// renderAndWrite is the render stage of a verb that edits the repository (release, promote): it renders
+// jobs with run, given the source of their bundles (the cache seeded from the committed catalogs of
+// HEAD or --seed-from, rendered as committed, then their registry unless --offline), and writes the
+// catalogs. warnings are the planning's, reported with the render's diagnostics.
+func renderAndWrite(ctx context.Context, f repoFlags, setup *repoSetup, jobs []template.Job, warnings []string, run func(template.Source) []template.Result) report.Stage {
 	start := time.Now()
 	st := report.Stage{Name: template.Check}
 	fail := func(err error) report.Stage {
@@ -110,44 +131,40 @@ func renderRelease(ctx context.Context, o *releaseOptions, setup *repoSetup, r *
 		return st
 	}
 	tcats := template.CatalogsOf(setup.layout.Catalogs)
-	jobs, warnings, err := r.Jobs(tcats)
-	if err != nil {
-		return fail(err)
-	}
-	store := template.NewStore(o.repo.cacheDir)
-	if o.repo.cacheDir == "" {
+	store := template.NewStore(f.cacheDir)
+	if f.cacheDir == "" {
 		if base, err := os.UserCacheDir(); err == nil {
 			store = template.NewStore(filepath.Join(base, "catalogbot", "templates"))
 		}
 	}
-	if o.repo.seedFrom != "" {
-		err = template.SeedFromCommitted(ctx, store, o.repo.seedFrom, tcats, jobs)
+	var err error
+	if f.seedFrom != "" {
+		err = template.SeedFromCommitted(ctx, store, f.seedFrom, tcats, jobs)
 	} else {
-		_, err = seedFromHEAD(ctx, store, o.repo.repo, setup.layout, jobs)
+		_, err = seedFromHEAD(ctx, store, f.repo, setup.layout, jobs)
 	}
 	if err != nil {
 		return fail(err)
 	}
-	images := &template.Images{Store: store, Offline: o.repo.offline, SeededTags: true}
-	if !o.repo.offline {
+	images := &template.Images{Store: store, Offline: f.offline, SeededTags: true}
+	if !f.offline {
 		if images.Pull, err = render.NewBundleImages(render.Options{}); err != nil {
 			return fail(err)
 		}
 	}
-	results := r.Render(ctx, jobs, images, render.DefaultConcurrency, o.io.err)
-	st.Diagnostics = template.GroupDrift(template.Diagnostics(o.repo.repo, results, false), tcats)
+	results := run(images)
+	st.Diagnostics = template.GroupDrift(template.Diagnostics(f.repo, results, false), tcats)
 	for _, w := range warnings {
 		st.Diagnostics = append(st.Diagnostics, diag.Diagnostic{Severity: diag.Warning, Check: template.Check, Rule: "template-unknown-catalog", Message: w})
 	}
 	st.Diagnostics = diag.Sort(st.Diagnostics)
 	ierr := template.InfraErr(results)
 	if ierr == nil {
-		ierr = template.WriteResults(o.repo.repo, results)
+		ierr = template.WriteResults(f.repo, results)
 	}
 	st.Status, st.Duration = report.StatusOf(st.Diagnostics, ierr), time.Since(start)
 	if ierr != nil {
 		st.Err = ierr.Error()
 	}
-	st.Summary = fmt.Sprintf("%s rendered into %s", template.Plural(len(jobs), "template mapping"), r.Package)
 	return st
 }

@@ -15,12 +15,7 @@ import (
 // left them.
 func releaseRepo(t *testing.T) (string, map[string][]byte) {
 	t.Helper()
-	fixture := filepath.Join("..", "..", "render", "release", "testdata", "render", "b212bb168")
-	root := t.TempDir()
-	if err := os.CopyFS(root, os.DirFS(filepath.Join(fixture, "before"))); err != nil {
-		t.Fatal(err)
-	}
-	cfg := `apiVersion: catalogbot.dev/v1alpha1
+	return fixtureRepo(t, filepath.Join("..", "..", "render", "release", "testdata", "render", "b212bb168"), `apiVersion: catalogbot.dev/v1alpha1
 kind: Config
 catalogs:
   pattern: catalogs/{version}
@@ -28,7 +23,17 @@ catalogs:
   migrateFrom: v4.17
 release:
   bundleImage: quay.io/community-operator-pipeline-prod/{package}:{version}
-`
+`)
+}
+
+// fixtureRepo is a copy of an upstream commit's fixture (its before/ directory) with cfg as its
+// .catalogbot.yaml, and the files of its after/ directory: what the commit left.
+func fixtureRepo(t *testing.T, fixture, cfg string) (string, map[string][]byte) {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(filepath.Join(fixture, "before"))); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(root, ".catalogbot.yaml"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -42,6 +42,7 @@ var allowed = map[string][]string{
 	"render":                           {"catalog", "diag", "filetree", "registry", "render/bundle"},
 	"render/template":                  {"catalog", "checks/validate", "config", "diag", "filetree", "render", "render/bundle"},
 	"render/release":                   {"catalog", "checks/policy", "diag", "render", "render/bundle", "render/template"}, // a bundle directory's release-config.yaml applied to its templates
+	"render/promote":                   {"diag", "render", "render/template"},                                              // packages promoted into a new catalog per their ci.yaml
 	// orchestration
 	"pipeline": {"build", "catalog", "checks/approval", "checks/graph", "checks/images", "checks/owners", "checks/policy", "checks/smoke", "checks/validate",
 		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},
@@ -55,7 +56,7 @@ var allowed = map[string][]string{
 	"internal/ghaction": {"bot/ghclient", "build", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "pipeline", "report"},
 	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/policy", "checks/smoke", "checks/validate", "config", "diag", "filetree",
 		"gitrepo", "internal/demo", "internal/ghaction", "netdeadline", "pipeline", "registry", "render",
-		"render/release", "render/template", "report"},
+		"render/promote", "render/release", "render/template", "report"},
 	// small shared helpers and test kits: nothing of the product
 	"internal/registrytest": nil,
 	"internal/githubtest":   {"internal/shareddata"}, // the real webhook payloads it edits (Payload)

@@ -62,6 +62,6 @@ func runCheckImages(ctx context.Context, o *checkImagesOptions) error {
 		st.Err = cerr.Error()
 	}
 	r := &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}}
-	o.out.relocate(ctx, r, dir)
+	o.out.relocate(ctx, r, dir, false)
 	return o.out.emit(o.io.out, r)
 }

@@ -15,17 +15,18 @@ import (
 	"github.com/catalogbot/catalogbot/report"
 )
 
-// relocate rewrites the report's file paths, which come relative to the catalog directory dir, so that
-// editors and pre-commit point at the files: joined to --path-prefix when it is given, else made
-// relative to the repository root holding dir (or joined to dir as given outside a repository).
-func (o *outputFlags) relocate(ctx context.Context, r *report.Report, dir string) {
+// relocate rewrites the report's file paths, which come relative to the directory dir, so that editors
+// and pre-commit point at the files: joined to --path-prefix when it is given, else made relative to the
+// repository root holding dir; outside a git repository, joined to dir as given, unless isRoot says dir
+// is itself the repository's root (the directory of a template-driven repository's .catalogbot.yaml).
+func (o *outputFlags) relocate(ctx context.Context, r *report.Report, dir string, isRoot bool) {
 	prefix := o.root
 	o.root = "" // applied here, not again by the renderers
 	if !namesFiles(r) {
 		return // nothing to rewrite: no need to ask git where the repository is
 	}
 	if prefix == "" {
-		prefix = repoRelative(ctx, dir)
+		prefix = repoRelative(ctx, dir, isRoot)
 	}
 	if prefix == "" || prefix == "." {
 		return
@@ -51,10 +52,13 @@ func namesFiles(r *report.Report) bool {
 	return false
 }
 
-// repoRelative is dir relative to the root of the git repository holding it, or dir as given (cleaned)
-// outside one.
-func repoRelative(ctx context.Context, dir string) string {
+// repoRelative is dir relative to the root of the git repository holding it; outside one, dir as given
+// (cleaned), or "." when isRoot says dir is the repository's root.
+func repoRelative(ctx context.Context, dir string, isRoot bool) string {
 	given := filepath.ToSlash(filepath.Clean(dir))
+	if isRoot {
+		given = "."
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return given

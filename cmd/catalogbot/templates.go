@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
@@ -179,49 +178,6 @@ func renderJobs(ctx context.Context, io streams, f *repoFlags, setup *repoSetup,
 		}
 	}
 	return out.emit(io.out, &report.Report{Title: "render " + f.repo, Stages: []report.Stage{st}})
-}
-
-// runMultiValidate validates every configured catalog (two at a time), one stage and one progress line
-// per catalog.
-func runMultiValidate(ctx context.Context, io streams, repo string, setup *repoSetup, out *outputFlags, flags policyFlags) error {
-	cats, cfg := setup.layout.Catalogs, setup.cfg
-	dirs := make([]validate.CatalogDir, len(cats))
-	for i, c := range cats {
-		dirs[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
-	}
-	done := 0
-	pol := newPolicyRun(cfg, flags)
-	results := validate.Catalogs(ctx, repo, dirs, 2, validate.Options{VisitBundle: pol.visitor()}, func(r validate.CatalogResult) {
-		done++
-		fmt.Fprintf(io.err, "validate [%d/%d] %s: %s (%s)\n", done, len(cats), r.Name, catalogStage(r).Status, r.Duration.Round(time.Millisecond))
-	})
-	stages := make([]report.Stage, 0, len(results))
-	for i, r := range results {
-		stages = append(stages, catalogStage(r))
-		if r.Err != nil {
-			continue
-		}
-		st, ok, err := policyStage(ctx, policyCatalog{dir: filepath.Join(repo, filepath.FromSlash(cats[i].Dir)), cat: cats[i], prefix: cats[i].Dir},
-			pol, r.Result, validate.Limits{}, true)
-		if err != nil {
-			return fmt.Errorf("policy of catalog %s: %w", cats[i].Name, err)
-		}
-		if ok {
-			stages = append(stages, st)
-		}
-	}
-	return out.emit(io.out, &report.Report{Title: fmt.Sprintf("%d catalogs of %s", len(cats), repo), Stages: stages})
-}
-
-// catalogStage is one catalog's validation as a report stage.
-func catalogStage(r validate.CatalogResult) report.Stage {
-	st := report.Stage{Name: validate.Check + " " + r.Name, Duration: r.Duration}
-	if r.Err != nil {
-		st.Status, st.Err = report.StatusOf(nil, r.Err), r.Err.Error()
-		return st
-	}
-	st.Status, st.Diagnostics, st.Truncated, st.Summary = report.StatusOf(r.Diagnostics, nil), r.Diagnostics, r.Truncated, r.Name+": "+r.Summary()
-	return st
 }
 
 // seedFromHEAD seeds store from the catalogs committed at HEAD of the git repository holding repo (read

@@ -177,7 +177,10 @@ func (s *state) validate(ctx context.Context) report.Stage {
 	if len(dirs) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog holds a touched package"}
 	}
-	results := ValidateTree(ctx, Tree{Root: s.headDir, Catalogs: dirs, Limits: s.limits()})
+	results, err := ValidateTree(ctx, Tree{Root: s.headDir, Catalogs: dirs, Limits: s.limits()})
+	if err != nil { // no policy: no error
+		return stageFromErr(err)
+	}
 	if s.cfg.Policy.Enabled() {
 		s.validated = map[string]*catalog.Catalog{}
 		for _, r := range results {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/checks/graph"
-	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render/template"
@@ -42,7 +41,7 @@ func (a *affected) catalogOrder() []string {
 // validateStage is the validate stage of the catalogs' results: with several catalogs in the layout,
 // errors name their catalog, and the summary counts the catalogs with errors, each catalog's own summary
 // in the details; a layout of one catalog has that catalog's summary.
-func validateStage(a *affected, results []validate.CatalogResult) report.Stage {
+func validateStage(a *affected, results []TreeResult) report.Stage {
 	several := a.several()
 	var ds []diag.Diagnostic
 	var errs []error

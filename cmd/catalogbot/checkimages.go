@@ -45,7 +45,7 @@ the request are infrastructure errors (exit 3) and never pass silently.`,
 
 // runCheckImages checks every image the catalog references.
 func runCheckImages(ctx context.Context, o *checkImagesOptions) error {
-	dir, err := catalogDirArg(ctx, o.dir, nil)
+	dir, err := (&repoSetup{}).catalogDir(ctx, o.dir) // one directory: nothing to resolve beyond it
 	if err != nil {
 		return err
 	}

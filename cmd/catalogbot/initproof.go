@@ -87,8 +87,12 @@ func proveTemplates(ctx context.Context, io streams, root string) error {
 		fmt.Fprintf(io.out, "  note %s\n", w)
 	}
 	sc := &validateScope{root: root, catalogs: setup.layout.Catalogs, cfg: setup.cfg, layout: setup.layout, named: true}
-	for _, r := range pipeline.ValidateTree(ctx, pipeline.Tree{Root: root, Catalogs: sc.catalogs, Limits: (&limitFlags{}).limits(sc.cfg)}) {
-		st := sc.stage(r, "")
+	validated, err := pipeline.ValidateTree(ctx, pipeline.Tree{Root: root, Catalogs: sc.catalogs, Limits: (&limitFlags{}).limits(sc.cfg)})
+	if err != nil {
+		return err
+	}
+	for _, r := range validated {
+		st := sc.stage(r.CatalogResult, "")
 		fmt.Fprintf(io.out, "  validate %s: %s (%s)\n", r.Name, st.Status, st.Summary)
 	}
 	fmt.Fprintf(io.out, "%d of %s reproduce in every catalog they map to (%d of %s offline)\n",
@@ -122,8 +126,12 @@ func mappingProblem(ctx context.Context, root string, r template.Result) string 
 // left to render --check, and init says so.
 func proveCatalog(ctx context.Context, io streams, root, dir string, refs bool) error {
 	sc := &validateScope{root: root, catalogs: []config.Catalog{{Name: dir, Dir: dir}}, named: true}
-	for _, r := range pipeline.ValidateTree(ctx, pipeline.Tree{Root: root, Catalogs: sc.catalogs}) {
-		st := sc.stage(r, "")
+	results, err := pipeline.ValidateTree(ctx, pipeline.Tree{Root: root, Catalogs: sc.catalogs})
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		st := sc.stage(r.CatalogResult, "")
 		fmt.Fprintf(io.out, "proof: validate %s: %s (%s)\n", dir, st.Status, st.Summary)
 	}
 	if refs {

@@ -2,15 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 
-	"github.com/catalogbot/catalogbot/config"
-	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -89,57 +83,4 @@ func repoRelativeTo(top, dir string) string {
 		return given
 	}
 	return filepath.ToSlash(rel)
-}
-
-// defaultCatalogDir is the catalog directory of a verb given no DIR: in a git repository, the
-// repository's catalog.dir (from its .catalogbot.yaml, default "catalog") when that directory exists,
-// so a pre-commit hook without args never loads .git or other trees; else the working directory.
-func defaultCatalogDir(ctx context.Context, known *repoSetup) (string, error) {
-	top, err := gitrepo.TopLevel(ctx, ".")
-	if err != nil {
-		return ".", nil
-	}
-	cfg, ok := known.configOf(filepath.Join(top, config.ConfigFile)) // read once, by resolveRepo
-	if !ok {
-		if cfg, err = topConfig(top); err != nil {
-			return "", err
-		}
-	}
-	dir := filepath.Join(top, filepath.FromSlash(cfg.Catalog.Dir))
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return ".", nil
-	}
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, dir); err == nil {
-			return rel, nil
-		}
-	}
-	return dir, nil
-}
-
-// topConfig is the configuration at the top of a repository (the defaults when it has none).
-func topConfig(top string) (*config.Config, error) {
-	data, err := os.ReadFile(filepath.Join(top, config.ConfigFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return config.Default(), nil
-	case err != nil:
-		return nil, diag.UsageError(fmt.Errorf("read %s: %w", config.ConfigFile, err))
-	}
-	cfg, ds, err := config.ParseConfig(config.ConfigFile, data)
-	if err != nil {
-		return nil, err
-	}
-	if diag.HasErrors(ds) {
-		return nil, diag.UsageError(fmt.Errorf("%s is invalid: %s (give the catalog directory as an argument)", config.ConfigFile, ds[0]))
-	}
-	return cfg, nil
-}
-
-// catalogDirArg is a verb's optional DIR argument ("" when not given), or defaultCatalogDir.
-func catalogDirArg(ctx context.Context, dir string, known *repoSetup) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	return defaultCatalogDir(ctx, known)
 }

@@ -42,60 +42,6 @@ func (f *repoFlags) addRender(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.cacheDir, "template-cache-dir", "", "with catalogs: where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
 }
 
-// repoSetup is a command's repository, resolved once per command: the configuration of its
-// .catalogbot.yaml (the defaults when it has none) and the layout it describes.
-type repoSetup struct {
-	cfg    *config.Config
-	layout *pipeline.Layout
-	// file is the absolute path of the configuration read ("" when there is none): a verb that looks
-	// for the configuration of a directory under the repository uses cfg rather than read it again.
-	file string
-}
-
-// configOf is the configuration parsed from file when it is the one setup read.
-func (s *repoSetup) configOf(file string) (*config.Config, bool) {
-	if s == nil || s.file == "" || s.file != realFile(file) {
-		return nil, false
-	}
-	return s.cfg, true
-}
-
-// realFile is file's absolute path with its directory's symbolic links resolved (git names the top of
-// a repository so), or file when that fails.
-func realFile(file string) string {
-	dir, err := filepath.Abs(filepath.Dir(file))
-	if err != nil {
-		return file
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	return filepath.Join(dir, filepath.Base(file))
-}
-
-// resolveRepo reads repo's .catalogbot.yaml and resolves its layout (a template-driven layout's
-// catalogs are the directories under repo that catalogs: names).
-func resolveRepo(repo string) (*repoSetup, error) {
-	cfg, file := config.Default(), ""
-	p := filepath.Join(repo, config.ConfigFile)
-	data, err := os.ReadFile(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, diag.UsageError(fmt.Errorf("reading %s: %w", config.ConfigFile, err))
-	default:
-		if cfg, _, err = config.ParseConfig(config.ConfigFile, data); err != nil {
-			return nil, err
-		}
-		file = realFile(p)
-	}
-	layout, err := pipeline.LayoutIn(cfg, repo)
-	if err != nil {
-		return nil, err
-	}
-	return &repoSetup{cfg: cfg, layout: layout, file: file}, nil
-}
-
 // runTemplateRender renders every mapping (or --package's) into every catalog, writing the files, or,
 // with check, failing with a diff per catalog file that differs from the render.
 func runTemplateRender(ctx context.Context, io streams, f *repoFlags, setup *repoSetup, check bool, opts render.Options, out *outputFlags) error {

@@ -79,23 +79,27 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	if err != nil {
 		return err
 	}
-	lim, pol := o.limits.limits(sc.cfg), newPolicyRun(sc.cfg, o.policy)
+	lim, pol := o.limits.limits(sc.cfg), pipeline.NewTreePolicy(sc.cfg, o.policy.presets, o.policy.since)
 	if o.changedSince != "" || o.staged {
 		return runValidateChanged(ctx, o, sc, lim, pol)
 	}
 	r := &report.Report{Title: sc.title(false)}
 	done := 0
-	results := pipeline.ValidateTree(ctx, pipeline.Tree{Root: sc.root, Catalogs: sc.catalogs, Limits: lim, VisitBundle: pol.visitor(),
+	results, err := pipeline.ValidateTree(ctx, pipeline.Tree{Root: sc.root, Catalogs: sc.catalogs, Limits: lim, Policy: pol,
 		Sized: boundMemoryTo, Done: func(cr validate.CatalogResult) {
 			done++
 			sc.progress(o.io.err, done, len(sc.catalogs), cr)
 		}})
-	for i, cr := range results {
-		if cr.Err != nil && !sc.named {
-			return cr.Err // one catalog directory that cannot be validated is the command's error
+	if err != nil {
+		return err
+	}
+	for _, tr := range results {
+		if tr.Err != nil && !sc.named {
+			return tr.Err // one catalog directory that cannot be validated is the command's error
 		}
-		if err := sc.addStages(ctx, r, sc.catalogs[i], cr, pol, lim, true, ""); err != nil {
-			return err
+		r.Stages = append(r.Stages, sc.stage(tr.CatalogResult, ""))
+		if tr.Policy != nil {
+			r.Stages = append(r.Stages, *tr.Policy)
 		}
 	}
 	o.out.relocate(ctx, r, sc.root, sc.named)
@@ -106,7 +110,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 // catalog directory always) validates the packages the change touched in it (validate.Changed, by
 // package identity); files outside the catalogs (templates, ci.yaml) are the drift gate's (render
 // --check), not validate's.
-func runValidateChanged(ctx context.Context, o *validateOptions, sc *validateScope, lim validate.Limits, pol *policyRun) error {
+func runValidateChanged(ctx context.Context, o *validateOptions, sc *validateScope, lim validate.Limits, pol *pipeline.TreePolicy) error {
 	wt, err := gitrepo.WorkTreeChanges(ctx, sc.root, o.changedSince, o.staged)
 	if err != nil {
 		return err
@@ -129,7 +133,6 @@ func runValidateChanged(ctx context.Context, o *validateOptions, sc *validateSco
 		}
 		byCatalog[c.Dir] = append(byCatalog[c.Dir], rel)
 	}
-	pol.collected = nil // the selection's load is not visited: the policy reads the selected files again
 	r := &report.Report{Title: sc.title(true)}
 	for _, c := range sc.catalogs {
 		files := byCatalog[c.Dir]
@@ -153,8 +156,14 @@ func runValidateChanged(ctx context.Context, o *validateOptions, sc *validateSco
 		}
 		cr := validate.CatalogResult{CatalogDir: validate.CatalogDir{Name: c.Name, Dir: c.Dir}, Result: res, Duration: time.Since(start)}
 		sc.progress(o.io.err, 0, 0, cr)
-		if err := sc.addStages(ctx, r, c, cr, pol, lim, fellBack, changedScope(sc.named, len(files), fellBack)); err != nil {
-			return err
+		r.Stages = append(r.Stages, sc.stage(cr, changedScope(sc.named, len(files), fellBack)))
+		// the selection's load is not visited: the policy reads the selected files again
+		pst, ok, err := pol.Stage(ctx, pipeline.PolicyTarget{Dir: dir, Catalog: c, Result: res, Limits: lim, Whole: fellBack})
+		if err != nil {
+			return sc.catalogErr("policy of", c, err)
+		}
+		if ok {
+			r.Stages = append(r.Stages, pst)
 		}
 	}
 	if len(r.Stages) == 0 {

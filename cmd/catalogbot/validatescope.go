@@ -48,11 +48,11 @@ func resolveValidateScope(ctx context.Context, o *validateOptions) (*validateSco
 	if err := templateLayoutWithoutCatalogs(root); err != nil {
 		return nil, err
 	}
-	dir, err := catalogDirArg(ctx, o.dir, setup)
+	dir, err := setup.catalogDir(ctx, o.dir)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := repoConfig(dir, setup)
+	cfg, err := setup.configFor(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -134,23 +134,4 @@ func (sc *validateScope) stage(cr validate.CatalogResult, scope string) report.S
 	}
 	st.Status, st.Diagnostics, st.Truncated, st.Summary = report.StatusOf(cr.Diagnostics, nil), cr.Diagnostics, cr.Truncated, name+cr.Summary()+scope
 	return st
-}
-
-// addStages adds catalog c's validate stage (cr) to r, and its policy stage when a policy rule is enabled;
-// whole says the validation loaded the whole catalog (the policy then needs no load of its own to look
-// dependencies up).
-func (sc *validateScope) addStages(ctx context.Context, r *report.Report, c config.Catalog, cr validate.CatalogResult, pol *policyRun, lim validate.Limits,
-	whole bool, scope string) error {
-	r.Stages = append(r.Stages, sc.stage(cr, scope))
-	if cr.Err != nil {
-		return nil
-	}
-	pst, ok, err := policyStage(ctx, policyCatalog{dir: sc.dirOf(c), cat: c, prefix: c.Dir}, pol, cr.Result, lim, whole)
-	if err != nil {
-		return sc.catalogErr("policy of", c, err)
-	}
-	if ok {
-		r.Stages = append(r.Stages, pst)
-	}
-	return nil
 }

@@ -5,15 +5,17 @@ import (
 	"html"
 	"html/template"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/catalogbot/catalogbot/report"
 )
 
-// The run page draws a stage's upgrade graphs as inline SVG, made here from the mermaid blocks that
-// checks/graph.Mermaid writes into the stage's details: the page runs offline under a CSP that allows no
-// script, so a mermaid renderer from a CDN is not an option. Text around the blocks stays preformatted.
+// The run page draws a stage's upgrade graphs (report.Stage.Graphs) as inline SVG: the page runs offline
+// under a CSP that allows no script, so a mermaid renderer from a CDN is not an option. The details show
+// each graph as its mermaid block (report.UpgradeGraph.Mermaid, for GitHub's renderers): the drawing
+// takes the block's place, and the text around it stays preformatted. Nothing is read back from the text.
 
 // detailPart is a piece of a stage's details: Text, or an upgrade graph drawn as SVG.
 type detailPart struct {
@@ -28,42 +30,39 @@ const (
 	maxLabelRunes = 80
 )
 
-var (
-	mermaidNode  = regexp.MustCompile(`^  (n[0-9]+)\["(.*)"\]$`)
-	mermaidEdge  = regexp.MustCompile(`^  (n[0-9]+) (-->|-\.->\|skips\|) (n[0-9]+)$`)
-	mermaidStyle = regexp.MustCompile(`^  style (n[0-9]+) fill:#d4f8d4,stroke:#2da44e$`)
-)
-
-// detailParts splits details at its mermaid blocks and draws each one it can read; a block it cannot
-// read (not the shape checks/graph writes, or too large) stays text.
-func detailParts(details string) []detailPart {
-	var parts []detailPart
+// detailParts splits a stage's details at its graphs' mermaid blocks and draws each graph in its block's
+// place; a graph too large to draw leaves its block as text, saying why, and a graph whose block the
+// details do not hold is drawn after them.
+func detailParts(st report.Stage) []detailPart {
+	var parts, after []detailPart
 	text := func(s string) {
 		if strings.TrimSpace(s) != "" {
 			parts = append(parts, detailPart{Text: strings.Trim(s, "\n")})
 		}
 	}
-	const open, fence = "```mermaid\n", "```\n"
-	rest := details
-	for {
-		before, after, ok := strings.Cut(rest, open)
+	rest := st.Details
+	for _, g := range st.Graphs {
+		block := g.Mermaid()
+		before, tail, ok := strings.Cut(rest, block)
 		if !ok {
-			text(rest)
-			return parts
-		}
-		block, tail, closed := strings.Cut(after, fence)
-		if !closed {
-			text(rest)
-			return parts
+			after = append(after, drawing(g, block))
+			continue
 		}
 		text(before)
-		if g, err := parseMermaid(block); err == nil {
-			parts = append(parts, detailPart{SVG: g.svg()})
-		} else {
-			parts = append(parts, detailPart{Text: strings.TrimSuffix(open+block+fence, "\n") + "\n(not drawn: " + err.Error() + ")"})
-		}
+		parts = append(parts, drawing(g, block))
 		rest = tail
 	}
+	text(rest)
+	return append(parts, after...)
+}
+
+// drawing is the graph as SVG, or its mermaid block and why it is not drawn.
+func drawing(rg report.UpgradeGraph, block string) detailPart {
+	g, err := newUpgradeGraph(rg)
+	if err != nil {
+		return detailPart{Text: strings.TrimSuffix(block, "\n") + "\n(not drawn: " + err.Error() + ")"}
+	}
+	return detailPart{SVG: g.svg()}
 }
 
 type graphNode struct {
@@ -82,61 +81,25 @@ type upgradeGraph struct {
 	edges []graphEdge
 }
 
-// parseMermaid reads the body of a mermaid block as checks/graph.Mermaid writes it ("graph LR", node
-// definitions, "a --> b" for b replaced by a, "a -.->|skips| b", style lines for added entries).
-func parseMermaid(block string) (*upgradeGraph, error) {
-	lines := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
-	if len(lines) == 0 || lines[0] != "graph LR" {
-		return nil, fmt.Errorf("not an upgrade graph")
-	}
-	g := &upgradeGraph{}
-	ids := map[string]int{}
-	node := func(id string) (int, error) {
-		i, ok := ids[id]
-		if !ok {
-			return 0, fmt.Errorf("edge to undefined node %s", id)
-		}
-		return i, nil
-	}
-	for n, l := range lines[1:] {
-		switch {
-		case mermaidNode.MatchString(l):
-			m := mermaidNode.FindStringSubmatch(l)
-			if _, dup := ids[m[1]]; dup {
-				return nil, fmt.Errorf("line %d: node %s defined twice", n+2, m[1])
-			}
-			if len(g.nodes) == maxGraphNodes {
-				return nil, fmt.Errorf("more than %d entries", maxGraphNodes)
-			}
-			label, head := strings.CutSuffix(m[2], " (head)")
-			ids[m[1]] = len(g.nodes)
-			g.nodes = append(g.nodes, graphNode{label: label, head: head})
-		case mermaidEdge.MatchString(l):
-			m := mermaidEdge.FindStringSubmatch(l)
-			newer, err := node(m[1])
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", n+2, err)
-			}
-			older, err := node(m[3])
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", n+2, err)
-			}
-			if len(g.edges) == maxGraphEdges {
-				return nil, fmt.Errorf("more than %d edges", maxGraphEdges)
-			}
-			g.edges = append(g.edges, graphEdge{from: older, to: newer, skip: m[2] != "-->"})
-		case mermaidStyle.MatchString(l):
-			i, err := node(mermaidStyle.FindStringSubmatch(l)[1])
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", n+2, err)
-			}
-			g.nodes[i].added = true
-		default:
-			return nil, fmt.Errorf("line %d is not part of an upgrade graph", n+2)
-		}
-	}
-	if len(g.nodes) == 0 {
+// newUpgradeGraph lays the graph out for drawing, within the bounds.
+func newUpgradeGraph(rg report.UpgradeGraph) (*upgradeGraph, error) {
+	switch {
+	case len(rg.Nodes) == 0:
 		return nil, fmt.Errorf("no entries")
+	case len(rg.Nodes) > maxGraphNodes:
+		return nil, fmt.Errorf("more than %d entries", maxGraphNodes)
+	case len(rg.Edges) > maxGraphEdges:
+		return nil, fmt.Errorf("more than %d edges", maxGraphEdges)
+	}
+	g := &upgradeGraph{nodes: make([]graphNode, len(rg.Nodes)), edges: make([]graphEdge, len(rg.Edges))}
+	for i, n := range rg.Nodes {
+		g.nodes[i] = graphNode{label: n.Label(), added: n.Added, head: n.Head}
+	}
+	for i, e := range rg.Edges {
+		if e.From < 0 || e.From >= len(g.nodes) || e.To < 0 || e.To >= len(g.nodes) {
+			return nil, fmt.Errorf("edge %d names no entry", i)
+		}
+		g.edges[i] = graphEdge{from: e.From, to: e.To, skip: e.Kind == report.Skips}
 	}
 	g.layout()
 	return g, nil

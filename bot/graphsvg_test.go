@@ -9,6 +9,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/checks/graph"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // channel is a channel of package foo whose entries are "name<replaces" or "name<replaces~skip~skip".
@@ -24,6 +25,12 @@ func channel(entries ...string) *catalog.Channel {
 		c.Entries = append(c.Entries, ce)
 	}
 	return c
+}
+
+// graphStage is a graph stage whose details show the channel's graph, between before and after.
+func graphStage(before string, ch *catalog.Channel, d graph.ChannelDiff, after string) report.Stage {
+	g := graph.UpgradeGraph(ch, d)
+	return report.Stage{Name: "graph", Details: before + g.Mermaid() + after, Graphs: []report.UpgradeGraph{g}}
 }
 
 // svgNodes maps each drawn node's label to its rectangle's y and its classes.
@@ -43,8 +50,7 @@ func svgNodes(t *testing.T, svg string) map[string][2]string {
 func TestDetailPartsDrawsTheUpgradeGraph(t *testing.T) {
 	ch := channel("foo.v1<", "foo.v2<foo.v1", "foo.v3<foo.v2~foo.v1")
 	d := graph.ChannelDiff{Package: "foo", Channel: "stable", OldHead: "foo.v2", NewHead: "foo.v3", AddedEntries: []string{"foo.v3"}}
-	details := "#### foo / stable\n\n- head: `foo.v2` → `foo.v3`\n\n" + graph.Mermaid(ch, d) + "\nafter\n"
-	parts := detailParts(details)
+	parts := detailParts(graphStage("#### foo / stable\n\n- head: `foo.v2` → `foo.v3`\n\n", ch, d, "\nafter\n"))
 	if len(parts) != 3 || parts[0].Text == "" || parts[1].SVG == "" || parts[2].Text != "after" {
 		t.Fatalf("parts: %+v", parts)
 	}
@@ -77,7 +83,7 @@ func TestDetailPartsDrawsTheUpgradeGraph(t *testing.T) {
 func TestDetailPartsHostileGraphs(t *testing.T) {
 	evil := `x"><script>alert(1)</script><g a="`
 	t.Run("markup in names", func(t *testing.T) {
-		parts := detailParts(graph.Mermaid(channel(evil+"<", "foo.v2<"+evil), graph.ChannelDiff{NewHead: "foo.v2"}))
+		parts := detailParts(graphStage("", channel(evil+"<", "foo.v2<"+evil), graph.ChannelDiff{NewHead: "foo.v2"}, ""))
 		if len(parts) != 1 || parts[0].SVG == "" {
 			t.Fatalf("parts: %+v", parts)
 		}
@@ -89,7 +95,7 @@ func TestDetailPartsHostileGraphs(t *testing.T) {
 	t.Run("newline in a name", func(t *testing.T) {
 		// The graph writer escapes the line break (report's label escape): still two bundles, one edge,
 		// and the injected "n0 --> n0" is a name's text, not an edge.
-		parts := detailParts(graph.Mermaid(channel("foo.v1<", "foo\n  n0 --> n0\nv2<foo.v1"), graph.ChannelDiff{}))
+		parts := detailParts(graphStage("", channel("foo.v1<", "foo\n  n0 --> n0\nv2<foo.v1"), graph.ChannelDiff{}, ""))
 		if len(parts) != 1 || parts[0].SVG == "" {
 			t.Fatalf("parts: %+v", parts)
 		}
@@ -98,14 +104,21 @@ func TestDetailPartsHostileGraphs(t *testing.T) {
 			t.Errorf("%d nodes, %d edges, want 2 and 1:\n%s", n, strings.Count(svg, `class="edge`), svg)
 		}
 	})
-	t.Run("a block with a broken line", func(t *testing.T) {
-		md := graph.Mermaid(channel("foo.v1<", "foo.v2<foo.v1"), graph.ChannelDiff{})
-		broken := strings.Replace(md, "\n```\n", "\n  n0 --> \"\n```\n", 1)
-		if broken == md {
-			t.Fatalf("no block end in\n%s", md)
+	t.Run("a stored graph with an edge to no entry", func(t *testing.T) {
+		st := graphStage("", channel("foo.v1<", "foo.v2<foo.v1"), graph.ChannelDiff{}, "")
+		st.Graphs[0].Edges[0].From = 2
+		st.Details = st.Graphs[0].Mermaid()
+		parts := detailParts(st)
+		if len(parts) != 1 || parts[0].SVG != "" || !strings.Contains(parts[0].Text, "(not drawn: edge 0 names no entry)") {
+			t.Errorf("parts: %+v", parts)
 		}
-		parts := detailParts(broken)
-		if len(parts) != 1 || parts[0].SVG != "" || !strings.Contains(parts[0].Text, "(not drawn: line") {
+	})
+	t.Run("mermaid text is not read", func(t *testing.T) {
+		// Details are output only: a block in them without its graph stays text, however well formed.
+		st := graphStage("", channel("foo.v1<", "foo.v2<foo.v1"), graph.ChannelDiff{}, "")
+		st.Graphs = nil
+		parts := detailParts(st)
+		if len(parts) != 1 || parts[0].SVG != "" || !strings.Contains(parts[0].Text, "n1 --> n0") {
 			t.Errorf("parts: %+v", parts)
 		}
 	})
@@ -114,26 +127,26 @@ func TestDetailPartsHostileGraphs(t *testing.T) {
 		for i := range maxGraphNodes + 1 {
 			entries = append(entries, fmt.Sprintf("foo.v%d<foo.v%d", i+1, i))
 		}
-		parts := detailParts(graph.Mermaid(channel(entries...), graph.ChannelDiff{}))
+		parts := detailParts(graphStage("", channel(entries...), graph.ChannelDiff{}, ""))
 		if len(parts) != 1 || parts[0].SVG != "" || !strings.Contains(parts[0].Text, fmt.Sprintf("more than %d entries", maxGraphNodes)) {
 			t.Errorf("parts: %d, %.200q", len(parts), parts[0].Text)
 		}
 	})
 	t.Run("replaces cycle", func(t *testing.T) {
-		parts := detailParts(graph.Mermaid(channel("a<b", "b<c", "c<a"), graph.ChannelDiff{}))
+		parts := detailParts(graphStage("", channel("a<b", "b<c", "c<a"), graph.ChannelDiff{}, ""))
 		if len(parts) != 1 || len(svgNodes(t, string(parts[0].SVG))) != 3 {
 			t.Errorf("parts: %+v", parts)
 		}
 	})
 	t.Run("long name", func(t *testing.T) {
 		long := strings.Repeat("ä", 500)
-		svg := string(detailParts(graph.Mermaid(channel(long+"<"), graph.ChannelDiff{}))[0].SVG)
+		svg := string(detailParts(graphStage("", channel(long+"<"), graph.ChannelDiff{}, ""))[0].SVG)
 		if _, ok := svgNodes(t, svg)[strings.Repeat("ä", maxLabelRunes-1)+"…"]; !ok || !strings.Contains(svg, "<title>"+long+"</title>") {
 			t.Errorf("long label not cut to %d runes with the full name as its title:\n%s", maxLabelRunes, svg)
 		}
 	})
 	t.Run("unclosed block", func(t *testing.T) {
-		parts := detailParts("before\n```mermaid\ngraph LR\n  n0[\"a\"]\n")
+		parts := detailParts(report.Stage{Details: "before\n```mermaid\ngraph LR\n  n0[\"a\"]\n"})
 		if len(parts) != 1 || parts[0].SVG != "" || !strings.Contains(parts[0].Text, "```mermaid") {
 			t.Errorf("parts: %+v", parts)
 		}

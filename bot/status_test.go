@@ -39,10 +39,14 @@ func TestStatusPages(t *testing.T) {
 	for _, want := range []string{"Run #1: check of octo/catalog#2", head, `<b id="conclusion">failure</b>`,
 		`<tr class="stage"><td>owners</td><td>❌ fail</td>`, "mallory is not an owner of package foo-operator",
 		"<code>catalog/foo-operator/catalog.json</code>", `<h2 id="stage-graph">graph</h2>`, "stage validate started",
-		"completed: failure"} {
+		"completed: failure", `<svg class="graph"`, `<g class="node added head">`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/runs/1 lacks %q", want)
 		}
+	}
+	// The graph stage's graph travels in the stored report and is drawn from there.
+	if strings.Contains(page, "```mermaid") {
+		t.Errorf("/runs/1 shows the upgrade graph's mermaid source:\n%s", page)
 	}
 	for path, status := range map[string]int{"/runs/999": 404, "/runs/x": 404, "/nope": 404} {
 		req, _ := http.NewRequest(http.MethodGet, h.srv.URL+path, nil)

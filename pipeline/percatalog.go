@@ -153,7 +153,7 @@ func groupDiffs(ds []catalogDiff) [][]catalogDiff {
 	return groups
 }
 
-// demote turns the channel headings of graph.GraphMarkdown into subheadings of a catalog group.
+// demote turns the channel headings of graph.GraphDetails into subheadings of a catalog group.
 func demote(md string) string {
 	return strings.ReplaceAll("\n"+md, "\n#### ", "\n##### ")[1:]
 }

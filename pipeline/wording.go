@@ -89,13 +89,14 @@ func graphStage(a *affected, pairs, channels int, changed []catalogDiff, all []d
 	if !a.several() {
 		st := stageFromDiags(fmt.Sprintf("%s in %s", plural(channels, "changed channel"), plural(len(a.packages), "package")), all)
 		if len(changed) == 1 {
-			st.Details = graph.GraphMarkdown(changed[0].head, changed[0].diffs)
+			st.Details, st.Graphs = graph.GraphDetails(changed[0].head, changed[0].diffs)
 		}
 		return st
 	}
 	order := a.catalogOrder()
 	groups := groupDiffs(changed)
 	var b strings.Builder
+	var graphs []report.UpgradeGraph
 	for _, g := range groups {
 		names := make([]string, 0, len(g))
 		for _, d := range g {
@@ -106,7 +107,9 @@ func graphStage(a *affected, pairs, channels int, changed []catalogDiff, all []d
 			b.WriteString("No channel changed; released bundles changed (see the diagnostics).\n\n")
 			continue
 		}
-		b.WriteString(demote(graph.GraphMarkdown(g[0].head, g[0].diffs)))
+		md, gs := graph.GraphDetails(g[0].head, g[0].diffs)
+		b.WriteString(demote(md))
+		graphs = append(graphs, gs...)
 	}
 	unchanged := pairs - len(changed)
 	sum := fmt.Sprintf("%s in %s across %s", plural(channels, "changed channel"), plural(len(a.packages), "package"), plural(len(changed), "catalog"))
@@ -117,7 +120,7 @@ func graphStage(a *affected, pairs, channels int, changed []catalogDiff, all []d
 		sum += fmt.Sprintf("; %d of the catalogs holding them unchanged", unchanged)
 	}
 	st := stageFromDiags(sum, all)
-	st.Details = b.String()
+	st.Details, st.Graphs = b.String(), graphs
 	return st
 }
 

@@ -36,6 +36,9 @@ type Stage struct {
 	// (graph diffs with mermaid diagrams, smoke results) for the markdown renderers.
 	Summary string `json:"summary,omitempty"`
 	Details string `json:"details,omitempty"`
+	// Graphs are the upgrade graphs the details show as mermaid blocks, in their order: the run page
+	// draws them from here (the details are output only, never read back).
+	Graphs []UpgradeGraph `json:"graphs,omitempty"`
 	// Err is the stage's failure when Status is Error or ActionRequired.
 	Err string `json:"error,omitempty"`
 }

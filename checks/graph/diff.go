@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
@@ -206,48 +205,43 @@ func compact(v []byte) []byte {
 	return buf.Bytes()
 }
 
-// Mermaid draws a changed channel's graph: replaces as solid arrows, skips as dotted ones, new entries
-// highlighted, the head marked.
-func Mermaid(c *catalog.Channel, d ChannelDiff) string {
-	var b strings.Builder
-	b.WriteString("```mermaid\ngraph LR\n")
-	ids := map[string]string{}
-	id := func(name string) string {
-		if v, ok := ids[name]; ok {
-			return v
+// UpgradeGraph is a changed channel's upgrade graph: its entries and the bundles they replace or skip,
+// the entries the change added and the new head marked.
+func UpgradeGraph(c *catalog.Channel, d ChannelDiff) report.UpgradeGraph {
+	g := report.UpgradeGraph{Package: c.Package, Channel: c.Name}
+	added := map[string]bool{}
+	for _, n := range d.AddedEntries {
+		added[n] = true
+	}
+	ids := map[string]int{}
+	id := func(name string, external bool) int {
+		if i, ok := ids[name]; ok {
+			return i
 		}
-		v := fmt.Sprintf("n%d", len(ids))
-		ids[name] = v
-		label := name
-		if name == d.NewHead {
-			label += " (head)"
-		}
-		fmt.Fprintf(&b, "  %s[\"%s\"]\n", v, mermaidLabel(label))
-		return v
+		ids[name] = len(g.Nodes)
+		g.Nodes = append(g.Nodes, report.GraphNode{Name: name, External: external, Added: added[name], Head: name == d.NewHead})
+		return ids[name]
 	}
 	for _, e := range c.Entries {
-		id(e.Name)
+		id(e.Name, false)
 	}
 	for _, e := range c.Entries {
 		if e.Replaces != "" {
-			fmt.Fprintf(&b, "  %s --> %s\n", id(e.Name), id(e.Replaces))
+			g.Edges = append(g.Edges, report.GraphEdge{To: id(e.Name, false), From: id(e.Replaces, true), Kind: report.Replaces})
 		}
 		for _, s := range e.Skips {
-			fmt.Fprintf(&b, "  %s -.->|skips| %s\n", id(e.Name), id(s))
+			g.Edges = append(g.Edges, report.GraphEdge{To: id(e.Name, false), From: id(s, true), Kind: report.Skips})
 		}
 	}
-	for _, n := range d.AddedEntries {
-		if v, ok := ids[n]; ok {
-			fmt.Fprintf(&b, "  style %s fill:#d4f8d4,stroke:#2da44e\n", v)
-		}
-	}
-	b.WriteString("```\n")
-	return b.String()
+	return g
 }
 
-// GraphMarkdown describes channel diffs for the report's details.
-func GraphMarkdown(head *catalog.Catalog, diffs []ChannelDiff) string {
+// GraphDetails describes channel diffs for the report's details, each changed channel of head drawn as
+// its graph's mermaid block, and returns those graphs in the order of their blocks (report.Stage.Graphs:
+// the run page draws them in the blocks' places).
+func GraphDetails(head *catalog.Catalog, diffs []ChannelDiff) (string, []report.UpgradeGraph) {
 	var b strings.Builder
+	var graphs []report.UpgradeGraph
 	for _, d := range diffs {
 		state := ""
 		switch {
@@ -272,14 +266,16 @@ func GraphMarkdown(head *catalog.Catalog, diffs []ChannelDiff) string {
 		if !d.Removed && head != nil {
 			for _, c := range head.Channels {
 				if c.Package == d.Package && c.Name == d.Channel {
-					b.WriteString("\n" + Mermaid(c, d))
+					g := UpgradeGraph(c, d)
+					b.WriteString("\n" + g.Mermaid())
+					graphs = append(graphs, g)
 					break
 				}
 			}
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	return b.String(), graphs
 }
 
 func spanOrNone(s string) string {
@@ -287,18 +283,4 @@ func spanOrNone(s string) string {
 		return "(none)"
 	}
 	return report.CodeSpan(s)
-}
-
-// mermaidLabel keeps a name inside its quoted Mermaid label and its fenced block: no quote, backtick or
-// line break of the name survives.
-func mermaidLabel(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '"' || r == '`':
-			return '\''
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == '\u2028' || r == '\u2029':
-			return ' '
-		}
-		return r
-	}, s)
 }

@@ -52,7 +52,10 @@ func TestDiffGraphsChannels(t *testing.T) {
 	if !reflect.DeepEqual(diffs, want) {
 		t.Fatalf("diffs:\n got %+v\nwant %+v", diffs, want)
 	}
-	md := GraphMarkdown(load(t, head), diffs)
+	md, graphs := GraphDetails(load(t, head), diffs)
+	if len(graphs) != 2 || graphs[0].Channel != "fast" || graphs[1].Channel != "stable" || !strings.Contains(md, graphs[1].Mermaid()) {
+		t.Errorf("graphs %+v of\n%s", graphs, md)
+	}
 	for _, s := range []string{"#### foo / beta (removed)", "#### foo / fast (new channel)", "- head: `foo.v0.2.0` → `foo.v0.3.0`",
 		"n2 -.->|skips| n0", `style n2 fill:`} {
 		if !strings.Contains(md, s) {
@@ -105,7 +108,7 @@ func TestReleasedBundleGuard(t *testing.T) {
 // node label into the rendered diagram.
 func TestMermaidQuotesNames(t *testing.T) {
 	ch := &catalog.Channel{Package: "foo", Name: "stable", Entries: []catalog.ChannelEntry{{Name: `a"]; click n0 "https://evil.example`}}}
-	out := Mermaid(ch, ChannelDiff{})
+	out := UpgradeGraph(ch, ChannelDiff{}).Mermaid()
 	if strings.Contains(out, `"https://evil.example"`) || strings.Count(out, `"`) != 2 {
 		t.Fatalf("a name broke out of its label:\n%s", out)
 	}

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/catalogbot/catalogbot/diag"
 )
@@ -190,126 +189,30 @@ func (in *installer) run(ctx context.Context, pkg, target string, res *PackageRe
 // follow approves each InstallPlan of the Subscription and waits until the Subscription is at the latest
 // CSV it knows, that CSV Succeeded and, when target is set, it is target. Crash-looping containers, a
 // failed CSV or InstallPlan, a bundle image that cannot be pulled or unpacked, or a resolution failure
-// that persists end it early.
+// that persists end it early. Each poll reads the Subscription and takes follower's steps in order.
 func (in *installer) follow(ctx context.Context, pkg, target string, res *PackageResult) error {
-	ns := res.Namespace
-	approved := map[string]bool{}
-	succeeded := map[string]bool{}
-	var firstSucceeded string
-	var resolution, requirements persistence
-	lastApproved := ""
-	stepStart := time.Now()
-	markSucceeded := func(name string) {
-		if succeeded[name] {
-			return
-		}
-		succeeded[name] = true
-		res.Steps = append(res.Steps, timing("csv "+name, stepStart, nil))
-		stepStart = time.Now()
-		if firstSucceeded == "" {
-			firstSucceeded = name
-		} else {
-			res.UpgradedFrom = firstSucceeded
-		}
-		in.progress.printf("%s: CSV %s phase Succeeded", pkg, name)
-	}
+	f := &follower{in: in, pkg: pkg, target: target, ns: res.Namespace, res: res,
+		approved: map[string]bool{}, succeeded: map[string]bool{}, stepStart: time.Now()}
 	err := poll(ctx, in.interval, func(ctx context.Context) (bool, string, error) {
-		sub, err := getTyped[v1alpha1.Subscription](ctx, in.c, gvrSubscription, ns, pkg)
+		sub, err := getTyped[v1alpha1.Subscription](ctx, in.c, gvrSubscription, f.ns, pkg)
 		if err != nil {
 			return false, "reading Subscription: " + err.Error(), nil
 		}
 		st := sub.Status
-		if c := st.GetCondition(v1alpha1.SubscriptionResolutionFailed); c.Status == corev1.ConditionTrue {
-			if resolution.lasted("", resolutionGrace) {
-				return false, "", &failure{rule: "resolution-failed", bundle: in.opts.Expect[pkg], msg: fmt.Sprintf("OLM cannot resolve package %s: %s: %s", pkg, c.Reason, c.Message)}
-			}
-		} else {
-			resolution.clear()
-		}
-		if ref := st.InstallPlanRef; ref != nil && !approved[ref.Name] {
-			ip, err := getTyped[v1alpha1.InstallPlan](ctx, in.c, gvrInstallPlan, ns, ref.Name)
-			if err != nil {
-				return false, "reading InstallPlan " + ref.Name + ": " + err.Error(), nil
-			}
-			if ip.Status.Phase == v1alpha1.InstallPlanPhaseFailed {
-				return false, "", &failure{rule: "installplan-failed", bundle: strings.Join(ip.Spec.ClusterServiceVersionNames, ","), msg: fmt.Sprintf("InstallPlan %s/%s failed: %s", ns, ip.Name, installPlanMessage(ip))}
-			}
-			// An upgrade is approved only once the CSV before it Succeeded: that is what an upgrade test
-			// proves, and OLM may offer the next plan before Run saw the previous CSV's phase.
-			if prev := lastApproved; prev != "" && !succeeded[prev] {
-				csv, err := getTyped[v1alpha1.ClusterServiceVersion](ctx, in.c, gvrCSV, ns, prev)
-				if err != nil || csv.Status.Phase != v1alpha1.CSVPhaseSucceeded {
-					return false, fmt.Sprintf("waiting for CSV %s to succeed before approving InstallPlan %s", prev, ip.Name), nil
-				}
-				markSucceeded(prev)
-			}
-			if !ip.Spec.Approved {
-				patch := []byte(`{"spec":{"approved":true}}`)
-				if _, err := in.c.dyn.Resource(gvrInstallPlan).Namespace(ns).Patch(ctx, ip.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
-					return false, "", fmt.Errorf("approving InstallPlan %s/%s: %w", ns, ip.Name, err)
-				}
-				in.progress.printf("%s: approved InstallPlan %s for %s", pkg, ip.Name, strings.Join(ip.Spec.ClusterServiceVersionNames, ", "))
-			}
-			approved[ref.Name] = true
-			if len(ip.Spec.ClusterServiceVersionNames) > 0 {
-				lastApproved = st.CurrentCSV
-			}
-		}
-		if c := st.GetCondition(v1alpha1.SubscriptionBundleUnpackFailed); c.Status == corev1.ConditionTrue {
-			return false, "", &failure{rule: "unpack-failed", bundle: in.opts.Expect[pkg], msg: fmt.Sprintf("OLM could not unpack a bundle of package %s: %s: %s", pkg, c.Reason, c.Message)}
-		}
-		if err := unpackProblem(ctx, in.c, in.catalogNS, pkg, in.opts.BundleImages); err != nil {
+		if err := f.resolution(st); err != nil {
 			return false, "", err
 		}
-		if refusal := admissionRefusal(ctx, in.c, ns); refusal != "" {
-			return false, "", podSecurityFailure(pkg, firstNonEmpty(st.CurrentCSV, in.opts.Expect[pkg]), in.opts.PodSecurity, refusal)
+		if waiting, err := f.approvePlan(ctx, st); waiting != "" || err != nil {
+			return false, waiting, err
 		}
-		if crash := crashLooping(ctx, in.c, ns, in.opts.CrashLoopRestarts); crash != "" {
-			return false, "", &failure{rule: "crash-loop", bundle: st.CurrentCSV, msg: fmt.Sprintf("package %s, bundle %s: %s", pkg, st.CurrentCSV, crash)}
+		if err := f.problems(ctx, st); err != nil {
+			return false, "", err
 		}
-		name := st.CurrentCSV
-		if name == "" {
-			return false, fmt.Sprintf("Subscription %s/%s has no current CSV yet (state %q)", ns, pkg, st.State), nil
-		}
-		res.CSV = name
-		csv, err := getTyped[v1alpha1.ClusterServiceVersion](ctx, in.c, gvrCSV, ns, name)
-		if apierrors.IsNotFound(err) {
-			return false, fmt.Sprintf("CSV %s/%s not created yet (Subscription state %q)", ns, name, st.State), nil
-		}
-		if err != nil {
-			return false, "reading CSV " + name + ": " + err.Error(), nil
-		}
-		res.Phase = string(csv.Status.Phase)
-		if csv.Status.Phase != v1alpha1.CSVPhaseFailed {
-			requirements.clear()
-		}
-		switch csv.Status.Phase {
-		case v1alpha1.CSVPhaseFailed:
-			if csv.Status.Reason == v1alpha1.CSVReasonRequirementsNotMet {
-				if !requirements.lasted("", requirementsGrace) {
-					return false, fmt.Sprintf("CSV %s/%s failed: %s: %s (waiting up to %s for OLM to retry)", ns, name, csv.Status.Reason, csv.Status.Message, requirementsGrace), nil
-				}
-			}
-			return false, "", &failure{rule: "csv-failed", bundle: name, msg: fmt.Sprintf("CSV %s/%s failed: %s: %s", ns, name, csv.Status.Reason, csv.Status.Message)}
-		case v1alpha1.CSVPhaseSucceeded:
-			markSucceeded(name)
-			if name == in.opts.Upgrade[pkg] {
-				// OLM may report AtLatestKnown before it has looked for the update: keep waiting.
-				return false, fmt.Sprintf("CSV %s Succeeded; waiting for the catalog to offer an upgrade from it (Subscription state %q)", name, st.State), nil
-			}
-			if target != "" && name != target {
-				return false, fmt.Sprintf("CSV %s Succeeded; waiting for the catalog to offer an upgrade to %s (Subscription state %q)", name, target, st.State), nil
-			}
-			if st.State == v1alpha1.SubscriptionStateAtLatest && st.InstalledCSV == name {
-				return true, "", nil
-			}
-			return false, fmt.Sprintf("CSV %s Succeeded; Subscription state %q", name, st.State), nil
-		}
-		return false, fmt.Sprintf("CSV %s/%s phase %q: %s", ns, name, csv.Status.Phase, csv.Status.Message), nil
+		return f.csv(ctx, st)
 	})
 	if err != nil {
-		res.Steps = append(res.Steps, timing("csv "+res.CSV, stepStart, err))
-		if start := in.opts.Upgrade[pkg]; start != "" && res.CSV == start && succeeded[start] {
+		res.Steps = append(res.Steps, timing("csv "+res.CSV, f.stepStart, err))
+		if start := in.opts.Upgrade[pkg]; start != "" && res.CSV == start && f.succeeded[start] {
 			return fail("no-upgrade", "package %s: %s installed, but the catalog offered no upgrade from it: %v", pkg, start, err)
 		}
 		return err

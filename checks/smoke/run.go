@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -40,177 +39,57 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	return run(ctx, opts, backend, newClients)
 }
 
-// run is Run with its cluster backend and client constructor injected (tests use fakes).
-func run(ctx context.Context, opts Options, backend clusterBackend, connect func([]byte) (*clients, error)) (res Result, err error) {
-	p := newProgress(opts.Progress)
-	res = Result{Cluster: opts.ClusterName, CatalogImage: opts.CatalogImage}
-	step := func(name string, fn func(ctx context.Context) error) error {
-		start := time.Now()
-		p.printf("%s ...", name)
-		sctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-		defer cancel()
-		err := fn(sctx)
-		res.Steps = append(res.Steps, timing(name, start, err))
-		if err != nil {
-			p.printf("%s: FAILED after %.1fs: %v", name, time.Since(start).Seconds(), err)
-			if diag.CategoryOf(err) == diag.Internal {
-				err = diag.InfraError(err)
-			}
-			res.Diagnostics = append(res.Diagnostics, diag.Diagnostic{Severity: diag.Error, Check: "smoke", Rule: "step-" + strings.ReplaceAll(name, " ", "-"), Message: capText(err.Error(), maxMessage)})
-			return err
-		}
-		p.printf("%s: done in %.1fs", name, time.Since(start).Seconds())
-		return nil
-	}
-
-	// 1. cluster
-	var kubeconfig []byte
-	if opts.ClusterName != "" {
-		// not err: the deferred deletion below must add to the error Run returns, not to a shadow of it
-		exists, xerr := backend.Exists(ctx, opts.ClusterName)
-		if xerr != nil {
-			if opts.CreateCluster {
-				xerr = fmt.Errorf("kind cluster %s with node image %s: %w", opts.ClusterName, nodeImageName(opts.NodeImage), xerr)
-			}
-			return res, diag.InfraError(xerr)
-		}
-		switch {
-		case exists:
-			p.printf("reusing kind cluster %s", opts.ClusterName)
-		case !opts.CreateCluster:
-			return res, diag.UsageError(fmt.Errorf("kind cluster %s does not exist (create it, or ask for it to be created)", opts.ClusterName))
-		default:
-			res.ClusterCreated = true
-			if !opts.Keep && !opts.KeepCluster {
-				defer func() {
-					// deletion must happen even when ctx was cancelled
-					dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-					defer cancel()
-					if derr := backend.Delete(dctx, opts.ClusterName); derr != nil {
-						err = errors.Join(err, diag.InfraError(fmt.Errorf("%w: %w", ErrClusterNotDeleted, derr)))
-					} else {
-						p.printf("deleted kind cluster %s", opts.ClusterName)
-					}
-				}()
-			}
-			if err := step("create cluster "+opts.ClusterName, func(ctx context.Context) error {
-				return backend.Create(ctx, opts.ClusterName, opts.NodeImage, opts.KindConfig)
-			}); err != nil {
-				return res, err
-			}
-		}
-		if kubeconfig, err = backend.KubeConfig(ctx, opts.ClusterName); err != nil {
-			return res, diag.InfraError(err)
-		}
-	} else {
-		if kubeconfig, err = os.ReadFile(opts.KubeconfigPath); err != nil {
-			return res, diag.UsageError(fmt.Errorf("kubeconfig: %w", err))
-		}
-	}
-	c, err := connect(kubeconfig)
+// run is Run with its cluster backend and client constructor injected (tests use fakes). Its steps, in
+// order: the cluster (found, created or named by a kubeconfig), images into its nodes, OLM, the catalog's
+// CatalogSource, the packages. A cluster it created is deleted at the end unless kept, and what it made in
+// a cluster it did not create is cleaned up, also when a step fails or ctx is cancelled.
+func run(ctx context.Context, opts Options, backend clusterBackend, connect func([]byte) (*clients, error)) (_ Result, err error) {
+	r := &smokeRun{opts: opts, backend: backend, p: newProgress(opts.Progress),
+		res: Result{Cluster: opts.ClusterName, CatalogImage: opts.CatalogImage}}
+	create, err := r.findCluster(ctx)
 	if err != nil {
-		return res, diag.InfraError(err)
+		return r.res, err
 	}
-
-	// 2. images into the nodes, before OLM: its own images may come from the archives
-	archives := opts.ImageArchives
-	for _, a := range []string{opts.CatalogArchive, opts.BaseCatalogArchive} {
-		if a != "" {
-			archives = append([]string{a}, archives...)
+	if create {
+		r.res.ClusterCreated = true
+		if !opts.Keep && !opts.KeepCluster {
+			// not err's shadow: the deletion adds to the error run returns
+			defer func() { err = r.deleteCluster(ctx, err) }()
+		}
+		if err := r.createCluster(ctx); err != nil {
+			return r.res, err
 		}
 	}
-	if len(archives) > 0 {
-		if err := step("load images", func(ctx context.Context) error {
-			for _, a := range archives {
-				if err := backend.LoadArchive(ctx, opts.ClusterName, a); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			return res, err
-		}
+	c, err := r.connect(ctx, connect)
+	if err != nil {
+		return r.res, err
 	}
-
+	if err := r.loadImages(ctx); err != nil {
+		return r.res, err
+	}
 	if opts.v1() {
-		err = runV1(ctx, opts, c, &res, step, p)
-		return res, err
+		err = runV1(ctx, opts, c, &r.res, r.stepsIn(ctx), r.p)
+		return r.res, err
 	}
-
-	// 3. OLM
-	var loc olmLocation
-	if err := step("OLM", func(ctx context.Context) error {
-		present, err := olmPresent(ctx, c)
-		if err != nil {
-			return err
-		}
-		if !present {
-			if opts.OLMManifestsDir == "" {
-				return diag.UsageError(errNoOLM)
-			}
-			p.printf("OLM not found; installing it from %s", opts.OLMManifestsDir)
-			if err := installOLM(ctx, c, opts.OLMManifestsDir); err != nil {
-				return err
-			}
-			res.OLMInstalled = true
-		}
-		loc, err = waitOLM(ctx, c)
-		return err
-	}); err != nil {
-		return res, err
-	}
-
-	// 4. catalog
-	res.CatalogNamespace = opts.CatalogNamespace
-	if res.CatalogNamespace == "" {
-		res.CatalogNamespace = loc.GlobalNamespace
-	}
-	res.CatalogSource = CatalogSourceName
-	if !opts.Keep && (!res.ClusterCreated || opts.KeepCluster) {
-		defer cleanup(context.WithoutCancel(ctx), c, res.CatalogNamespace, opts.Packages, p)
-	}
-	first := opts.CatalogImage
-	if opts.BaseCatalogImage != "" {
-		first = opts.BaseCatalogImage
-	}
-	catalogStep := func(name, image string) error {
-		err := step(name, func(ctx context.Context) error {
-			if err := createCatalogSource(ctx, c, res.CatalogNamespace, image); err != nil {
-				return err
-			}
-			return waitCatalogServing(ctx, c, res.CatalogNamespace, image)
-		})
-		if err != nil {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			res.Diagnostics = append(res.Diagnostics, podDiagnostics(dctx, c, "", res.CatalogNamespace, true)...)
-			cancel()
-		}
-		return err
-	}
-	name := "catalog source"
-	if opts.BaseCatalogImage != "" {
-		name = "catalog source (base catalog)"
-	}
-	if err := catalogStep(name, first); err != nil {
-		return res, err
-	}
-
-	// 5. packages, in parallel up to the bound: with a base catalog, first those it offers, then the
-	// CatalogSource serves the head and they must upgrade while the others install fresh.
-	in := &installer{c: c, opts: opts, catalogNS: res.CatalogNamespace, progress: p, interval: 2 * pollEvery}
-	res.Packages = make([]PackageResult, len(opts.Packages))
-	err = baseThenHead{
-		fromBase: func(ctx context.Context, pkg string) PackageResult { return in.install(ctx, pkg, "", "base catalog") },
-		toHead:   func() error { return catalogStep("catalog source (head catalog)", opts.CatalogImage) },
-		install:  func(ctx context.Context, pkg string) PackageResult { return in.install(ctx, pkg, opts.Expect[pkg], "") },
-		upgrade: func(ctx context.Context, pkg string, r *PackageResult) {
-			in.upgrade(ctx, pkg, opts.Expect[pkg], r)
-		},
-	}.run(ctx, opts, res.Packages)
+	loc, err := r.olm(ctx, c)
 	if err != nil {
-		return res, err
+		return r.res, err
 	}
-	return res, verdict(ctx, res)
+	r.res.CatalogNamespace = opts.CatalogNamespace
+	if r.res.CatalogNamespace == "" {
+		r.res.CatalogNamespace = loc.GlobalNamespace
+	}
+	r.res.CatalogSource = CatalogSourceName
+	if !opts.Keep && (!r.res.ClusterCreated || opts.KeepCluster) {
+		defer cleanup(context.WithoutCancel(ctx), c, r.res.CatalogNamespace, opts.Packages, r.p)
+	}
+	if err := r.serveFirstCatalog(ctx, c); err != nil {
+		return r.res, err
+	}
+	if err := r.installPackages(ctx, c); err != nil {
+		return r.res, err
+	}
+	return r.res, verdict(ctx, r.res)
 }
 
 // baseThenHead installs a catalog's packages as both OLMs do: with a base catalog, those it offers

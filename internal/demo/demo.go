@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/gitrepo"
@@ -49,7 +51,9 @@ type Result struct {
 	RepoDir string
 }
 
-// Run runs the demo, writing reports to out and progress to progress.
+// Run runs the demo, writing reports to out and progress to progress. Its steps, in order: images into an
+// embedded registry, the catalog repository with two pull requests, the pipeline over both (mallory's
+// rejected, alice's passing and merged), the catalog image of the merged main published.
 func Run(ctx context.Context, out, progress io.Writer, o Options) (*Result, error) {
 	dir := o.Dir
 	if dir == "" {
@@ -67,31 +71,64 @@ func Run(ctx context.Context, out, progress io.Writer, o Options) (*Result, erro
 		return nil, err
 	}
 	defer stop()
-	say := func(f string, a ...any) { fmt.Fprintf(progress, "demo: "+f+"\n", a...) }
-	say("embedded registry at %s", reg.Host)
-
-	// Images: the operator, its bundles v0.1.0 and v0.2.0, a two-platform base for the catalog image.
-	var bundles []*catalog.Bundle
-	for _, v := range []struct{ version, replaces string }{{"0.1.0", ""}, {"0.2.0", "0.1.0"}} {
-		op, err := pushOperatorImage(ctx, reg.Host, v.version)
-		if err != nil {
-			return nil, err
-		}
-		b, err := pushBundle(ctx, reg.Host, bundleSpec{Package: pkg, Version: v.version, Replaces: v.replaces, Operator: op})
-		if err != nil {
-			return nil, err
-		}
-		say("pushed bundle %s", b.Image)
-		bundles = append(bundles, b)
-	}
-	base, err := pushBase(ctx, reg.Host)
+	d := &demo{out: out, progress: progress, format: o.Format, host: reg.Host, res: &Result{}}
+	d.say("embedded registry at %s", reg.Host)
+	bundles, base, err := d.pushImages(ctx)
 	if err != nil {
 		return nil, err
 	}
-	say("pushed base image %s (linux/amd64, linux/arm64)", base)
+	prs, err := d.makeRepo(filepath.Join(dir, "catalog-repo"), bundles)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.pullRequests(ctx, prs); err != nil {
+		return nil, err
+	}
+	return d.publish(ctx, base, prs.headSHA)
+}
 
-	// The repository: main holds v0.1.0; alice's pull request adds v0.2.0.
-	repoDir := filepath.Join(dir, "catalog-repo")
+// demo is one run of the demo: where it writes, its registry, and what it did so far.
+type demo struct {
+	out, progress io.Writer
+	format        string
+	host          string // the embedded registry's
+	res           *Result
+}
+
+func (d *demo) say(f string, a ...any) { fmt.Fprintf(d.progress, "demo: "+f+"\n", a...) }
+
+// pushImages pushes the operator, its bundles v0.1.0 and v0.2.0 and a two-platform base for the catalog
+// image.
+func (d *demo) pushImages(ctx context.Context) (bundles []*catalog.Bundle, base string, err error) {
+	for _, v := range []struct{ version, replaces string }{{"0.1.0", ""}, {"0.2.0", "0.1.0"}} {
+		op, err := pushOperatorImage(ctx, d.host, v.version)
+		if err != nil {
+			return nil, "", err
+		}
+		b, err := pushBundle(ctx, d.host, bundleSpec{Package: pkg, Version: v.version, Replaces: v.replaces, Operator: op})
+		if err != nil {
+			return nil, "", err
+		}
+		d.say("pushed bundle %s", b.Image)
+		bundles = append(bundles, b)
+	}
+	if base, err = pushBase(ctx, d.host); err != nil {
+		return nil, "", err
+	}
+	d.say("pushed base image %s (linux/amd64, linux/arm64)", base)
+	return bundles, base, nil
+}
+
+// demoRepo is the demo's catalog repository and the commits its pull requests are about.
+type demoRepo struct {
+	g                *gitRepo
+	repo             *gitrepo.Repo
+	baseSHA, headSHA plumbing.Hash
+}
+
+// makeRepo makes the repository: main holds v0.1.0; alice's pull request adds v0.2.0; mallory's, by
+// someone who owns nothing, rewrites the released v0.1.0.
+func (d *demo) makeRepo(repoDir string, bundles []*catalog.Bundle) (*demoRepo, error) {
 	g, err := initRepo(repoDir)
 	if err != nil {
 		return nil, err
@@ -102,94 +139,85 @@ func Run(ctx context.Context, out, progress io.Writer, o Options) (*Result, erro
 	if err := g.writeCatalog(sampleCatalog(bundles[:1])); err != nil {
 		return nil, err
 	}
-	baseSHA, err := g.commit("Add demo-operator v0.1.0", "catalog-admin")
-	if err != nil {
+	r := &demoRepo{g: g}
+	if r.baseSHA, err = g.commit("Add demo-operator v0.1.0", "catalog-admin"); err != nil {
 		return nil, err
 	}
-	if err := g.branch("alice/v0.2.0", baseSHA); err != nil {
-		return nil, err
-	}
-	if err := g.checkout("alice/v0.2.0"); err != nil {
-		return nil, err
-	}
-	if err := g.writeCatalog(sampleCatalog(bundles)); err != nil {
-		return nil, err
-	}
-	headSHA, err := g.commit("demo-operator: release v0.2.0", "alice")
-	if err != nil {
-		return nil, err
-	}
-	// A second pull request, by someone who owns nothing, that also rewrites the released v0.1.0.
-	if err := g.branch("mallory/retag", baseSHA); err != nil {
-		return nil, err
-	}
-	if err := g.checkout("mallory/retag"); err != nil {
+	if r.headSHA, err = g.branchWith("alice/v0.2.0", r.baseSHA, sampleCatalog(bundles), "demo-operator: release v0.2.0", "alice"); err != nil {
 		return nil, err
 	}
 	tampered := sampleCatalog(bundles[:1])
 	tampered.Bundles[0].Image = bundles[1].Image
-	if err := g.writeCatalog(tampered); err != nil {
-		return nil, err
-	}
-	if _, err := g.commit("demo-operator: point v0.1.0 at a new image", "mallory"); err != nil {
+	if _, err := g.branchWith("mallory/retag", r.baseSHA, tampered, "demo-operator: point v0.1.0 at a new image", "mallory"); err != nil {
 		return nil, err
 	}
 	if err := g.checkout("main"); err != nil {
 		return nil, err
 	}
-	say("catalog repository at %s (branches main, alice/v0.2.0, mallory/retag)", repoDir)
+	d.say("catalog repository at %s (branches main, alice/v0.2.0, mallory/retag)", repoDir)
+	d.res.RepoDir = repoDir
+	if r.repo, err = gitrepo.Open(repoDir); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
 
-	repo, err := gitrepo.Open(repoDir)
+// pullRequests runs the pipeline over both pull requests: mallory's must fail, alice's must pass, and is
+// then merged into main.
+func (d *demo) pullRequests(ctx context.Context, r *demoRepo) error {
+	bad, err := d.pullRequest(ctx, r.repo, "mallory/retag", "mallory")
 	if err != nil {
-		return nil, err
-	}
-	res := &Result{RepoDir: repoDir}
-	runPR := func(head, author string) (*report.Report, error) {
-		say("pull request %s by %s: running the pipeline", head, author)
-		r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: "main", Head: head, Author: author, Observer: pipeline.TextProgress(progress)})
-		if err != nil {
-			return nil, err
-		}
-		r.Title = fmt.Sprintf("pull request %s by %s", head, author)
-		res.Reports = append(res.Reports, r)
-		return r, report.Render(out, r, o.Format, "", "demo", false)
-	}
-	bad, err := runPR("mallory/retag", "mallory")
-	if err != nil {
-		return nil, err
+		return err
 	}
 	if bad.Verdict() == report.Pass {
-		return nil, fmt.Errorf("the pipeline passed mallory's pull request, which it must reject")
+		return fmt.Errorf("the pipeline passed mallory's pull request, which it must reject")
 	}
-	say("mallory/retag: %s, not merged", bad.Verdict())
-	good, err := runPR("alice/v0.2.0", "alice")
+	d.say("mallory/retag: %s, not merged", bad.Verdict())
+	good, err := d.pullRequest(ctx, r.repo, "alice/v0.2.0", "alice")
+	if err != nil {
+		return err
+	}
+	if good.Verdict() != report.Pass {
+		return fmt.Errorf("alice's pull request did not pass (%s)", good.Verdict())
+	}
+	if err := r.g.fastForward(r.baseSHA, r.headSHA); err != nil {
+		return err
+	}
+	d.say("alice/v0.2.0 passed: merged %s into main", r.headSHA.String()[:12])
+	return nil
+}
+
+// pullRequest runs the pipeline over one pull request and renders its report.
+func (d *demo) pullRequest(ctx context.Context, repo *gitrepo.Repo, head, author string) (*report.Report, error) {
+	d.say("pull request %s by %s: running the pipeline", head, author)
+	r, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: "main", Head: head, Author: author, Observer: pipeline.TextProgress(d.progress)})
 	if err != nil {
 		return nil, err
 	}
-	if good.Verdict() != report.Pass {
-		return nil, fmt.Errorf("alice's pull request did not pass (%s)", good.Verdict())
-	}
-	if err := g.fastForward(baseSHA, headSHA); err != nil {
-		return nil, err
-	}
-	say("alice/v0.2.0 passed: merged %s into main", headSHA.String()[:12])
+	r.Title = fmt.Sprintf("pull request %s by %s", head, author)
+	d.res.Reports = append(d.res.Reports, r)
+	return r, report.Render(d.out, r, d.format, "", "demo", false)
+}
 
-	target := reg.Host + "/demo/catalog:latest"
-	st, digest := pipeline.Publish(ctx, pipeline.PublishInput{CatalogDir: filepath.Join(repoDir, "catalog"), Target: target, Build: build.Options{Base: base}})
+// publish builds the merged main's catalog image on base and pushes it to the registry. A failed publish
+// still returns the result, with its report.
+func (d *demo) publish(ctx context.Context, base string, headSHA plumbing.Hash) (*Result, error) {
+	target := d.host + "/demo/catalog:latest"
+	st, digest := pipeline.Publish(ctx, pipeline.PublishInput{CatalogDir: filepath.Join(d.res.RepoDir, "catalog"), Target: target, Build: build.Options{Base: base}})
 	pub := &report.Report{Title: "publish main at " + headSHA.String()[:12], Stages: []report.Stage{st}, Outputs: map[string]string{}}
 	if digest != "" {
 		pub.Outputs["catalog_digest"] = digest
 	}
-	res.Reports = append(res.Reports, pub)
-	if err := report.Render(out, pub, o.Format, "", "demo", false); err != nil {
+	d.res.Reports = append(d.res.Reports, pub)
+	if err := report.Render(d.out, pub, d.format, "", "demo", false); err != nil {
 		return nil, err
 	}
 	if digest == "" {
-		return res, fmt.Errorf("publishing the catalog image failed: %s", st.Err)
+		return d.res, fmt.Errorf("publishing the catalog image failed: %s", st.Err)
 	}
-	res.Digest = digest
-	say("catalog image %s", digest)
-	return res, nil
+	d.res.Digest = digest
+	d.say("catalog image %s", digest)
+	return d.res, nil
 }
 
 // sampleCatalog is the demo package with the given bundles in one channel, each replacing the previous.

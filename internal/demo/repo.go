@@ -71,6 +71,20 @@ func (g *gitRepo) branch(name string, from plumbing.Hash) error {
 	return g.repo.CreateBranch(&config.Branch{Name: name, Merge: ref.Name()})
 }
 
+// branchWith makes a branch from a commit whose one commit writes the catalog c, and leaves it checked out.
+func (g *gitRepo) branchWith(name string, from plumbing.Hash, c *catalog.Catalog, msg, author string) (plumbing.Hash, error) {
+	if err := g.branch(name, from); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := g.checkout(name); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if err := g.writeCatalog(c); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return g.commit(msg, author)
+}
+
 func (g *gitRepo) checkout(branch string) error {
 	return g.wt.Checkout(&git.CheckoutOptions{Branch: plumbing.NewBranchReferenceName(branch), Force: true})
 }

@@ -54,7 +54,8 @@ var migrateLevels = []string{MigrateNone, MigrateCSVMetadata}
 // (one cut-over version, as upstream's render script has), and the opm release each package reproduces
 // with. cats are the catalogs in version order, without migration levels. Nothing is pulled: bundles
 // come from the committed catalogs under root, which must be a trusted tree (the maintainer's own
-// checkout).
+// checkout). Its steps: plan every mapping, render each with every opm and level, pick the cut-over,
+// pick each package's opm, and say what the picks reproduce.
 func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error) {
 	names, err := committedPackageNames(ctx, root, cats)
 	if err != nil {
@@ -78,30 +79,51 @@ func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error
 	if err := SeedFromCommitted(ctx, store, root, cats, jobs); err != nil {
 		return nil, err
 	}
-	src := &Images{Store: store, Offline: true}
-	// tries[j][level][opm]: job j's render reproduces its committed file
-	type try struct {
-		ok   bool
-		err  error
-		data []byte
+	tries, committed := renderEveryWay(ctx, root, &Images{Store: store, Offline: true}, jobs)
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	tries := make([]map[string]map[OPMVersion]try, len(jobs))
+	d := &Detection{Packages: pkgs}
+	d.cutOver(cats, jobs, tries)
+	levels := levelsOf(d.Catalogs)
+	d.chooseOPMs(jobs, tries, levels)
+	d.outcomes(jobs, tries, levels, committed)
+	for i := range d.Catalogs {
+		d.Catalogs[i].OPMVersion = d.OPMVersion
+	}
+	return d, nil
+}
+
+// renderTry is one render of a job with one opm at one migration level.
+type renderTry struct {
+	ok   bool // it reproduces the committed file
+	err  error
+	data []byte
+}
+
+// renderTries are, for job j, tries[j][level][opm].
+type renderTries []map[string]map[OPMVersion]renderTry
+
+// renderEveryWay renders every job with every opm at every migration level, two at a time, and reads
+// each job's committed file.
+func renderEveryWay(ctx context.Context, root string, src *Images, jobs []Job) (renderTries, [][]byte) {
+	tries := make(renderTries, len(jobs))
 	committed := make([][]byte, len(jobs))
 	var mu sync.Mutex
 	var g errgroup.Group
 	g.SetLimit(2)
 	for i, j := range jobs {
 		committed[i], _ = readCapped(root, j.Output(), catalog.DefaultMaxFileSize)
-		tries[i] = map[string]map[OPMVersion]try{}
+		tries[i] = map[string]map[OPMVersion]renderTry{}
 		for _, level := range migrateLevels {
-			tries[i][level] = map[OPMVersion]try{}
+			tries[i][level] = map[OPMVersion]renderTry{}
 			for _, opm := range OPMVersions {
 				g.Go(func() error {
 					jl := j
 					jl.Catalog.MigrateLevel = level
 					data, err := jl.RenderWith(ctx, root, src, opm)
 					mu.Lock()
-					tries[i][level][opm] = try{ok: err == nil && committed[i] != nil && bytes.Equal(data, committed[i]), err: err, data: data}
+					tries[i][level][opm] = renderTry{ok: err == nil && committed[i] != nil && bytes.Equal(data, committed[i]), err: err, data: data}
 					mu.Unlock()
 					return nil
 				})
@@ -109,21 +131,25 @@ func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error
 		}
 	}
 	g.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	reproducedAt := func(i int, level string) bool {
-		for _, t := range tries[i][level] {
-			if t.ok {
-				return true
-			}
+	return tries, committed
+}
+
+// reproducedAt reports whether some opm reproduces job i's committed file at the level.
+func (tries renderTries) reproducedAt(i int, level string) bool {
+	for _, t := range tries[i][level] {
+		if t.ok {
+			return true
 		}
-		return false
 	}
-	// each catalog's level by its jobs' votes, then the one cut-over that disagrees with the fewest
+	return false
+}
+
+// cutOver decides each catalog's level by its jobs' votes, then the one cut-over that disagrees with the
+// fewest: the catalogs from it on are migrated.
+func (d *Detection) cutOver(cats []Catalog, jobs []Job, tries renderTries) {
 	migrated := map[string]int{} // > 0: migrated, < 0: not, 0: undecided
 	for i, j := range jobs {
-		switch none, csv := reproducedAt(i, MigrateNone), reproducedAt(i, MigrateCSVMetadata); {
+		switch none, csv := tries.reproducedAt(i, MigrateNone), tries.reproducedAt(i, MigrateCSVMetadata); {
 		case csv && !none:
 			migrated[j.Catalog.Name]++
 		case none && !csv:
@@ -142,7 +168,6 @@ func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error
 			cut, fewest = k, conflicts
 		}
 	}
-	d := &Detection{Packages: pkgs}
 	if cut < len(cats) {
 		d.MigrateLevel = MigrateCSVMetadata
 		if cut > 0 {
@@ -155,6 +180,10 @@ func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error
 		}
 	}
 	d.Catalogs = cats
+}
+
+// levelsOf is each catalog's migration level by name, MigrateNone spelled out.
+func levelsOf(cats []Catalog) map[string]string {
 	levelOf := map[string]string{}
 	for _, c := range cats {
 		levelOf[c.Name] = c.MigrateLevel
@@ -162,7 +191,12 @@ func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error
 			levelOf[c.Name] = MigrateNone
 		}
 	}
-	// each package's opm: the one reproducing most of its mappings (the default on a tie)
+	return levelOf
+}
+
+// chooseOPMs gives each package the opm reproducing most of its mappings at its catalogs' levels (the
+// default on a tie); the one most packages chose is the catalogs', the others are pinned per package.
+func (d *Detection) chooseOPMs(jobs []Job, tries renderTries, levelOf map[string]string) {
 	score := map[string]map[OPMVersion]int{}
 	var dirs []string
 	for i, j := range jobs {
@@ -198,11 +232,16 @@ func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error
 	}
 	for _, dir := range dirs {
 		if opm, ok := chosen[dir]; ok && opm != d.OPMVersion {
-			p := pkgs[dir]
+			p := d.Packages[dir]
 			p.OPMVersion = string(opm)
-			pkgs[dir] = p
+			d.Packages[dir] = p
 		}
 	}
+}
+
+// outcomes are each job's render under the detected settings, with both files when they differ.
+func (d *Detection) outcomes(jobs []Job, tries renderTries, levelOf map[string]string, committed [][]byte) {
+	cats := d.Catalogs
 	for i, j := range jobs {
 		j.Catalog = cats[slices.IndexFunc(cats, func(c Catalog) bool { return c.Name == j.Catalog.Name })]
 		j.Catalog.OPMVersion = d.OPMVersion
@@ -214,10 +253,6 @@ func Detect(ctx context.Context, root string, cats []Catalog) (*Detection, error
 		}
 		d.Outcomes = append(d.Outcomes, o)
 	}
-	for i := range d.Catalogs {
-		d.Catalogs[i].OPMVersion = d.OPMVersion
-	}
-	return d, nil
 }
 
 // committedPackageNames is, for each package directory under root/operators, the name of the package

@@ -240,34 +240,12 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value, depth int) (int,
 	if i >= len(data) {
 		return i, ErrAt(data, i, "looking for beginning of value")
 	}
-	if c.raw {
-		var end int
-		var err error
-		if c.lazyRaw {
-			end, err = delimitRaw(data, i)
-		} else {
-			end, err = SkipValue(data, i, max(depth, 0))
-		}
-		if err == nil && v.IsValid() {
-			v.SetBytes(data[i:end])
-		}
-		return end, err
-	}
-	if c.unmarshaler {
-		end, err := SkipValue(data, i, max(depth, 0))
-		if err != nil {
-			return end, err
-		}
-		target := v
-		if !target.IsValid() {
-			target = reflect.New(c.t).Elem()
-		}
-		if err := target.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data[i:end]); err != nil {
-			return end, &TypeError{Off: i, cause: err}
-		}
-		return end, nil
-	}
-	if data[i] == 'n' {
+	switch {
+	case c.raw:
+		return decodeRaw(data, i, c, v, depth)
+	case c.unmarshaler:
+		return decodeUnmarshaler(data, i, c, v, depth)
+	case data[i] == 'n':
 		return ScanLiteral(data, i, "null")
 	}
 	switch c.kind {
@@ -283,131 +261,18 @@ func decodeValue(data []byte, i int, c *codec, v reflect.Value, depth int) (int,
 	case reflect.Interface:
 		return SkipValue(data, i, max(depth, 0))
 	case reflect.String:
-		if data[i] != '"' {
-			return mismatch(data, i, c, depth)
-		}
-		end, esc, err := ScanString(data, i)
-		if err == nil && v.IsValid() {
-			v.SetString(StringValue(data, i, end, esc))
-		}
-		return end, err
+		return decodeString(data, i, c, v, depth)
 	case reflect.Bool:
-		switch data[i] {
-		case 't':
-			if v.IsValid() {
-				v.SetBool(true)
-			}
-			return ScanLiteral(data, i, "true")
-		case 'f':
-			if v.IsValid() {
-				v.SetBool(false)
-			}
-			return ScanLiteral(data, i, "false")
-		}
-		return mismatch(data, i, c, depth)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if KindAt(data, i) != "number" {
-			return mismatch(data, i, c, depth)
-		}
-		end, err := ScanNumber(data, i)
-		if err != nil {
-			return end, err
-		}
-		n, ok := jsonInt(data[i:end])
-		if !ok || reflect.Zero(c.t).OverflowInt(n) {
-			return mismatch(data, i, c, depth)
-		}
-		if v.IsValid() {
-			v.SetInt(n)
-		}
-		return end, nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if KindAt(data, i) != "number" {
-			return mismatch(data, i, c, depth)
-		}
-		end, err := ScanNumber(data, i)
-		if err != nil {
-			return end, err
-		}
-		n, ok := jsonInt(data[i:end])
-		if !ok || n < 0 || reflect.Zero(c.t).OverflowUint(uint64(n)) {
-			return mismatch(data, i, c, depth)
-		}
-		if v.IsValid() {
-			v.SetUint(uint64(n))
-		}
-		return end, nil
+		return decodeBool(data, i, c, v, depth)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return decodeInteger(data, i, c, v, depth)
 	case reflect.Float32, reflect.Float64:
-		if KindAt(data, i) != "number" {
-			return mismatch(data, i, c, depth)
-		}
-		end, err := ScanNumber(data, i)
-		if err != nil {
-			return end, err
-		}
-		f, perr := strconv.ParseFloat(string(data[i:end]), c.t.Bits())
-		if perr != nil {
-			return mismatch(data, i, c, depth)
-		}
-		if v.IsValid() {
-			v.SetFloat(f)
-		}
-		return end, nil
+		return decodeFloat(data, i, c, v, depth)
 	case reflect.Slice:
-		if c.bytes && data[i] == '"' {
-			return decodeBase64(data, i, v)
-		}
-		if data[i] != '[' {
-			return mismatch(data, i, c, depth)
-		}
-		if err := tooDeep(data, i, depth); err != nil {
-			return i, err
-		}
-		if v.IsValid() {
-			v.Set(c.empty) // [] is an empty slice, not nil, as in encoding/json
-		}
-		return IterArray(data, i, func(n int, at int) (int, error) {
-			var elem reflect.Value
-			if v.IsValid() {
-				// grown in place (reflect.Append allocates a slice header for every element)
-				if n == v.Cap() {
-					v.Grow(1)
-				}
-				v.SetLen(n + 1)
-				elem = v.Index(n)
-			}
-			end, err := decodeValue(data, at, c.elem, elem, inner(depth))
-			if te, ok := err.(*TypeError); ok {
-				te.field = "[" + strconv.Itoa(n) + "]" + strings.TrimPrefix("."+te.field, ".")
-				if te.field[len(te.field)-1] == '.' {
-					te.field = te.field[:len(te.field)-1]
-				}
-			}
-			return end, err
-		})
+		return decodeSlice(data, i, c, v, depth)
 	case reflect.Map:
-		if data[i] != '{' || c.t.Key().Kind() != reflect.String {
-			return mismatch(data, i, c, depth)
-		}
-		if err := tooDeep(data, i, depth); err != nil {
-			return i, err
-		}
-		if v.IsValid() && v.IsNil() {
-			v.Set(reflect.MakeMap(c.t))
-		}
-		return IterObject(data, i, func(ks, ke int, esc bool, at int) (int, error) {
-			if !v.IsValid() {
-				end, err := decodeValue(data, at, c.elem, reflect.Value{}, inner(depth))
-				return end, inField(err, func() string { return StringValue(data, ks, ke, esc) })
-			}
-			key := StringValue(data, ks, ke, esc)
-			elem := reflect.New(c.elem.t).Elem()
-			end, err := decodeValue(data, at, c.elem, elem, inner(depth))
-			if err == nil {
-				v.SetMapIndex(reflect.ValueOf(key).Convert(c.t.Key()), elem)
-			}
-			return end, inField(err, func() string { return key })
-		})
+		return decodeMap(data, i, c, v, depth)
 	case reflect.Struct:
 		return decodeStruct(data, i, c, v, nil, depth)
 	}

@@ -4,6 +4,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"iter"
 	"maps"
 	"slices"
 )
@@ -138,29 +139,46 @@ type Property struct {
 	Value json.RawMessage `json:"value"`
 }
 
+// Blobs yields the package and position of every blob of c: olm.package blobs first, then channels,
+// bundles, deprecations and other schemas, each in c's order.
+func (c *Catalog) Blobs() iter.Seq2[string, Pos] {
+	return func(yield func(string, Pos) bool) {
+		for _, p := range c.Packages {
+			if !yield(p.Name, p.Pos) {
+				return
+			}
+		}
+		for _, ch := range c.Channels {
+			if !yield(ch.Package, ch.Pos) {
+				return
+			}
+		}
+		for _, b := range c.Bundles {
+			if !yield(b.Package, b.Pos) {
+				return
+			}
+		}
+		for _, d := range c.Deprecations {
+			if !yield(d.Package, d.Pos) {
+				return
+			}
+		}
+		for _, o := range c.Others {
+			if !yield(o.Package, o.Pos) {
+				return
+			}
+		}
+	}
+}
+
 // PackageNames lists, sorted and once each, every package a blob of c belongs to: its identity,
 // whatever file holds the blob (olm.package names, and the package of every other blob).
 func (c *Catalog) PackageNames() []string {
 	seen := map[string]bool{}
-	add := func(p string) {
-		if p != "" {
-			seen[p] = true
+	for pkg := range c.Blobs() {
+		if pkg != "" {
+			seen[pkg] = true
 		}
-	}
-	for _, p := range c.Packages {
-		add(p.Name)
-	}
-	for _, ch := range c.Channels {
-		add(ch.Package)
-	}
-	for _, b := range c.Bundles {
-		add(b.Package)
-	}
-	for _, d := range c.Deprecations {
-		add(d.Package)
-	}
-	for _, o := range c.Others {
-		add(o.Package)
 	}
 	return slices.Sorted(maps.Keys(seen))
 }

@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog"
-	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/render"
@@ -162,9 +161,8 @@ func (s *state) seedFromBase(ctx context.Context, store *template.Store, a *affe
 	return nil
 }
 
-// validate validates every catalog holding a touched package or path, two at a time, in one stage whose
-// details give each catalog's summary (a layout of one catalog validates it on every change and needs no
-// details).
+// validate validates every catalog holding a touched package or path (ValidateTree), in one stage
+// (validateStage).
 func (s *state) validate(ctx context.Context) report.Stage {
 	a, err := s.affectedCatalogs(ctx)
 	if err != nil {
@@ -179,16 +177,10 @@ func (s *state) validate(ctx context.Context) report.Stage {
 	if len(dirs) == 0 {
 		return report.Stage{Status: report.Skipped, Summary: "no catalog holds a touched package"}
 	}
-	cats := make([]validate.CatalogDir, len(dirs))
-	for i, c := range dirs {
-		cats[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
+	results, err := ValidateTree(ctx, Tree{Root: s.headDir, Catalogs: dirs, Limits: s.limits()})
+	if err != nil { // no policy: no error
+		return stageFromErr(err)
 	}
-	var ds []diag.Diagnostic
-	var errs []error
-	var details strings.Builder
-	failed := 0
-	st := report.Stage{}
-	results := validate.Catalogs(ctx, s.headDir, cats, 2, validate.Options{Limits: s.limits()}, nil)
 	if s.cfg.Policy.Enabled() {
 		s.validated = map[string]*catalog.Catalog{}
 		for _, r := range results {
@@ -197,36 +189,5 @@ func (s *state) validate(ctx context.Context) report.Stage {
 			}
 		}
 	}
-	if len(a.catalogs) == 1 {
-		r := results[0]
-		if r.Err != nil {
-			return stageFromErr(r.Err)
-		}
-		st := stageFromDiags(r.Summary(), r.Diagnostics)
-		st.Truncated = r.Truncated // each dropped rule kept its first diagnostics: the status stands
-		return st
-	}
-	for _, r := range results {
-		if r.Err != nil {
-			errs = append(errs, fmt.Errorf("validating catalog %s: %w", r.Name, r.Err))
-			fmt.Fprintf(&details, "- %s: %s\n", report.CodeSpan(r.Dir), report.Text(r.Err.Error()))
-			failed++
-			continue
-		}
-		if diag.HasErrors(r.Diagnostics) {
-			failed++
-		}
-		ds = append(ds, r.Diagnostics...)
-		st.Truncated = append(st.Truncated, r.Truncated...)
-		fmt.Fprintf(&details, "- %s: %s\n", report.CodeSpan(r.Dir), report.Text(r.Summary()))
-	}
-	joined := errors.Join(errs...)
-	st.Status = report.StatusOf(ds, joined)
-	if joined != nil {
-		st.Err = joined.Error()
-	}
-	st.Diagnostics = ds
-	st.Summary = fmt.Sprintf("%s holding the touched packages validated, %d with errors", plural(len(dirs), "catalog"), failed)
-	st.Details = "#### Catalogs\n\n" + details.String()
-	return st
+	return validateStage(a, results)
 }

@@ -281,13 +281,13 @@ func (l *Layout) Attribute(ctx context.Context, repo *gitrepo.Repo, base, head *
 			if err != nil {
 				return nil, fmt.Errorf("reading the changed files of %s at %s: %w", dir, short(commit.Hash.String()), err)
 			}
-			forEachBlob(cat, func(pkg string, pos catalog.Pos) {
+			for pkg, pos := range cat.Blobs() {
 				if pkg != "" && files[pos.File] {
 					f := dir + "/" + pos.File
 					add(pkg, f)
 					named[f] = true
 				}
-			})
+			}
 		}
 	}
 	for _, p := range inCatalogs {

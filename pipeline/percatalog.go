@@ -12,7 +12,6 @@ import (
 	"github.com/catalogbot/catalogbot/checks/images"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
-	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -135,45 +134,7 @@ func (s *state) graph(ctx context.Context) report.Stage {
 		channels += len(diffs)
 		changed = append(changed, catalogDiff{cat: p.cat, head: p.head, diffs: diffs, ds: ds, key: key.String()})
 	}
-	if len(a.catalogs) == 1 {
-		st := stageFromDiags(fmt.Sprintf("%s in %s", plural(channels, "changed channel"), plural(len(a.packages), "package")), all)
-		if len(changed) == 1 {
-			st.Details, st.Graphs = graph.GraphDetails(changed[0].head, changed[0].diffs)
-		}
-		return st
-	}
-	order := make([]string, 0, len(a.catalogs))
-	for _, c := range a.catalogs {
-		order = append(order, c.Name)
-	}
-	groups := groupDiffs(changed)
-	var b strings.Builder
-	var graphs []report.UpgradeGraph
-	for _, g := range groups {
-		names := make([]string, 0, len(g))
-		for _, d := range g {
-			names = append(names, d.cat.Name)
-		}
-		fmt.Fprintf(&b, "#### %s\n\n", template.CatalogSpan(names, order))
-		if len(g[0].diffs) == 0 {
-			b.WriteString("No channel changed; released bundles changed (see the diagnostics).\n\n")
-			continue
-		}
-		md, gs := graph.GraphDetails(g[0].head, g[0].diffs)
-		b.WriteString(demote(md))
-		graphs = append(graphs, gs...)
-	}
-	unchanged := len(pairs) - len(changed)
-	sum := fmt.Sprintf("%s in %s across %s", plural(channels, "changed channel"), plural(len(a.packages), "package"), plural(len(changed), "catalog"))
-	if len(changed) > 0 {
-		sum += fmt.Sprintf(" (%s)", plural(len(groups), "distinct diff"))
-	}
-	if unchanged > 0 {
-		sum += fmt.Sprintf("; %d of the catalogs holding them unchanged", unchanged)
-	}
-	st := stageFromDiags(sum, all)
-	st.Details, st.Graphs = b.String(), graphs
-	return st
+	return graphStage(a, len(pairs), channels, changed, all)
 }
 
 // groupDiffs groups catalog diffs by key, in the order their first catalog comes.
@@ -253,10 +214,6 @@ func (s *state) images(ctx context.Context) report.Stage {
 	if err != nil {
 		return stageFromErr(err)
 	}
-	order := make([]string, 0, len(a.catalogs))
-	for _, c := range a.catalogs {
-		order = append(order, c.Name)
-	}
 	pkgs := map[string]bool{}
 	for _, p := range a.packages {
 		pkgs[p] = true
@@ -289,23 +246,7 @@ func (s *state) images(ctx context.Context) report.Stage {
 	c := &images.Checker{RemoteOptions: s.in.RemoteOptions, Policy: images.Policy{
 		RequireDigest: s.cfg.Images.RequireDigest, AllowedRegistries: s.cfg.Images.AllowedRegistries, RequiredPlatforms: s.cfg.Images.RequiredPlatforms}}
 	ds, err := c.Check(ctx, refs)
-	if len(a.catalogs) == 1 {
-		st := stageFromDiags(fmt.Sprintf("%d image references of %d new or changed bundles", len(refs), len(bundles)), ds)
-		if err != nil {
-			st.Err, st.Status = err.Error(), report.StatusOf(ds, err)
-		}
-		return st
-	}
-	for i := range ds {
-		for _, u := range uses {
-			if u.ref.File == ds[i].File && u.ref.Line == ds[i].Line && u.ref.Bundle == ds[i].Bundle && strings.Contains(ds[i].Message, u.ref.Image) {
-				ds[i].Message += " (referenced by " + template.CatalogSpan(u.catalogs, order) + ")"
-				break
-			}
-		}
-	}
-	st := stageFromDiags(fmt.Sprintf("%s (%d uses) of %s in %s checked once each",
-		plural(len(unique), "image"), len(refs), plural(len(bundles), "new or changed bundle"), plural(len(pairs), "catalog")), ds)
+	st := imagesStage(a, uses, len(unique), len(bundles), len(pairs), ds)
 	if err != nil {
 		st.Err, st.Status = err.Error(), report.StatusOf(ds, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
-	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -42,11 +41,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		if len(pkgs) == 0 {
 			break // no package to check
 		}
-		name := p.cat.Name
-		if len(a.catalogs) == 1 {
-			name = "" // a layout of one catalog names no catalog
-		}
-		targets = append(targets, target{name, path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, p.base, pkgs})
+		targets = append(targets, target{a.catalogName(p.cat), path.Clean(p.cat.Dir), p.cat.MigrateLevel, p.cat.Kubernetes, p.head, p.base, pkgs})
 	}
 	ch.Packages = a.packages
 	for _, j := range a.jobs {
@@ -140,11 +135,7 @@ func (s *state) policy(ctx context.Context) report.Stage {
 		fromImages += res.FromImages
 	}
 	st.Status, st.Diagnostics = report.StatusOf(ds, nil), ds
-	st.Summary = fmt.Sprintf("%d policy rules on %s (%s) in %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"), plural(len(targets), "catalog"))
-	if len(a.catalogs) == 1 && len(targets) == 1 {
-		st.Summary = fmt.Sprintf("%d policy rules on %s (%s): %s", len(sev), plural(checked, "package"), plural(bundles, "bundle"),
-			joinSorted(slices.Collect(maps.Keys(targets[0].pkgs))))
-	}
+	st.Summary = policySummary(a, len(sev), checked, bundles, len(targets))
 	if v1checked > 0 {
 		st.Summary += fmt.Sprintf("; OLM v1 can install %d of the %d bundles whose CSV the catalogs hold", v1ok, v1checked)
 	}
@@ -189,6 +180,7 @@ func (s *state) imageObjects() (policy.ImageObjects, error) {
 	}, nil
 }
 
+// joinSorted is names sorted, at most five of them listed.
 func joinSorted(names []string) string {
 	slices.Sort(names)
 	if len(names) > 5 {

@@ -89,24 +89,6 @@ func loadSubset(ctx context.Context, fsys fs.FS) (*catalog.Catalog, error) {
 	return res.Catalog, nil
 }
 
-func forEachBlob(c *catalog.Catalog, fn func(pkg string, pos catalog.Pos)) {
-	for _, p := range c.Packages {
-		fn(p.Name, p.Pos)
-	}
-	for _, ch := range c.Channels {
-		fn(ch.Package, ch.Pos)
-	}
-	for _, b := range c.Bundles {
-		fn(b.Package, b.Pos)
-	}
-	for _, d := range c.Deprecations {
-		fn(d.Package, d.Pos)
-	}
-	for _, o := range c.Others {
-		fn(o.Package, o.Pos)
-	}
-}
-
 func (s *state) owners(ctx context.Context) report.Stage {
 	if s.noConfig {
 		return report.Stage{Status: report.Skipped, Summary: "no " + config.ConfigFile + " on the base branch: ownership is not enforced"}

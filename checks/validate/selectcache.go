@@ -333,29 +333,14 @@ func refresh(ctx context.Context, src statSource, c *SelectCache, stale []string
 // packagesByFile lists, per file, the packages its blobs belong to (sorted, once each).
 func packagesByFile(c *catalog.Catalog) map[string][]string {
 	sets := map[string]map[string]bool{}
-	add := func(p catalog.Pos, pkg string) {
+	for pkg, pos := range c.Blobs() {
 		if pkg == "" {
-			return
+			continue
 		}
-		if sets[p.File] == nil {
-			sets[p.File] = map[string]bool{}
+		if sets[pos.File] == nil {
+			sets[pos.File] = map[string]bool{}
 		}
-		sets[p.File][pkg] = true
-	}
-	for _, p := range c.Packages {
-		add(p.Pos, p.Name)
-	}
-	for _, ch := range c.Channels {
-		add(ch.Pos, ch.Package)
-	}
-	for _, b := range c.Bundles {
-		add(b.Pos, b.Package)
-	}
-	for _, d := range c.Deprecations {
-		add(d.Pos, d.Package)
-	}
-	for _, o := range c.Others {
-		add(o.Pos, o.Package)
+		sets[pos.File][pkg] = true
 	}
 	out := map[string][]string{}
 	for f, s := range sets {

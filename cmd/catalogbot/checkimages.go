@@ -45,7 +45,7 @@ the request are infrastructure errors (exit 3) and never pass silently.`,
 
 // runCheckImages checks every image the catalog references.
 func runCheckImages(ctx context.Context, o *checkImagesOptions) error {
-	dir, err := catalogDirArg(ctx, o.dir, nil)
+	dir, err := (&repoSetup{}).catalogDir(ctx, o.dir) // one directory: nothing to resolve beyond it
 	if err != nil {
 		return err
 	}
@@ -62,6 +62,6 @@ func runCheckImages(ctx context.Context, o *checkImagesOptions) error {
 		st.Err = cerr.Error()
 	}
 	r := &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}}
-	o.out.relocate(ctx, r, dir)
+	o.out.relocate(ctx, r, dir, false)
 	return o.out.emit(o.io.out, r)
 }

@@ -99,7 +99,7 @@ func fmtDirs(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	if !setup.layout.Templates {
-		dir, err := defaultCatalogDir(ctx, setup)
+		dir, err := setup.catalogDir(ctx, "")
 		return []string{dir}, err
 	}
 	wd, _ := os.Getwd()
@@ -242,11 +242,11 @@ func compareTrees(want, have string, catalogFiles []string) (changed, extra []st
 // are spread or at the top).
 func packageDirs(c *catalog.Catalog) map[string]string {
 	out := map[string]string{}
-	eachBlobFile(c, func(pkg, file string) {
-		if pkg == "" || file == "" {
-			return
+	for pkg, pos := range c.Blobs() {
+		if pkg == "" || pos.File == "" {
+			continue
 		}
-		dir, _, nested := strings.Cut(file, "/")
+		dir, _, nested := strings.Cut(pos.File, "/")
 		if !nested {
 			dir = ""
 		}
@@ -254,6 +254,6 @@ func packageDirs(c *catalog.Catalog) map[string]string {
 			dir = ""
 		}
 		out[pkg] = dir
-	})
+	}
 	return out
 }

@@ -33,32 +33,12 @@ func fileFormat(dir, file string) string {
 // (or its first channel or bundle), so a YAML catalog stays YAML.
 func keptFormats(dir string, c *catalog.Catalog) map[string]string {
 	out := map[string]string{}
-	eachBlobFile(c, func(pkg, file string) {
-		if _, ok := out[pkg]; !ok && file != "" {
-			out[pkg] = fileFormat(dir, file)
+	for pkg, pos := range c.Blobs() {
+		if _, ok := out[pkg]; !ok && pos.File != "" {
+			out[pkg] = fileFormat(dir, pos.File)
 		}
-	})
+	}
 	return out
-}
-
-// eachBlobFile calls fn with the package and file of every blob of c: olm.package blobs first, then
-// channels, bundles, deprecations and other schemas.
-func eachBlobFile(c *catalog.Catalog, fn func(pkg, file string)) {
-	for _, p := range c.Packages {
-		fn(p.Name, p.Pos.File)
-	}
-	for _, ch := range c.Channels {
-		fn(ch.Package, ch.Pos.File)
-	}
-	for _, b := range c.Bundles {
-		fn(b.Package, b.Pos.File)
-	}
-	for _, d := range c.Deprecations {
-		fn(d.Package, d.Pos.File)
-	}
-	for _, o := range c.Others {
-		fn(o.Package, o.Pos.File)
-	}
 }
 
 // formattedTree writes the formatted catalog into want: each package in its kept format (keptFormats),

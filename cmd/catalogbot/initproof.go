@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/catalogbot/catalogbot/checks/validate"
+	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/render/template"
 )
 
@@ -85,12 +86,13 @@ func proveTemplates(ctx context.Context, io streams, root string) error {
 	for _, w := range warnings {
 		fmt.Fprintf(io.out, "  note %s\n", w)
 	}
-	dirs := make([]validate.CatalogDir, len(tcats))
-	for i, c := range tcats {
-		dirs[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
+	sc := &validateScope{root: root, catalogs: setup.layout.Catalogs, cfg: setup.cfg, layout: setup.layout, named: true}
+	validated, err := pipeline.ValidateTree(ctx, pipeline.Tree{Root: root, Catalogs: sc.catalogs, Limits: (&limitFlags{}).limits(sc.cfg)})
+	if err != nil {
+		return err
 	}
-	for _, r := range validate.Catalogs(ctx, root, dirs, 2, validate.Options{}, nil) {
-		st := catalogStage(r)
+	for _, r := range validated {
+		st := sc.stage(r.CatalogResult, "")
 		fmt.Fprintf(io.out, "  validate %s: %s (%s)\n", r.Name, st.Status, st.Summary)
 	}
 	fmt.Fprintf(io.out, "%d of %s reproduce in every catalog they map to (%d of %s offline)\n",
@@ -123,8 +125,13 @@ func mappingProblem(ctx context.Context, root string, r template.Result) string 
 // config's render needs the images it names (index images, which no committed file holds), so it is
 // left to render --check, and init says so.
 func proveCatalog(ctx context.Context, io streams, root, dir string, refs bool) error {
-	for _, r := range validate.Catalogs(ctx, root, []validate.CatalogDir{{Name: dir, Dir: dir}}, 1, validate.Options{}, nil) {
-		st := catalogStage(r)
+	sc := &validateScope{root: root, catalogs: []config.Catalog{{Name: dir, Dir: dir}}, named: true}
+	results, err := pipeline.ValidateTree(ctx, pipeline.Tree{Root: root, Catalogs: sc.catalogs})
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		st := sc.stage(r.CatalogResult, "")
 		fmt.Fprintf(io.out, "proof: validate %s: %s (%s)\n", dir, st.Status, st.Summary)
 	}
 	if refs {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -14,7 +11,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
-	"github.com/catalogbot/catalogbot/diag"
 )
 
 // limitFlags are the --max-* flags of the verbs that validate: they override .catalogbot.yaml's limits.
@@ -51,32 +47,6 @@ func (f *limitFlags) limits(cfg *config.Config) validate.Limits {
 // override is the flags alone, for the pipeline (which applies them over the base's configuration).
 func (f *limitFlags) override() validate.Limits { return f.limits(nil) }
 
-// repoConfig finds the .catalogbot.yaml governing dir: in dir or the nearest parent, stopping at the
-// repository's top (a directory holding .git). None found is not an error (nil); a broken one is.
-func repoConfig(dir string, known *repoSetup) (*config.Config, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, diag.UsageError(fmt.Errorf("catalog directory %s: %w", dir, err))
-	}
-	for d := abs; ; d = filepath.Dir(d) {
-		p := filepath.Join(d, config.ConfigFile)
-		if cfg, ok := known.configOf(p); ok {
-			return cfg, nil
-		}
-		data, err := os.ReadFile(p)
-		switch {
-		case err == nil:
-			cfg, _, perr := config.ParseConfig(p, data)
-			return cfg, perr
-		case !errors.Is(err, fs.ErrNotExist):
-			return nil, diag.UsageError(fmt.Errorf("read %s: %w", p, err))
-		}
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil || filepath.Dir(d) == d {
-			return nil, nil
-		}
-	}
-}
-
 // byteSize is a flag value in bytes, written plainly or with a KiB/MiB/GiB (or KB/MB/GB) suffix.
 type byteSize int64
 
@@ -109,28 +79,12 @@ func (b *byteSize) Set(s string) error {
 	return nil
 }
 
-// boundMemory sets Go's soft memory limit for a run over the catalog in dir to a small constant plus a
-// few times the catalog's size, unless GOMEMLIMIT is set: the garbage collector then works harder
-// instead of letting the heap grow to twice what is live, so peak memory follows the input (a hostile
-// file of 700,000 tiny blobs holds four to five times its size live). Real catalogs, whose bundles are
-// mostly inline objects dropped after checking, stay far below the limit and pay nothing for it.
-func boundMemory(dir string) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return
-	}
-	var total int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				total += info.Size()
-			}
-		}
-		return nil
-	})
-	debug.SetMemoryLimit(memoryLimitFor(total))
-}
-
-// boundMemoryTo is boundMemory for a catalog whose files' total size is known (validate.Change.Sized).
+// boundMemoryTo sets Go's soft memory limit for a run over catalogs of catalogBytes in all (told by
+// pipeline.Tree.Sized or validate.Change.Sized) to a small constant plus a few times that, unless
+// GOMEMLIMIT is set: the garbage collector then works harder instead of letting the heap grow to twice
+// what is live, so peak memory follows the input (a hostile file of 700,000 tiny blobs holds four to
+// five times its size live). Real catalogs, whose bundles are mostly inline objects dropped after
+// checking, stay far below the limit and pay nothing for it.
 func boundMemoryTo(catalogBytes int64) {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimitFor(catalogBytes))

@@ -38,9 +38,9 @@ func TestLimitsFromConfigAndFlags(t *testing.T) {
 		}
 	}
 	write("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nlimits:\n  maxFileBytes: 1000\n  maxDiagnosticsPerRule: 5\n")
-	cfg, err := repoConfig(cat, nil)
+	cfg, err := (&repoSetup{}).configFor(cat)
 	if err != nil || cfg == nil {
-		t.Fatalf("repoConfig: %v, %v", cfg, err)
+		t.Fatalf("configFor: %v, %v", cfg, err)
 	}
 	f := limitFlags{perRule: 7}
 	l := f.limits(cfg)
@@ -48,13 +48,13 @@ func TestLimitsFromConfigAndFlags(t *testing.T) {
 		t.Fatalf("limits %+v: want the file's maxFileBytes and the flag's per-rule limit", l)
 	}
 	write("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\nlimits:\n  maxFileBytes: -1\n")
-	if _, err := repoConfig(cat, nil); err == nil {
+	if _, err := (&repoSetup{}).configFor(cat); err == nil {
 		t.Fatal("a negative limit must be an error")
 	}
 	if err := os.Remove(filepath.Join(repo, ".catalogbot.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := repoConfig(cat, nil); cfg != nil || err != nil {
+	if cfg, err := (&repoSetup{}).configFor(cat); cfg != nil || err != nil {
 		t.Fatalf("no config up to the repository's top: got %v, %v", cfg, err)
 	}
 }
@@ -85,11 +85,46 @@ func TestRepoConfigResolvedOnce(t *testing.T) {
 	if err := os.WriteFile(file, []byte("limits: [broken\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := repoConfig(cat, setup)
+	cfg, err := setup.configFor(cat)
 	if err != nil || cfg != setup.cfg {
-		t.Fatalf("repoConfig read the file again: %v, %v", cfg, err)
+		t.Fatalf("configFor read the file again: %v, %v", cfg, err)
 	}
-	if _, err := repoConfig(cat, nil); err == nil {
+	if _, err := (&repoSetup{}).configFor(cat); err == nil {
+		t.Fatal("without the resolved setup the file is read (and is now broken)")
+	}
+}
+
+// A verb given no DIR takes the repository's catalog.dir from the configuration the command resolved,
+// not from the file again.
+func TestDefaultCatalogDirResolvedOnce(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, "fbc", "etcd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, repo, "init", "-q")
+	file := filepath.Join(repo, ".catalogbot.yaml")
+	if err := os.WriteFile(file, []byte("apiVersion: catalogbot.dev/v1alpha1\nkind: Config\ncatalog:\n  dir: fbc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { _ = os.Chdir(wd) })
+	if err := os.Chdir(repo); err != nil {
+		t.Fatal(err)
+	}
+	setup, err := resolveRepo(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte("catalog: [broken\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if dir, err := setup.catalogDir(t.Context(), ""); err != nil || dir != "fbc" {
+		t.Fatalf("catalogDir = %q, %v; want fbc, from the configuration resolved before the file broke", dir, err)
+	}
+	if dir, err := setup.catalogDir(t.Context(), "elsewhere"); err != nil || dir != "elsewhere" {
+		t.Fatalf("catalogDir with DIR = %q, %v; want DIR", dir, err)
+	}
+	if _, err := (&repoSetup{}).catalogDir(t.Context(), ""); err == nil {
 		t.Fatal("without the resolved setup the file is read (and is now broken)")
 	}
 }

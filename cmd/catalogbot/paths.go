@@ -2,30 +2,25 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 
-	"github.com/catalogbot/catalogbot/config"
-	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/report"
 )
 
-// relocate rewrites the report's file paths, which come relative to the catalog directory dir, so that
-// editors and pre-commit point at the files: joined to --path-prefix when it is given, else made
-// relative to the repository root holding dir (or joined to dir as given outside a repository).
-func (o *outputFlags) relocate(ctx context.Context, r *report.Report, dir string) {
+// relocate rewrites the report's file paths, which come relative to the directory dir, so that editors
+// and pre-commit point at the files: joined to --path-prefix when it is given, else made relative to the
+// repository root holding dir; outside a git repository, joined to dir as given, unless isRoot says dir
+// is itself the repository's root (the directory of a template-driven repository's .catalogbot.yaml).
+func (o *outputFlags) relocate(ctx context.Context, r *report.Report, dir string, isRoot bool) {
 	prefix := o.root
 	o.root = "" // applied here, not again by the renderers
 	if !namesFiles(r) {
 		return // nothing to rewrite: no need to ask git where the repository is
 	}
 	if prefix == "" {
-		prefix = repoRelative(ctx, dir)
+		prefix = repoRelative(ctx, dir, isRoot)
 	}
 	if prefix == "" || prefix == "." {
 		return
@@ -51,10 +46,13 @@ func namesFiles(r *report.Report) bool {
 	return false
 }
 
-// repoRelative is dir relative to the root of the git repository holding it, or dir as given (cleaned)
-// outside one.
-func repoRelative(ctx context.Context, dir string) string {
+// repoRelative is dir relative to the root of the git repository holding it; outside one, dir as given
+// (cleaned), or "." when isRoot says dir is the repository's root.
+func repoRelative(ctx context.Context, dir string, isRoot bool) string {
 	given := filepath.ToSlash(filepath.Clean(dir))
+	if isRoot {
+		given = "."
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return given
@@ -85,57 +83,4 @@ func repoRelativeTo(top, dir string) string {
 		return given
 	}
 	return filepath.ToSlash(rel)
-}
-
-// defaultCatalogDir is the catalog directory of a verb given no DIR: in a git repository, the
-// repository's catalog.dir (from its .catalogbot.yaml, default "catalog") when that directory exists,
-// so a pre-commit hook without args never loads .git or other trees; else the working directory.
-func defaultCatalogDir(ctx context.Context, known *repoSetup) (string, error) {
-	top, err := gitrepo.TopLevel(ctx, ".")
-	if err != nil {
-		return ".", nil
-	}
-	cfg, ok := known.configOf(filepath.Join(top, config.ConfigFile)) // read once, by resolveRepo
-	if !ok {
-		if cfg, err = topConfig(top); err != nil {
-			return "", err
-		}
-	}
-	dir := filepath.Join(top, filepath.FromSlash(cfg.Catalog.Dir))
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return ".", nil
-	}
-	if wd, err := os.Getwd(); err == nil {
-		if rel, err := filepath.Rel(wd, dir); err == nil {
-			return rel, nil
-		}
-	}
-	return dir, nil
-}
-
-// topConfig is the configuration at the top of a repository (the defaults when it has none).
-func topConfig(top string) (*config.Config, error) {
-	data, err := os.ReadFile(filepath.Join(top, config.ConfigFile))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return config.Default(), nil
-	case err != nil:
-		return nil, diag.UsageError(fmt.Errorf("read %s: %w", config.ConfigFile, err))
-	}
-	cfg, ds, err := config.ParseConfig(config.ConfigFile, data)
-	if err != nil {
-		return nil, err
-	}
-	if diag.HasErrors(ds) {
-		return nil, diag.UsageError(fmt.Errorf("%s is invalid: %s (give the catalog directory as an argument)", config.ConfigFile, ds[0]))
-	}
-	return cfg, nil
-}
-
-// catalogDirArg is a verb's optional DIR argument ("" when not given), or defaultCatalogDir.
-func catalogDirArg(ctx context.Context, dir string, known *repoSetup) (string, error) {
-	if dir != "" {
-		return dir, nil
-	}
-	return defaultCatalogDir(ctx, known)
 }

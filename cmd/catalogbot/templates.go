@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
@@ -41,60 +40,6 @@ func (f *repoFlags) addRender(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.offline, "offline", false, "with catalogs: pull nothing; bundles come from the cache only")
 	cmd.Flags().StringVar(&f.seedFrom, "seed-from", "", "with catalogs: a trusted checkout (the base branch) whose committed catalogs seed the bundle cache; never a pull request's files (default: the catalogs HEAD commits, read from git, never the work tree)")
 	cmd.Flags().StringVar(&f.cacheDir, "template-cache-dir", "", "with catalogs: where pulled bundle renders are kept by digest ($XDG_CACHE_HOME/catalogbot/templates)")
-}
-
-// repoSetup is a command's repository, resolved once per command: the configuration of its
-// .catalogbot.yaml (the defaults when it has none) and the layout it describes.
-type repoSetup struct {
-	cfg    *config.Config
-	layout *pipeline.Layout
-	// file is the absolute path of the configuration read ("" when there is none): a verb that looks
-	// for the configuration of a directory under the repository uses cfg rather than read it again.
-	file string
-}
-
-// configOf is the configuration parsed from file when it is the one setup read.
-func (s *repoSetup) configOf(file string) (*config.Config, bool) {
-	if s == nil || s.file == "" || s.file != realFile(file) {
-		return nil, false
-	}
-	return s.cfg, true
-}
-
-// realFile is file's absolute path with its directory's symbolic links resolved (git names the top of
-// a repository so), or file when that fails.
-func realFile(file string) string {
-	dir, err := filepath.Abs(filepath.Dir(file))
-	if err != nil {
-		return file
-	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		dir = real
-	}
-	return filepath.Join(dir, filepath.Base(file))
-}
-
-// resolveRepo reads repo's .catalogbot.yaml and resolves its layout (a template-driven layout's
-// catalogs are the directories under repo that catalogs: names).
-func resolveRepo(repo string) (*repoSetup, error) {
-	cfg, file := config.Default(), ""
-	p := filepath.Join(repo, config.ConfigFile)
-	data, err := os.ReadFile(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, diag.UsageError(fmt.Errorf("reading %s: %w", config.ConfigFile, err))
-	default:
-		if cfg, _, err = config.ParseConfig(config.ConfigFile, data); err != nil {
-			return nil, err
-		}
-		file = realFile(p)
-	}
-	layout, err := pipeline.LayoutIn(cfg, repo)
-	if err != nil {
-		return nil, err
-	}
-	return &repoSetup{cfg: cfg, layout: layout, file: file}, nil
 }
 
 // runTemplateRender renders every mapping (or --package's) into every catalog, writing the files, or,
@@ -179,49 +124,6 @@ func renderJobs(ctx context.Context, io streams, f *repoFlags, setup *repoSetup,
 		}
 	}
 	return out.emit(io.out, &report.Report{Title: "render " + f.repo, Stages: []report.Stage{st}})
-}
-
-// runMultiValidate validates every configured catalog (two at a time), one stage and one progress line
-// per catalog.
-func runMultiValidate(ctx context.Context, io streams, repo string, setup *repoSetup, out *outputFlags, flags policyFlags) error {
-	cats, cfg := setup.layout.Catalogs, setup.cfg
-	dirs := make([]validate.CatalogDir, len(cats))
-	for i, c := range cats {
-		dirs[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
-	}
-	done := 0
-	pol := newPolicyRun(cfg, flags)
-	results := validate.Catalogs(ctx, repo, dirs, 2, validate.Options{VisitBundle: pol.visitor()}, func(r validate.CatalogResult) {
-		done++
-		fmt.Fprintf(io.err, "validate [%d/%d] %s: %s (%s)\n", done, len(cats), r.Name, catalogStage(r).Status, r.Duration.Round(time.Millisecond))
-	})
-	stages := make([]report.Stage, 0, len(results))
-	for i, r := range results {
-		stages = append(stages, catalogStage(r))
-		if r.Err != nil {
-			continue
-		}
-		st, ok, err := policyStage(ctx, policyCatalog{dir: filepath.Join(repo, filepath.FromSlash(cats[i].Dir)), cat: cats[i], prefix: cats[i].Dir},
-			pol, r.Result, validate.Limits{}, true)
-		if err != nil {
-			return fmt.Errorf("policy of catalog %s: %w", cats[i].Name, err)
-		}
-		if ok {
-			stages = append(stages, st)
-		}
-	}
-	return out.emit(io.out, &report.Report{Title: fmt.Sprintf("%d catalogs of %s", len(cats), repo), Stages: stages})
-}
-
-// catalogStage is one catalog's validation as a report stage.
-func catalogStage(r validate.CatalogResult) report.Stage {
-	st := report.Stage{Name: validate.Check + " " + r.Name, Duration: r.Duration}
-	if r.Err != nil {
-		st.Status, st.Err = report.StatusOf(nil, r.Err), r.Err.Error()
-		return st
-	}
-	st.Status, st.Diagnostics, st.Truncated, st.Summary = report.StatusOf(r.Diagnostics, nil), r.Diagnostics, r.Truncated, r.Name+": "+r.Summary()
-	return st
 }
 
 // seedFromHEAD seeds store from the catalogs committed at HEAD of the git repository holding repo (read

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/pipeline"
 	"github.com/catalogbot/catalogbot/render/template"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -70,84 +69,111 @@ Exit codes: 0 valid, 1 invalid, 2 usage, 3 internal.`,
 	return cmd
 }
 
-// runValidate validates the catalog (or every configured catalog of a template-driven repository).
+// runValidate validates the catalog (or every configured catalog of a template-driven repository): one
+// path whatever the layout, the number of catalogs changing only how the report names them.
 func runValidate(ctx context.Context, o *validateOptions) error {
 	if err := policyPresets(o.policy.presets); err != nil {
 		return err
 	}
-	changed := o.changedSince != "" || o.staged
-	root := cmp.Or(o.dir, ".")
-	if o.dir == "" && changed {
-		// a pre-commit hook runs at the repository's top, but a hook's verdict must not depend on that
-		if top, err := gitrepo.TopLevel(ctx, "."); err == nil {
-			root = top
-		}
-	}
-	setup, err := resolveRepo(root)
+	sc, err := resolveValidateScope(ctx, o)
 	if err != nil {
 		return err
 	}
-	if setup.layout.Templates {
-		if changed {
-			return runChangedCatalogs(ctx, o, root, setup)
-		}
-		return runMultiValidate(ctx, o.io, root, setup, &o.out, o.policy)
-	}
-	if err := templateLayoutWithoutCatalogs(root); err != nil {
-		return err
-	}
-	dir, err := catalogDirArg(ctx, o.dir, setup)
-	if err != nil {
-		return err
-	}
-	cfg, err := repoConfig(dir, setup)
-	if err != nil {
-		return err
-	}
-	lim := o.limits.limits(cfg)
-	pol := newPolicyRun(cfg, o.policy)
-	start := time.Now()
-	var (
-		res      *validate.Result
-		scope    string
-		fellBack bool
-	)
+	lim, pol := o.limits.limits(sc.cfg), pipeline.NewTreePolicy(sc.cfg, o.policy.presets, o.policy.since)
 	if o.changedSince != "" || o.staged {
-		wt, cerr := gitrepo.WorkTreeChanges(ctx, dir, o.changedSince, o.staged)
-		if cerr != nil {
-			return cerr
-		}
-		if err := refuseNotStaged("validate", dir, wt.NotStaged); err != nil {
-			return err
-		}
-		before := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, wt.Files)
-		if o.out.root == "" { // what relocate would ask git again
-			o.out.root = repoRelativeTo(wt.Top, dir)
-		}
-		pol.collected = nil // the selection's load is not visited: the policy reads the selected files again
-		res, fellBack, err = validate.Changed(ctx, dir, validate.Change{Files: wt.Files, Before: before, Limits: lim,
-			Cache: selectCache(wt.GitDir, dir), Sized: boundMemoryTo})
-		scope = fmt.Sprintf(" (%d changed files", len(wt.Files))
-		if fellBack {
-			scope += "; whole catalog validated"
-		}
-		scope += ")"
-	} else {
-		boundMemory(dir)
-		res, err = validate.Dir(ctx, dir, validate.Options{Limits: lim, VisitBundle: pol.visitor()})
+		return runValidateChanged(ctx, o, sc, lim, pol)
 	}
+	r := &report.Report{Title: sc.title(false)}
+	done := 0
+	results, err := pipeline.ValidateTree(ctx, pipeline.Tree{Root: sc.root, Catalogs: sc.catalogs, Limits: lim, Policy: pol,
+		Sized: boundMemoryTo, Done: func(cr validate.CatalogResult) {
+			done++
+			sc.progress(o.io.err, done, len(sc.catalogs), cr)
+		}})
 	if err != nil {
 		return err
 	}
-	st := report.Stage{Name: validate.Check, Status: report.StatusOf(res.Diagnostics, nil), Duration: time.Since(start),
-		Diagnostics: res.Diagnostics, Truncated: res.Truncated, Summary: res.Summary() + scope}
-	r := &report.Report{Title: "catalog " + dir, Stages: []report.Stage{st}}
-	if pst, ok, err := policyStage(ctx, policyCatalog{dir: dir}, pol, res, lim, o.changedSince == "" && !o.staged || fellBack); err != nil {
-		return err
-	} else if ok {
-		r.Stages = append(r.Stages, pst)
+	for _, tr := range results {
+		if tr.Err != nil && !sc.named {
+			return tr.Err // one catalog directory that cannot be validated is the command's error
+		}
+		r.Stages = append(r.Stages, sc.stage(tr.CatalogResult, ""))
+		if tr.Policy != nil {
+			r.Stages = append(r.Stages, *tr.Policy)
+		}
 	}
-	o.out.relocate(ctx, r, dir)
+	o.out.relocate(ctx, r, sc.root, sc.named)
+	return o.out.emit(o.io.out, r)
+}
+
+// runValidateChanged is validate --staged / --changed-since: each catalog holding a changed file (a
+// catalog directory always) validates the packages the change touched in it (validate.Changed, by
+// package identity); files outside the catalogs (templates, ci.yaml) are the drift gate's (render
+// --check), not validate's.
+func runValidateChanged(ctx context.Context, o *validateOptions, sc *validateScope, lim validate.Limits, pol *pipeline.TreePolicy) error {
+	wt, err := gitrepo.WorkTreeChanges(ctx, sc.root, o.changedSince, o.staged)
+	if err != nil {
+		return err
+	}
+	var notStaged []string
+	for _, p := range wt.NotStaged {
+		if _, _, ok := sc.catalogOf(p); ok {
+			notStaged = append(notStaged, p)
+		}
+	}
+	if err := refuseNotStaged("validate", sc.root, notStaged); err != nil {
+		return err
+	}
+	byCatalog, outside := map[string][]string{}, 0
+	for _, p := range wt.Files {
+		c, rel, ok := sc.catalogOf(p)
+		if !ok {
+			outside++
+			continue
+		}
+		byCatalog[c.Dir] = append(byCatalog[c.Dir], rel)
+	}
+	r := &report.Report{Title: sc.title(true)}
+	for _, c := range sc.catalogs {
+		files := byCatalog[c.Dir]
+		if len(files) == 0 && sc.named {
+			continue
+		}
+		start := time.Now()
+		dir := sc.dirOf(c)
+		before := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, files)
+		res, fellBack, err := validate.Changed(ctx, dir, validate.Change{Files: files, Before: before, Limits: lim,
+			Cache: selectCache(wt.GitDir, dir), Sized: boundMemoryTo})
+		if err != nil {
+			return sc.catalogErr("validating", c, err)
+		}
+		if c.Dir != "." {
+			for i := range res.Diagnostics {
+				if d := &res.Diagnostics[i]; d.File != "" {
+					d.File = path.Join(path.Clean(c.Dir), d.File)
+				}
+			}
+		}
+		cr := validate.CatalogResult{CatalogDir: validate.CatalogDir{Name: c.Name, Dir: c.Dir}, Result: res, Duration: time.Since(start)}
+		sc.progress(o.io.err, 0, 0, cr)
+		r.Stages = append(r.Stages, sc.stage(cr, changedScope(sc.named, len(files), fellBack)))
+		// the selection's load is not visited: the policy reads the selected files again
+		pst, ok, err := pol.Stage(ctx, pipeline.PolicyTarget{Dir: dir, Catalog: c, Result: res, Limits: lim, Whole: fellBack})
+		if err != nil {
+			return sc.catalogErr("policy of", c, err)
+		}
+		if ok {
+			r.Stages = append(r.Stages, pst)
+		}
+	}
+	if len(r.Stages) == 0 {
+		r.Stages = append(r.Stages, report.Stage{Name: validate.Check, Status: report.Skipped,
+			Summary: fmt.Sprintf("no catalog file changed (%s outside the %d catalogs of %s)", template.Plural(outside, "file"), len(sc.catalogs), config.ConfigFile)})
+	}
+	if o.out.root == "" { // what relocate would ask git again
+		o.out.root = repoRelativeTo(wt.Top, sc.root)
+	}
+	o.out.relocate(ctx, r, sc.root, sc.named)
 	return o.out.emit(o.io.out, r)
 }
 
@@ -166,73 +192,4 @@ func refuseNotStaged(verb, dir string, files []string) error {
 	return diag.UsageError(fmt.Errorf("%s --staged: %s differ from what the commit holds (unstaged changes or untracked files under %s: %s%s): "+
 		"stage them, stash them (git stash --keep-index --include-untracked) or ignore them, so what is checked is what is committed",
 		verb, template.Plural(len(files), "file"), dir, strings.Join(shown, ", "), more))
-}
-
-// runChangedCatalogs is validate --staged / --changed-since in a template-driven repository: each catalog
-// holding a changed file validates the packages the change touched in it (validate.Changed, by package
-// identity), as its own report stage; files outside the catalogs (templates, ci.yaml) are the drift
-// gate's (render --check), not validate's.
-func runChangedCatalogs(ctx context.Context, o *validateOptions, root string, setup *repoSetup) error {
-	wt, err := gitrepo.WorkTreeChanges(ctx, root, o.changedSince, o.staged)
-	if err != nil {
-		return err
-	}
-	cats := setup.layout.Catalogs
-	lim := o.limits.limits(setup.cfg)
-	byCatalog := map[string][]string{}
-	var notStaged []string
-	for _, p := range wt.NotStaged {
-		if _, _, ok := setup.layout.CatalogOf(p); ok {
-			notStaged = append(notStaged, p)
-		}
-	}
-	if err := refuseNotStaged("validate", root, notStaged); err != nil {
-		return err
-	}
-	outside := 0
-	for _, p := range wt.Files {
-		c, rel, ok := setup.layout.CatalogOf(p)
-		if !ok {
-			outside++
-			continue
-		}
-		byCatalog[c.Name] = append(byCatalog[c.Name], rel)
-	}
-	r := &report.Report{Title: fmt.Sprintf("the changed catalogs of %s", root)}
-	for _, c := range cats {
-		files := byCatalog[c.Name]
-		if len(files) == 0 {
-			continue
-		}
-		start := time.Now()
-		dir := filepath.Join(root, filepath.FromSlash(c.Dir))
-		before := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, files)
-		res, fellBack, err := validate.Changed(ctx, dir, validate.Change{Files: files, Before: before, Limits: lim,
-			Cache: selectCache(wt.GitDir, dir), Sized: boundMemoryTo})
-		if err != nil {
-			return fmt.Errorf("validating catalog %s: %w", c.Name, err)
-		}
-		for i := range res.Diagnostics {
-			if d := &res.Diagnostics[i]; d.File != "" {
-				d.File = path.Join(path.Clean(c.Dir), d.File)
-			}
-		}
-		scope := fmt.Sprintf(" (%s", template.Plural(len(files), "file")+" changed")
-		if fellBack {
-			scope += "; whole catalog validated"
-		}
-		st := report.Stage{Name: validate.Check + " " + c.Name, Status: report.StatusOf(res.Diagnostics, nil), Duration: time.Since(start),
-			Diagnostics: res.Diagnostics, Truncated: res.Truncated, Summary: c.Name + ": " + res.Summary() + scope + ")"}
-		fmt.Fprintf(o.io.err, "validate %s: %s (%s)\n", c.Name, st.Status, st.Duration.Round(time.Millisecond))
-		r.Stages = append(r.Stages, st)
-	}
-	if len(r.Stages) == 0 {
-		r.Stages = append(r.Stages, report.Stage{Name: validate.Check, Status: report.Skipped,
-			Summary: fmt.Sprintf("no catalog file changed (%s outside the %d catalogs of %s)", template.Plural(outside, "file"), len(cats), config.ConfigFile)})
-	}
-	if o.out.root == "" {
-		o.out.root = repoRelativeTo(wt.Top, root)
-	}
-	o.out.relocate(ctx, r, root)
-	return o.out.emit(o.io.out, r)
 }

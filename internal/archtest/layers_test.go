@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"catalog":                          {"catalog/internal/scan", "catalog/internal/yamljson", "diag", "filetree"},
 	"gitrepo":                          {"catalog", "diag"},
 	"build":                            {"diag", "filetree", "registry"},
+	"build/bundleimage":                {"build", "diag", "filetree", "registry"}, // a bundle directory's image, built and pushed
 	"checks/approval":                  nil,
 	"checks/merge":                     {"checks/approval", "report"},
 	"checks/graph":                     {"catalog", "diag", "report"},
@@ -53,7 +54,7 @@ var allowed = map[string][]string{
 	"bot":               {"bot/checkrun", "bot/ghclient", "bot/gitcache", "bot/queue", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "netdeadline", "pipeline", "registry", "report"},
 	"internal/demo":     {"build", "catalog", "gitrepo", "internal/registrytest", "pipeline", "render/bundle", "report"},
 	"internal/ghaction": {"bot/ghclient", "build", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "pipeline", "report"},
-	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/policy", "checks/smoke", "checks/validate", "config", "diag", "filetree",
+	"cmd/catalogbot": {"bot", "build", "build/bundleimage", "catalog", "checks/images", "checks/policy", "checks/smoke", "checks/validate", "config", "diag", "filetree",
 		"gitrepo", "internal/demo", "internal/ghaction", "netdeadline", "pipeline", "registry", "render",
 		"render/release", "render/template", "report"},
 	// small shared helpers and test kits: nothing of the product

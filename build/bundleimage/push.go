@@ -1,0 +1,90 @@
+package bundleimage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/build"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/registry"
+)
+
+// DefaultTimeout bounds a whole Push (every request and retry) when WithTimeout is not given.
+const DefaultTimeout = 5 * time.Minute
+
+// requestTimeout bounds one registry request of a push, its body included (a bundle layer is small).
+const requestTimeout = 2 * time.Minute
+
+// Option configures Push.
+type Option func(*options)
+
+type options struct {
+	transport http.RoundTripper
+	keychain  authn.Keychain
+	retry     remote.Backoff
+	timeout   time.Duration
+	names     []name.Option
+}
+
+// WithTransport carries the registry requests (default registry.Transport with a 2-minute bound per
+// request: plain HTTP only to loopback, 8 s for an answer's headers).
+func WithTransport(t http.RoundTripper) Option { return func(o *options) { o.transport = t } }
+
+// WithKeychain resolves registry credentials (default authn.DefaultKeychain, the docker config).
+func WithKeychain(k authn.Keychain) Option { return func(o *options) { o.keychain = k } }
+
+// WithRetry is the back-off of requests failing with registry.RetryStatusCodes (5xx, 429) or a network
+// error (default registry.DefaultBackoff).
+func WithRetry(b remote.Backoff) Option { return func(o *options) { o.retry = b } }
+
+// WithTimeout bounds the whole push, retries included (default DefaultTimeout).
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithNameOptions parse ref (name.Insecure: a plain-HTTP registry; the transport still allows plain
+// HTTP to loopback only).
+func WithNameOptions(opts ...name.Option) Option {
+	return func(o *options) { o.names = append(o.names, opts...) }
+}
+
+// Push builds the bundle image of dir and pushes it to ref: by digest first, then (ref being a tag) the
+// tag is moved to it. It returns the digest reference ("registry/repo@sha256:..."). A ref that is not an
+// image reference is a usage error; the bundle directory's problems are diag.InvalidError; a registry
+// that fails (5xx and 429 after retries, refusals, no answer within the deadline) is diag.InfraError
+// naming ref. Until Push returns without error, nothing may name ref.
+func Push(ctx context.Context, dir string, ref string, opts ...Option) (digestRef string, err error) {
+	o := options{timeout: DefaultTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.transport == nil {
+		o.transport = registry.Transport(requestTimeout)
+	}
+	target, err := name.ParseReference(ref, append([]name.Option{name.StrictValidation}, o.names...)...)
+	if err != nil {
+		return "", diag.UsageError(fmt.Errorf("bundle image %q is not an image reference: %w", ref, err))
+	}
+	img, err := Build(ctx, dir)
+	if err != nil {
+		return "", fmt.Errorf("building bundle image %s: %w", ref, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	d, err := build.Push(pctx, build.Result{Image: img}, target, build.Options{Transport: o.transport, Keychain: o.keychain, Retry: o.retry})
+	if err != nil {
+		if errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			err = fmt.Errorf("no success within %s: %w", o.timeout, err)
+		}
+		if diag.CategoryOf(err) == diag.Internal {
+			err = diag.InfraError(err)
+		}
+		return "", fmt.Errorf("pushing bundle image %s: %w", ref, err)
+	}
+	return d.String(), nil
+}

@@ -129,7 +129,7 @@ func TestPushRefusesWrongReferences(t *testing.T) {
 	reg := registrytest.New(t, nil)
 	for ref, cat := range map[string]diag.Category{
 		reg.Host + "/p/b@sha256:" + strings.Repeat("0", 64): diag.Usage,
-		"Not A Reference":                                   diag.Usage,
+		"Not A Reference": diag.Usage,
 	} {
 		if got, err := Push(t.Context(), fixture, ref); err == nil || diag.CategoryOf(err) != cat || !strings.Contains(err.Error(), ref) {
 			t.Errorf("Push(%s) = %s, %v (%s); want a %s error naming the reference", ref, got, err, diag.CategoryOf(err), cat)

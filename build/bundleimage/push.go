@@ -5,14 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path"
+	"path/filepath"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -31,6 +36,7 @@ type options struct {
 	retry     remote.Backoff
 	timeout   time.Duration
 	names     []name.Option
+	repo      string
 }
 
 // WithTransport carries the registry requests (default registry.Transport with a 2-minute bound per
@@ -53,6 +59,12 @@ func WithNameOptions(opts ...name.Option) Option {
 	return func(o *options) { o.names = append(o.names, opts...) }
 }
 
+// WithRepository makes Push's dir a slash path relative to the repository root repo
+// (operators/<package>/<version>), opened through an os.Root of repo: a symbolic link on the way (the
+// bundle directory, or its package's, linked to another package's bundle or out of the repository) is
+// refused, not followed.
+func WithRepository(repo string) Option { return func(o *options) { o.repo = repo } }
+
 // Push builds the bundle image of dir and pushes it to ref: by digest first, then (ref being a tag) the
 // tag is moved to it. It returns the digest reference ("registry/repo@sha256:..."). A ref that is not an
 // image reference is a usage error; the bundle directory's problems are diag.InvalidError; a registry
@@ -70,7 +82,7 @@ func Push(ctx context.Context, dir string, ref string, opts ...Option) (digestRe
 	if err != nil {
 		return "", diag.UsageError(fmt.Errorf("bundle image %q is not an image reference: %w", ref, err))
 	}
-	img, err := Build(ctx, dir)
+	img, err := buildDir(ctx, o.repo, dir)
 	if err != nil {
 		return "", fmt.Errorf("building bundle image %s: %w", ref, err)
 	}
@@ -87,4 +99,30 @@ func Push(ctx context.Context, dir string, ref string, opts ...Option) (digestRe
 		return "", fmt.Errorf("pushing bundle image %s: %w", ref, err)
 	}
 	return d.String(), nil
+}
+
+// buildDir is Build of dir, or of dir under repo (WithRepository) when repo is set.
+func buildDir(ctx context.Context, repo, dir string) (v1.Image, error) {
+	if repo == "" {
+		return Build(ctx, dir)
+	}
+	root, err := os.OpenRoot(repo)
+	if err != nil {
+		return nil, diag.UsageError(fmt.Errorf("repository %s: %w", repo, err))
+	}
+	defer root.Close()
+	rel := path.Clean(filepath.ToSlash(dir))
+	if link, ok := filetree.LinkOn(root, rel); ok {
+		return nil, diag.InvalidError(fmt.Errorf("bundle directory %s: %s is a symbolic link: a bundle directory is a real directory of the repository", rel, link))
+	}
+	sub, err := root.OpenRoot(filepath.FromSlash(rel))
+	if err != nil {
+		return nil, diag.InvalidError(fmt.Errorf("bundle directory %s: %w", rel, err))
+	}
+	defer sub.Close()
+	img, err := BuildFS(ctx, sub.FS())
+	if err != nil {
+		return nil, fmt.Errorf("bundle directory %s: %w", rel, err)
+	}
+	return img, nil
 }

@@ -2,6 +2,8 @@ package bundleimage
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -134,5 +136,50 @@ func TestPushRefusesWrongReferences(t *testing.T) {
 		if got, err := Push(t.Context(), fixture, ref); err == nil || diag.CategoryOf(err) != cat || !strings.Contains(err.Error(), ref) {
 			t.Errorf("Push(%s) = %s, %v (%s); want a %s error naming the reference", ref, got, err, diag.CategoryOf(err), cat)
 		}
+	}
+}
+
+// WithRepository builds dir (relative to the repository) through an os.Root of it: a bundle directory,
+// or its package directory, that is a symbolic link, and a path leaving the repository, are refused before
+// any request.
+func TestPushWithRepositoryFollowsNoLink(t *testing.T) {
+	repo := t.TempDir()
+	real := filepath.Join(repo, "operators", "impostor", "0.0.2")
+	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(real, os.DirFS(fixture)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(repo, "operators", "p"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../impostor/0.0.2", filepath.Join(repo, "operators", "p", "0.0.2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("impostor", filepath.Join(repo, "operators", "q")); err != nil {
+		t.Fatal(err)
+	}
+	requests := 0
+	reg := registrytest.New(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			requests++
+			h.ServeHTTP(w, r)
+		})
+	})
+	for dir, want := range map[string]string{
+		"operators/p/0.0.2":         "operators/p/0.0.2 is a symbolic link",
+		"operators/q/0.0.2":         "operators/q is a symbolic link",
+		"operators/../../etc/0.0.2": "path escapes",
+	} {
+		if got, err := Push(t.Context(), dir, reg.Host+"/p/b:0.0.2", WithRepository(repo)); err == nil || !strings.Contains(err.Error(), want) || diag.CategoryOf(err) != diag.Invalid {
+			t.Errorf("Push(%s) = %s, %v (%s); want an invalid-bundle error containing %q", dir, got, err, diag.CategoryOf(err), want)
+		}
+	}
+	if requests > 0 {
+		t.Errorf("the registry got %d requests", requests)
+	}
+	if _, err := Push(t.Context(), "operators/impostor/0.0.2", reg.Host+"/p/b:0.0.2", WithRepository(repo)); err != nil {
+		t.Errorf("the real directory: %v", err)
 	}
 }

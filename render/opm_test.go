@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/internal/reftools"
-	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
@@ -54,7 +53,7 @@ func TestMatchesOPMRender(t *testing.T) {
 	reg := newTestRegistry(t)
 	files, _ := twoPackages(t)
 	index, _ := reg.push(t, "idx/catalog:v1", indexImage(t, files))
-	bundleRef, _ := reg.push(t, "etcd/bundle:v0.9.4", registrytest.BundleImage(t, shareddata.Dir(t, "bundles", "etcd", "0.9.4")))
+	bundleRef, _ := reg.push(t, "etcd/bundle:v0.9.4", bundleImage(t, shareddata.Dir(t, "bundles", "etcd", "0.9.4")))
 	_, got := renderAndWrite(t, config(t, "catalog",
 		Reference{Name: "commons-operator", Image: index},
 		Reference{Name: "listener-operator", Image: index},
@@ -86,7 +85,7 @@ func TestMatchesOPMOnEveryBundleImage(t *testing.T) {
 		name := filepath.Base(filepath.Dir(dir)) + "-" + filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			img := registrytest.BundleImage(t, dir)
+			img := bundleImage(t, dir)
 			cf, err := img.ConfigFile()
 			if err != nil {
 				t.Fatal(err)

@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/reftools"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
@@ -201,13 +199,8 @@ func templateFixtures(t *testing.T) (dir string, semverT, basicT []byte) {
 	refs := map[string]string{}
 	for _, b := range []string{"etcd/0.9.2", "etcd/0.9.4", "grafana-operator/5.22.0", "grafana-operator/5.22.2", "grafana-operator/5.24.0"} {
 		pkg, version, _ := strings.Cut(b, "/")
-		img := registrytest.BundleImage(t, shareddata.Dir(t, "bundles", pkg, version))
 		ref := reg.Host + "/bundles/" + pkg + ":v" + version
-		parsed, err := name.ParseReference(ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(parsed, img); err != nil {
+		if _, err := bundleimage.Push(t.Context(), shareddata.Dir(t, "bundles", pkg, version), ref); err != nil {
 			t.Fatal(err)
 		}
 		refs[b] = ref

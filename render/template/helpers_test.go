@@ -15,6 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 	"github.com/catalogbot/catalogbot/render"
@@ -35,7 +36,7 @@ func newRegistry(t testing.TB, bundles ...string) *registry {
 	r := &registry{Registry: registrytest.New(t, nil), tag: map[string]string{}, digest: map[string]string{}}
 	for _, b := range bundles {
 		pkg, version, _ := strings.Cut(b, "/")
-		r.push(t, b, registrytest.BundleImage(t, shareddata.Dir(t, "bundles", filepath.FromSlash(b))), "bundles/"+pkg, "v"+version)
+		r.push(t, b, bundleImage(t, shareddata.Dir(t, "bundles", filepath.FromSlash(b))), "bundles/"+pkg, "v"+version)
 	}
 	return r
 }
@@ -136,4 +137,14 @@ func opmTemplate(t testing.TB, opm string, data []byte, opts Options, format str
 		return nil, strings.TrimSuffix(s, "\n"), false
 	}
 	return stdout.Bytes(), "", true
+}
+
+// bundleImage is the bundle image of the bundle directory dir, as release --push builds it.
+func bundleImage(t testing.TB, dir string) v1.Image {
+	t.Helper()
+	img, err := bundleimage.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }

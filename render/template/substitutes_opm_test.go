@@ -14,7 +14,6 @@ import (
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/reftools"
-	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
@@ -242,7 +241,7 @@ func pushLegacyBundle(t *testing.T, reg *registry) {
 	if err := os.WriteFile(csvFile, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reg.push(t, "legacy", registrytest.BundleImage(t, dir), "bundles/hawtio-legacy", "v1.1.0-2")
+	reg.push(t, "legacy", bundleImage(t, dir), "bundles/hawtio-legacy", "v1.1.0-2")
 }
 
 // TestLegacyReleaseSubstituteMatchesOPM: a substitute of the same version as its base is newer only when

@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -24,18 +23,11 @@ func opmTool(t *testing.T) string {
 // finds a signature policy that accepts the unsigned test images).
 func opmRender(t *testing.T, opm, image string) []byte {
 	t.Helper()
-	home := t.TempDir()
-	policy := filepath.Join(home, ".config", "containers", "policy.json")
-	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	env := reftools.OPMEnv(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, opm, "render", "--use-http", image, "-o", "yaml")
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+home, "TMPDIR="+home)
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -89,7 +89,7 @@ func TestPushedImageRendersAsItsDirectory(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, opm, "render", ref, "--use-http", "-o", "json")
-			cmd.Env = reftools.OPMEnv(t)
+			cmd.Env = reftools.OPMEnv(t, t.TempDir())
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Run(); err != nil {

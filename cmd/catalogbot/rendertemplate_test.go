@@ -47,19 +47,12 @@ func catalogbotCLI(t *testing.T, stdin []byte, args ...string) cliResult {
 // registry; stderr is cut to opm's message (the text after "Error: ", without the usage).
 func opmCLI(t *testing.T, opm, dir string, stdin []byte, args ...string) cliResult {
 	t.Helper()
-	home := t.TempDir()
-	policy := filepath.Join(home, ".config", "containers", "policy.json")
-	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	env := reftools.OPMEnv(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, opm, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+home, "TMPDIR="+home)
+	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -38,11 +38,11 @@ func OPMv1_46_0(t testing.TB) string {
 	return Path(t, "CATALOGBOT_OPM_V1_46_0")
 }
 
-// OPMEnv is the environment of an opm that pulls images: a private home (HOME, XDG_RUNTIME_DIR, TMPDIR)
-// holding a containers signature policy that accepts the unsigned test images.
-func OPMEnv(t testing.TB) []string {
+// OPMEnv is the environment of an opm that pulls images, with home as its private home (HOME,
+// XDG_RUNTIME_DIR, TMPDIR), where it writes the containers signature policy that accepts the unsigned
+// test images.
+func OPMEnv(t testing.TB, home string) []string {
 	t.Helper()
-	home := t.TempDir()
 	policy := filepath.Join(home, ".config", "containers", "policy.json")
 	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
 		t.Fatal(err)

@@ -28,9 +28,11 @@
 //	digestRef, err := bundleimage.Push(ctx, dir, ref, opts...)     // build, push by digest, then move ref's tag
 //
 // Push returns "registry/repo@sha256:..."; ref is a tag reference (quay.io/org/pkg:1.2.3, as
-// release.bundleImage names bundle images) or a digest reference the image must have. The tag moves only
-// after everything is pushed by digest, so a failed push never leaves the tag on a partial image; only
-// after Push returns may anything (a template, a pull request) name ref. Registry errors are
+// release.bundleImage names bundle images) or a digest reference the image must have. The tag is set only
+// after everything is pushed by digest, so a failed push never leaves the tag on a partial image, and
+// never when it holds another image already (a released bundle image is not replaced); pushing the same
+// directory again returns the same digest. Only after Push returns may anything (a template, a pull
+// request) name ref. Registry errors are
 // diag.InfraError wrapping a message that names ref, and Push gives up within WithTimeout (DefaultTimeout).
 // Push does not check the manifests: render the bundle first (render/bundle.RenderDir), as
 // `catalogbot release` does.

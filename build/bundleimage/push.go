@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/diag"
@@ -66,7 +67,9 @@ func WithNameOptions(opts ...name.Option) Option {
 func WithRepository(repo string) Option { return func(o *options) { o.repo = repo } }
 
 // Push builds the bundle image of dir and pushes it to ref: by digest first, then (ref being a tag) the
-// tag is moved to it. It returns the digest reference ("registry/repo@sha256:..."). A ref that is not an
+// tag is set to it, unless the tag holds another image already (a released bundle image is never
+// replaced: the catalogs naming the tag would change under their readers; diag.InvalidError). Pushing
+// the same directory again is a no-op that returns the same digest. It returns the digest reference ("registry/repo@sha256:..."). A ref that is not an
 // image reference is a usage error; the bundle directory's problems are diag.InvalidError; a registry
 // that fails (5xx and 429 after retries, refusals, no answer within the deadline) is diag.InfraError
 // naming ref. Until Push returns without error, nothing may name ref.
@@ -88,7 +91,15 @@ func Push(ctx context.Context, dir string, ref string, opts ...Option) (digestRe
 	}
 	pctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	d, err := build.Push(pctx, build.Result{Image: img}, target, build.Options{Transport: o.transport, Keychain: o.keychain, Retry: o.retry})
+	h, err := img.Digest()
+	if err != nil {
+		return "", fmt.Errorf("bundle image %s: %w", ref, err)
+	}
+	bopts := build.Options{Transport: o.transport, Keychain: o.keychain, Retry: o.retry}
+	if tag, ok := target.(name.Tag); ok {
+		bopts.BeforeTag = func(ctx context.Context) error { return tagFree(ctx, tag, h, o) }
+	}
+	d, err := build.Push(pctx, build.Result{Image: img}, target, bopts)
 	if err != nil {
 		if errors.Is(pctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("no success within %s: %w", o.timeout, err)
@@ -125,4 +136,20 @@ func buildDir(ctx context.Context, repo, dir string) (v1.Image, error) {
 		return nil, fmt.Errorf("bundle directory %s: %w", rel, err)
 	}
 	return img, nil
+}
+
+// tagFree says whether tag may be set to digest h: it does not exist, or holds h already.
+func tagFree(ctx context.Context, tag name.Tag, h v1.Hash, o options) error {
+	ropts := append(registry.Options(o.keychain, o.retry), remote.WithContext(ctx), remote.WithTransport(o.transport))
+	desc, err := remote.Head(tag, ropts...)
+	var te *transport.Error
+	switch {
+	case errors.As(err, &te) && te.StatusCode == http.StatusNotFound:
+		return nil
+	case err != nil:
+		return diag.InfraError(fmt.Errorf("reading tag %s: %w", tag, err))
+	case desc.Digest != h:
+		return diag.InvalidError(fmt.Errorf("tag %s holds another image (%s) already: a released bundle image is not replaced; release a new version", tag, desc.Digest))
+	}
+	return nil
 }

@@ -183,3 +183,34 @@ func TestPushWithRepositoryFollowsNoLink(t *testing.T) {
 		t.Errorf("the real directory: %v", err)
 	}
 }
+
+// A tag that holds another image is never moved (the catalogs naming it would change under their
+// readers); pushing the same directory again succeeds with the same digest (the App retries).
+func TestPushNeverReplacesAReleasedTag(t *testing.T) {
+	reg := registrytest.New(t, nil)
+	ref := reg.Host + "/pipeline/openstack-lightspeed-operator:0.0.2"
+	other := copyBundle(t, fixture)
+	if err := os.WriteFile(filepath.Join(other, "manifests", "extra.yaml"), []byte("kind: ConfigMap\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	released, err := Push(t.Context(), other, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Push(t.Context(), fixture, ref)
+	if err == nil || diag.CategoryOf(err) != diag.Invalid || !strings.Contains(err.Error(), "tag "+ref+" holds another image") {
+		t.Errorf("Push over a released tag = %s, %v (%s); want an invalid error saying the tag holds another image", got, err, diag.CategoryOf(err))
+	}
+	tag, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := remote.Head(tag)
+	if err != nil || !strings.HasSuffix(released, "@"+desc.Digest.String()) {
+		t.Errorf("the tag holds %v (%v), want the released %s", desc, err, released)
+	}
+	again, err := Push(t.Context(), other, ref)
+	if err != nil || again != released {
+		t.Errorf("pushing the released directory again = %s, %v; want %s", again, err, released)
+	}
+}

@@ -20,7 +20,7 @@
 // The directory is hostile input: it is read through an os.Root (nothing outside it is opened), symbolic
 // links, special files and look-alike names are refused (as filetree.ListCatalog refuses them in a
 // catalog), manifests/ and metadata/ must be real directories, and sizes are capped (MaxFileSize,
-// MaxTotalSize, MaxFiles: render/bundle's limits, so what renders can be built).
+// MaxTotalSize, MaxFiles: the numbers of render/bundle's limits).
 //
 // The entry points:
 //

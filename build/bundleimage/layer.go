@@ -18,8 +18,8 @@ import (
 	"github.com/catalogbot/catalogbot/filetree"
 )
 
-// Limits on what a bundle directory may hold: render/bundle's defaults, so every bundle that renders can
-// be built.
+// Limits on what a bundle directory may hold: the numbers of render/bundle's defaults (which count
+// manifests/ and metadata/ only; MaxFiles here counts the directories and tests/scorecard/ too).
 const (
 	MaxFileSize  = 16 << 20
 	MaxTotalSize = 256 << 20

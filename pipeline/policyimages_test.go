@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
@@ -120,7 +121,11 @@ func csvMetadataCatalog(t *testing.T, host string) (image, bundle, cat string) {
 		t.Fatal(err)
 	}
 	image = host + "/ops/kube-green-bundle:v0.7.0"
-	if err := remote.Write(mustTag(t, image), registrytest.BundleImage(t, dir)); err != nil {
+	img, err := bundleimage.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(mustTag(t, image), img); err != nil {
 		t.Fatal(err)
 	}
 	b, err := renderbundle.RenderDir(context.Background(), dir, image)

@@ -3,6 +3,7 @@ package render
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"io"
 	"maps"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
@@ -44,6 +46,16 @@ type testRegistry struct {
 	observe func(*http.Request)
 	// truncate makes blob downloads send only the first half of the blob, without a Content-Length.
 	truncate bool
+}
+
+// bundleImage is the bundle image of the bundle directory dir, as release --push builds it.
+func bundleImage(t testing.TB, dir string) v1.Image {
+	t.Helper()
+	img, err := bundleimage.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
 }
 
 func newTestRegistry(t testing.TB) *testRegistry {

@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/internal/reftools"
-	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
@@ -25,18 +23,11 @@ func opmTool(t *testing.T) string {
 // finds a signature policy that accepts the unsigned test images).
 func opmRender(t *testing.T, opm, image string) []byte {
 	t.Helper()
-	home := t.TempDir()
-	policy := filepath.Join(home, ".config", "containers", "policy.json")
-	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	env := reftools.OPMEnv(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, opm, "render", "--use-http", image, "-o", "yaml")
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+home, "TMPDIR="+home)
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -54,7 +45,7 @@ func TestMatchesOPMRender(t *testing.T) {
 	reg := newTestRegistry(t)
 	files, _ := twoPackages(t)
 	index, _ := reg.push(t, "idx/catalog:v1", indexImage(t, files))
-	bundleRef, _ := reg.push(t, "etcd/bundle:v0.9.4", registrytest.BundleImage(t, shareddata.Dir(t, "bundles", "etcd", "0.9.4")))
+	bundleRef, _ := reg.push(t, "etcd/bundle:v0.9.4", bundleImage(t, shareddata.Dir(t, "bundles", "etcd", "0.9.4")))
 	_, got := renderAndWrite(t, config(t, "catalog",
 		Reference{Name: "commons-operator", Image: index},
 		Reference{Name: "listener-operator", Image: index},
@@ -86,7 +77,7 @@ func TestMatchesOPMOnEveryBundleImage(t *testing.T) {
 		name := filepath.Base(filepath.Dir(dir)) + "-" + filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			img := registrytest.BundleImage(t, dir)
+			img := bundleImage(t, dir)
 			cf, err := img.ConfigFile()
 			if err != nil {
 				t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
-	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 	"github.com/catalogbot/catalogbot/render/bundle"
 )
@@ -78,7 +77,7 @@ func TestRenderIndexByTagAndDigest(t *testing.T) {
 func TestRenderBundleImageMatchesBundleDir(t *testing.T) {
 	dir := shareddata.Dir(t, "bundles", "kube-green", "0.7.1")
 	reg := newTestRegistry(t)
-	tag, _ := reg.push(t, "kube-green/bundle:v0.7.1", registrytest.BundleImage(t, dir))
+	tag, _ := reg.push(t, "kube-green/bundle:v0.7.1", bundleImage(t, dir))
 	out, got := renderAndWrite(t, config(t, "catalog", Reference{Name: "kube-green", Image: tag}), testOptions(t))
 	b, err := bundle.RenderDir(context.Background(), dir, tag)
 	if err != nil {
@@ -137,7 +136,7 @@ func TestRenderDeterministicAndCached(t *testing.T) {
 	reg := newTestRegistry(t)
 	files, _ := twoPackages(t)
 	_, digest := reg.push(t, "idx/catalog:v1", indexImage(t, files))
-	bundleTag, _ := reg.push(t, "kube-green/bundle:v0.7.1", registrytest.BundleImage(t, shareddata.Dir(t, "bundles", "kube-green", "0.7.1")))
+	bundleTag, _ := reg.push(t, "kube-green/bundle:v0.7.1", bundleImage(t, shareddata.Dir(t, "bundles", "kube-green", "0.7.1")))
 	cfg := config(t, "catalog",
 		Reference{Name: "commons-operator", Image: digest},
 		Reference{Name: "listener-operator", Image: digest},

@@ -8,13 +8,11 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -22,16 +20,15 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"sigs.k8s.io/yaml"
 
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
@@ -201,7 +198,7 @@ func push(ctx context.Context, host, orig string, b *catalog.Bundle) string {
 	return repo + ":" + tag
 }
 
-// bundleImage rebuilds a registry+v1 bundle image from a committed bundle.
+// bundleImage rebuilds a registry+v1 bundle image from a committed bundle, as release --push builds one.
 func bundleImage(b *catalog.Bundle) v1.Image {
 	pkg, version := packageOf(b)
 	files := map[string][]byte{}
@@ -226,22 +223,11 @@ func bundleImage(b *catalog.Bundle) v1.Image {
 	data, err := yaml.Marshal(map[string]any{"annotations": ann})
 	must(err)
 	files["metadata/annotations.yaml"] = data
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	must(tw.WriteHeader(&tar.Header{Name: "manifests/", Typeflag: tar.TypeDir, Mode: 0o755}))
-	must(tw.WriteHeader(&tar.Header{Name: "metadata/", Typeflag: tar.TypeDir, Mode: 0o755}))
-	for _, f := range sortedKeys(files) {
-		must(tw.WriteHeader(&tar.Header{Name: f, Typeflag: tar.TypeReg, Mode: 0o644, Size: int64(len(files[f]))}))
-		_, err := tw.Write(files[f])
-		must(err)
+	fsys := fstest.MapFS{}
+	for f, data := range files {
+		fsys[f] = &fstest.MapFile{Data: data, Mode: 0o644}
 	}
-	must(tw.Close())
-	layerData := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layerData)), nil })
-	must(err)
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	must(err)
-	img, err = mutate.Config(img, v1.Config{Labels: ann})
+	img, err := bundleimage.BuildFS(context.Background(), fsys)
 	must(err)
 	return img
 }

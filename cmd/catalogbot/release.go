@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/filetree"
@@ -24,6 +25,8 @@ type releaseOptions struct {
 	dir           string
 	bundleImage   string
 	templatesOnly bool
+	push          bool
+	pushTimeout   time.Duration
 	repo          repoFlags
 	out           outputFlags
 }
@@ -43,7 +46,13 @@ The bundle is named by ` + "`release.bundleImage`" + ` of ` + config.ConfigFile 
 and {version}; it is rendered from its directory, so nothing is pulled for it. The other bundles come from
 the catalogs HEAD commits (or --seed-from), as render's. A release-config.yaml naming an unmapped or missing
 template, a channel a semver template cannot have, a replaces target no channel has, or a bundle the
-template holds already is refused with its file and line, before anything is written. Docs: docs/release.md.`,
+template holds already is refused with its file and line, before anything is written.
+
+--push first builds the bundle image from the directory (manifests/, metadata/ and tests/scorecard/ in one
+reproducible layer, the annotations as labels, as opm's and operator-sdk's bundle Dockerfiles build it) and
+pushes it by digest, then moves its tag; the templates are written only once the push succeeded, and a
+registry that fails or does not answer within --push-timeout leaves them as they were (exit 3).
+Credentials come from the docker config. Docs: docs/release.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.io, o.dir = streamsOf(cmd), args[0]
@@ -53,6 +62,8 @@ template holds already is refused with its file and line, before anything is wri
 	cmd.Flags().StringVar(&o.repo.repo, "repo", ".", "repository root; the bundle directory is relative to it")
 	cmd.Flags().StringVar(&o.bundleImage, "bundle-image", "", "the bundle image pattern, with {package} and {version} (default: release.bundleImage of "+config.ConfigFile+")")
 	cmd.Flags().BoolVar(&o.templatesOnly, "templates-only", false, "edit the templates, render nothing")
+	cmd.Flags().BoolVar(&o.push, "push", false, "build the bundle image from the directory and push it (by digest, then the tag) before the templates name it")
+	cmd.Flags().DurationVar(&o.pushTimeout, "push-timeout", bundleimage.DefaultTimeout, "give up the push after this long, retries included")
 	o.repo.addSeed(cmd)
 	o.out.add(cmd)
 	return cmd
@@ -85,12 +96,20 @@ func runRelease(ctx context.Context, o *releaseOptions) error {
 	if err != nil {
 		return err
 	}
+	pushed := ""
+	if o.push {
+		d, err := bundleimage.Push(ctx, r.Dir, r.Bundle.Image, bundleimage.WithRepository(o.repo.repo), bundleimage.WithTimeout(o.pushTimeout))
+		if err != nil {
+			return fmt.Errorf("release %s: nothing was written: %w", r.Dir, err)
+		}
+		pushed = fmt.Sprintf(" (pushed %s)", d)
+	}
 	for _, c := range changes {
 		if err := filetree.WriteFileBytes(filepath.Join(o.repo.repo, filepath.FromSlash(c.File)), 0o644, c.After); err != nil {
 			return fmt.Errorf("writing %s: %w", c.File, err)
 		}
 	}
-	rep.Stages[0].Summary = fmt.Sprintf("%s (%s) added to %s as %s", r.Bundle.Name, r.Version, template.Plural(len(changes), "template"), r.Bundle.Image)
+	rep.Stages[0].Summary = fmt.Sprintf("%s (%s) added to %s as %s%s", r.Bundle.Name, r.Version, template.Plural(len(changes), "template"), r.Bundle.Image, pushed)
 	rep.Stages[0].Duration = time.Since(start)
 	if !o.templatesOnly {
 		rep.Stages = append(rep.Stages, renderRelease(ctx, o, setup, r))

@@ -11,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/reftools"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
@@ -49,19 +47,12 @@ func catalogbotCLI(t *testing.T, stdin []byte, args ...string) cliResult {
 // registry; stderr is cut to opm's message (the text after "Error: ", without the usage).
 func opmCLI(t *testing.T, opm, dir string, stdin []byte, args ...string) cliResult {
 	t.Helper()
-	home := t.TempDir()
-	policy := filepath.Join(home, ".config", "containers", "policy.json")
-	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	env := reftools.OPMEnv(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, opm, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+home, "TMPDIR="+home)
+	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -201,13 +192,8 @@ func templateFixtures(t *testing.T) (dir string, semverT, basicT []byte) {
 	refs := map[string]string{}
 	for _, b := range []string{"etcd/0.9.2", "etcd/0.9.4", "grafana-operator/5.22.0", "grafana-operator/5.22.2", "grafana-operator/5.24.0"} {
 		pkg, version, _ := strings.Cut(b, "/")
-		img := registrytest.BundleImage(t, shareddata.Dir(t, "bundles", pkg, version))
 		ref := reg.Host + "/bundles/" + pkg + ":v" + version
-		parsed, err := name.ParseReference(ref)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(parsed, img); err != nil {
+		if _, err := bundleimage.Push(t.Context(), shareddata.Dir(t, "bundles", pkg, version), ref); err != nil {
 			t.Fatal(err)
 		}
 		refs[b] = ref

@@ -29,6 +29,7 @@ var allowed = map[string][]string{
 	"catalog":                          {"catalog/internal/scan", "catalog/internal/yamljson", "diag", "filetree"},
 	"gitrepo":                          {"catalog", "diag"},
 	"build":                            {"diag", "filetree", "registry"},
+	"build/bundleimage":                {"build", "diag", "filetree", "registry"}, // a bundle directory's image, built and pushed
 	"checks/approval":                  nil,
 	"checks/merge":                     {"checks/approval", "report"},
 	"checks/graph":                     {"catalog", "diag", "report"},
@@ -52,9 +53,9 @@ var allowed = map[string][]string{
 	"bot/queue":         nil,
 	"bot/checkrun":      {"bot/ghclient", "bot/queue", "report"},
 	"bot":               {"bot/checkrun", "bot/ghclient", "bot/gitcache", "bot/queue", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "netdeadline", "pipeline", "registry", "report"},
-	"internal/demo":     {"build", "catalog", "gitrepo", "internal/registrytest", "pipeline", "render/bundle", "report"},
+	"internal/demo":     {"build", "build/bundleimage", "catalog", "gitrepo", "internal/registrytest", "pipeline", "render/bundle", "report"},
 	"internal/ghaction": {"bot/ghclient", "build", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "pipeline", "report"},
-	"cmd/catalogbot": {"bot", "build", "catalog", "checks/images", "checks/policy", "checks/smoke", "checks/validate", "config", "diag", "filetree",
+	"cmd/catalogbot": {"bot", "build", "build/bundleimage", "catalog", "checks/images", "checks/policy", "checks/smoke", "checks/validate", "config", "diag", "filetree",
 		"gitrepo", "internal/demo", "internal/ghaction", "netdeadline", "pipeline", "registry", "render",
 		"render/promote", "render/release", "render/template", "report"},
 	// small shared helpers and test kits: nothing of the product
@@ -72,7 +73,7 @@ var allowed = map[string][]string{
 	"bench/imagesbench":                     {"internal/registrytest"},
 	"bench/publishbench":                    {"build"},
 	"bench/renderbench":                     {"internal/registrytest"},
-	"bench/templatebench":                   {"catalog", "config", "internal/registrytest", "render/template"},
+	"bench/templatebench":                   {"build/bundleimage", "catalog", "config", "internal/registrytest", "render/template"},
 	"hack/kind-offline":                     nil, // lib_test.go: the lane scripts' go settings
 	"hack/kind-offline/cmd/grpchealthprobe": nil,
 	"hack/kind-offline/cmd/imagetool":       {"build", "catalog", "render/bundle"},

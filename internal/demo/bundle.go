@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/render/bundle"
 )
@@ -169,28 +170,14 @@ func tarLayer(files fstest.MapFS) (v1.Layer, error) {
 	return tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
 }
 
-// pushBundle builds the bundle image of one version, pushes it and renders its olm.bundle blob from the
-// same files, the way opm render does.
+// pushBundle builds the bundle image of one version (as release --push builds it), pushes it and renders
+// its olm.bundle blob from the same files, the way opm render does.
 func pushBundle(ctx context.Context, registry string, s bundleSpec) (*catalog.Bundle, error) {
 	files, err := bundleFiles(s)
 	if err != nil {
 		return nil, err
 	}
-	layer, err := tarLayer(files)
-	if err != nil {
-		return nil, err
-	}
-	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), layer)
-	if err != nil {
-		return nil, err
-	}
-	img, err = mutate.Config(img, v1.Config{Labels: map[string]string{
-		"operators.operatorframework.io.bundle.mediatype.v1": "registry+v1",
-		"operators.operatorframework.io.bundle.manifests.v1": "manifests/",
-		"operators.operatorframework.io.bundle.metadata.v1":  "metadata/",
-		"operators.operatorframework.io.bundle.package.v1":   s.Package,
-		"operators.operatorframework.io.bundle.channels.v1":  "stable",
-	}})
+	img, err := bundleimage.BuildFS(ctx, files)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ package reftools
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -35,4 +36,19 @@ func OPM(t testing.TB) string {
 func OPMv1_46_0(t testing.TB) string {
 	t.Helper()
 	return Path(t, "CATALOGBOT_OPM_V1_46_0")
+}
+
+// OPMEnv is the environment of an opm that pulls images, with home as its private home (HOME,
+// XDG_RUNTIME_DIR, TMPDIR), where it writes the containers signature policy that accepts the unsigned
+// test images.
+func OPMEnv(t testing.TB, home string) []string {
+	t.Helper()
+	policy := filepath.Join(home, ".config", "containers", "policy.json")
+	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+home, "TMPDIR="+home)
 }

@@ -15,6 +15,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/catalogbot/catalogbot/build/bundleimage"
+	"github.com/catalogbot/catalogbot/internal/reftools"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 	"github.com/catalogbot/catalogbot/render"
@@ -35,7 +37,11 @@ func newRegistry(t testing.TB, bundles ...string) *registry {
 	r := &registry{Registry: registrytest.New(t, nil), tag: map[string]string{}, digest: map[string]string{}}
 	for _, b := range bundles {
 		pkg, version, _ := strings.Cut(b, "/")
-		r.push(t, b, registrytest.BundleImage(t, shareddata.Dir(t, "bundles", filepath.FromSlash(b))), "bundles/"+pkg, "v"+version)
+		img, err := bundleimage.Build(context.Background(), shareddata.Dir(t, "bundles", filepath.FromSlash(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.push(t, b, img, "bundles/"+pkg, "v"+version)
 	}
 	return r
 }
@@ -92,13 +98,7 @@ func ours(t testing.TB, src Source, data []byte, opts Options, format string) ([
 func opmTemplate(t testing.TB, opm string, data []byte, opts Options, format string) (out []byte, msg string, ok bool) {
 	t.Helper()
 	home := t.TempDir()
-	policy := filepath.Join(home, ".config", "containers", "policy.json")
-	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	env := reftools.OPMEnv(t, home)
 	file := filepath.Join(home, "template.yaml")
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func opmTemplate(t testing.TB, opm string, data []byte, opts Options, format str
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, opm, args...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+home, "TMPDIR="+home)
+	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/reftools"
-	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
@@ -242,7 +242,11 @@ func pushLegacyBundle(t *testing.T, reg *registry) {
 	if err := os.WriteFile(csvFile, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	reg.push(t, "legacy", registrytest.BundleImage(t, dir), "bundles/hawtio-legacy", "v1.1.0-2")
+	img, err := bundleimage.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.push(t, "legacy", img, "bundles/hawtio-legacy", "v1.1.0-2")
 }
 
 // TestLegacyReleaseSubstituteMatchesOPM: a substitute of the same version as its base is newer only when

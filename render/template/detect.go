@@ -114,9 +114,13 @@ func renderEveryWay(ctx context.Context, root string, src *Images, jobs []Job) (
 	g.SetLimit(2)
 	for i, j := range jobs {
 		committed[i], _ = readCapped(root, j.Output(), catalog.DefaultMaxFileSize)
+		// Every map exists before any render of the job starts: the renders write into them under mu,
+		// and a map written here while a render reads it is a data race.
 		tries[i] = map[string]map[OPMVersion]renderTry{}
 		for _, level := range migrateLevels {
 			tries[i][level] = map[OPMVersion]renderTry{}
+		}
+		for _, level := range migrateLevels {
 			for _, opm := range OPMVersions {
 				g.Go(func() error {
 					jl := j

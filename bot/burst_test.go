@@ -143,6 +143,7 @@ func TestWebhookBurst(t *testing.T) {
 	}
 	prOfRun := map[string]int{}
 	completed := map[int]bool{}
+	others := map[int][]string{} // the runs of a pull request that did not succeed, for the failure message
 	for _, r := range runs {
 		if r.Kind != kindCheck {
 			continue
@@ -150,6 +151,8 @@ func TestWebhookBurst(t *testing.T) {
 		prOfRun[checkrun.ExternalID(r.ID)] = r.PR
 		if r.Status == runCompleted && r.Conclusion == "success" {
 			completed[r.PR] = true
+		} else {
+			others[r.PR] = append(others[r.PR], fmt.Sprintf("run %d head %.7s: %s %s %q", r.ID, r.HeadSHA, r.Status, r.Conclusion, lastLines(r.Log, 5)))
 		}
 	}
 	firstRun := map[int]time.Time{}
@@ -166,7 +169,7 @@ func TestWebhookBurst(t *testing.T) {
 	var toProgress []time.Duration
 	for pr := 1; pr <= prs; pr++ {
 		if !completed[pr] {
-			t.Errorf("pull request %d has no completed check", pr)
+			t.Errorf("pull request %d has no completed check; its other runs: %s", pr, strings.Join(others[pr], "; "))
 		}
 		if firstRun[pr].IsZero() {
 			t.Errorf("pull request %d has no check run", pr)
@@ -194,3 +197,12 @@ func TestWebhookBurst(t *testing.T) {
 }
 
 func signed(body []byte) string { return githubtest.Sign([]byte(testSecret), body) }
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

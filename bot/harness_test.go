@@ -144,6 +144,8 @@ type harness struct {
 	done   chan error
 	labels map[string]string // SHA → label, for goldens
 	mu     sync.Mutex
+	// serveOpts are handed to every bot the harness starts (a bundle image pusher, say).
+	serveOpts []ServeOption
 }
 
 type harnessOption func(*harness)
@@ -184,7 +186,7 @@ func testConfig(ghURL, cacheDir string) *Config {
 func (h *harness) start() {
 	t := h.t
 	t.Helper()
-	b, q, err := buildBot(h.cfg, h.dbPath, h.gh.URL, h.git.Dir, h.logs)
+	b, q, err := buildBot(h.cfg, h.dbPath, h.gh.URL, h.git.Dir, h.logs, h.serveOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func (h *harness) start() {
 }
 
 // buildBot wires a bot as serve does, against the fake GitHub at ghURL and the git remote at gitDir.
-func buildBot(cfg *Config, dbPath, ghURL, gitDir string, logs io.Writer) (*Bot, *queue.Queue, error) {
+func buildBot(cfg *Config, dbPath, ghURL, gitDir string, logs io.Writer, extra ...ServeOption) (*Bot, *queue.Queue, error) {
 	q, err := queue.Open(context.Background(), dbPath)
 	if err != nil {
 		return nil, nil, err
@@ -208,8 +210,12 @@ func buildBot(cfg *Config, dbPath, ghURL, gitDir string, logs io.Writer) (*Bot, 
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := New(context.Background(), Options{Config: cfg, Secrets: [][]byte{[]byte(testSecret)}, GitHub: clients, Queue: q,
-		Logger: NewLogger(logs, slog.LevelDebug), Metrics: metrics, StatusToken: statusToken})
+	o := Options{Config: cfg, Secrets: [][]byte{[]byte(testSecret)}, GitHub: clients, Queue: q,
+		Logger: NewLogger(logs, slog.LevelDebug), Metrics: metrics, StatusToken: statusToken}
+	for _, opt := range extra {
+		opt(&o)
+	}
+	b, err := New(context.Background(), o)
 	if err != nil {
 		return nil, nil, err
 	}

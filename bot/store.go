@@ -77,6 +77,9 @@ func newStore(ctx context.Context, db *queue.DB) (*store, error) {
 	if err := db.CreateTables(ctx, "the hold history", holdSchema); err != nil {
 		return nil, err
 	}
+	if err := db.CreateTables(ctx, "the releases", releaseSchema); err != nil {
+		return nil, err
+	}
 	return &store{db: db}, nil
 }
 

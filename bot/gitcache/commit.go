@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,9 +113,65 @@ func writeBlob(st storer.EncodedObjectStorer, path string) (plumbing.Hash, error
 	return st.SetEncodedObject(obj)
 }
 
+// CommitFiles writes, in the clone at dir, a commit on parent whose tree is parent's with each file of
+// files (slash-separated paths relative to the root) set to its content as a regular file, and returns
+// its SHA. The commit is a function of its inputs: the same files, message and time on the same parent
+// give the same SHA, so a commit computed again after a restart is the one pushed before.
+func CommitFiles(dir, parent string, files map[string][]byte, who Signature, message string, when time.Time) (string, error) {
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		return "", fmt.Errorf("open %s: %w", dir, err)
+	}
+	pc, err := r.CommitObject(plumbing.NewHash(parent))
+	if err != nil {
+		return "", fmt.Errorf("commit %s in %s: %w", short(parent), dir, err)
+	}
+	st := r.Storer
+	root := pc.TreeHash
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		parts := strings.Split(name, "/")
+		if slices.Contains(parts, "..") || slices.Contains(parts, ".") || slices.Contains(parts, "") || slices.Contains(parts, ".git") {
+			return "", fmt.Errorf("commit on %s: bad path %q", short(parent), name)
+		}
+		obj := st.NewEncodedObject()
+		obj.SetType(plumbing.BlobObject)
+		w, err := obj.Writer()
+		if err != nil {
+			return "", err
+		}
+		if _, err := w.Write(files[name]); err != nil {
+			w.Close()
+			return "", fmt.Errorf("commit %s: %w", name, err)
+		}
+		if err := w.Close(); err != nil {
+			return "", err
+		}
+		blob, err := st.SetEncodedObject(obj)
+		if err != nil {
+			return "", fmt.Errorf("commit %s: %w", name, err)
+		}
+		if root, err = replaceEntry(st, root, parts, filemode.Regular, blob); err != nil {
+			return "", fmt.Errorf("commit %s: %w", name, err)
+		}
+	}
+	sig := object.Signature{Name: who.Name, Email: who.Email, When: when}
+	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root, ParentHashes: []plumbing.Hash{pc.Hash}}
+	h, err := gitrepo.Store(st, c)
+	if err != nil {
+		return "", fmt.Errorf("commit on %s: %w", short(parent), err)
+	}
+	return h.String(), nil
+}
+
 // replaceSubtree returns the hash of tree (ZeroHash: an empty tree) with the entry at parts set to the
 // directory sub.
 func replaceSubtree(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []string, sub plumbing.Hash) (plumbing.Hash, error) {
+	return replaceEntry(st, tree, parts, filemode.Dir, sub)
+}
+
+// replaceEntry returns the hash of tree (ZeroHash: an empty tree) with the entry at parts set to hash h of
+// mode (a directory or a regular file); the directories above it are created as needed.
+func replaceEntry(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []string, mode filemode.FileMode, sub plumbing.Hash) (plumbing.Hash, error) {
 	var t object.Tree
 	if !tree.IsZero() {
 		cur, err := object.GetTree(st, tree)
@@ -134,11 +191,14 @@ func replaceSubtree(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []s
 			below = t.Entries[i].Hash
 		}
 		var err error
-		if h, err = replaceSubtree(st, below, parts[1:], sub); err != nil {
+		if h, err = replaceEntry(st, below, parts[1:], mode, sub); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("%s/%w", parts[0], err)
 		}
 	}
-	e := object.TreeEntry{Name: parts[0], Mode: filemode.Dir, Hash: h}
+	e := object.TreeEntry{Name: parts[0], Mode: mode, Hash: h}
+	if len(parts) > 1 {
+		e.Mode = filemode.Dir
+	}
 	if i >= 0 {
 		t.Entries[i] = e
 	} else {
@@ -151,7 +211,7 @@ func replaceSubtree(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []s
 var ErrBranchMoved = errors.New("the branch moved")
 
 // Push updates branch on the remote to sha, only when the branch is still at old (sha must descend from
-// it): never a force push. When the branch moved meanwhile the error wraps ErrBranchMoved.
+// it; "" creates the branch): never a force push. A branch already at sha is left as it is. When the branch moved meanwhile the error wraps ErrBranchMoved.
 func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old string) error {
 	key := strings.ToLower(owner + "/" + name)
 	l := c.lock(key)
@@ -173,18 +233,19 @@ func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old s
 	if token != "" {
 		auth = &http.BasicAuth{Username: "x-access-token", Password: token}
 	}
+	var at string
 	moved := func() error {
-		at, err := remoteRef(ctx, r, auth, dst)
-		if err != nil {
+		var err error
+		if at, err = remoteRef(ctx, r, auth, dst); err != nil {
 			return diag.InfraError(fmt.Errorf("push %s to %s/%s %s: %w", short(sha), owner, name, branch, err))
 		}
-		if at != old {
+		if at != old && at != sha {
 			return fmt.Errorf("push %s to %s/%s: %w: %s is at %s, not %s", short(sha), owner, name, ErrBranchMoved, branch, short(at), short(old))
 		}
 		return nil
 	}
-	if err := moved(); err != nil {
-		return err
+	if err := moved(); err != nil || at == sha {
+		return err // already there: an earlier push of the same commit landed
 	}
 	// Not forced: the remote refuses anything but a fast-forward, so a branch that moved after the check
 	// above is never overwritten.
@@ -193,7 +254,7 @@ func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old s
 	if err == nil {
 		return nil
 	}
-	if merr := moved(); merr != nil {
+	if merr := moved(); merr != nil || at == sha {
 		return merr
 	}
 	return diag.InfraError(fmt.Errorf("push %s to %s/%s %s: %w", short(sha), owner, name, branch, err))

@@ -278,6 +278,22 @@ func (s *Server) PullRequest(repo string, n int) PullRequest {
 	return pr
 }
 
+// PullRequests returns copies of the repository's pull requests, by number.
+func (s *Server) PullRequests(repo string) []PullRequest {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.mustRepo(repo)
+	out := make([]PullRequest, 0, len(r.pulls))
+	for _, n := range sortedPulls(r) {
+		pr := *r.pulls[n]
+		pr.Labels = slices.Clone(pr.Labels)
+		pr.Files = slices.Clone(pr.Files)
+		out = append(out, pr)
+	}
+	return out
+}
+
 // Merged reports whether pull request n was merged and, if so, the head SHA that was merged.
 func (s *Server) Merged(repo string, n int) (bool, string) {
 	s.t.Helper()

@@ -112,12 +112,15 @@ func releaseHarness(t *testing.T, opts ...harnessOption) (*harness, *fakePusher)
 
 // releaseMain seeds main with a template-driven configuration naming bundle images by
 // release.bundleImage, and kube-green from the shared data (its template, ci.yaml mapping it to
-// v4.19-v4.21, and its committed catalogs there); it returns main.
-func releaseMain(t *testing.T, h *harness) string {
+// v4.19-v4.21, and its committed catalogs there); it returns main. rules are lines added to the
+// configuration's merge section, then to its release section.
+func releaseMain(t *testing.T, h *harness, rules ...string) string {
 	t.Helper()
-	cfg := repoConfig + "catalogs:\n  pattern: catalogs/{version}\n  image: " + h.reg.Host + "/ops/index:{version}\n" +
+	rules = append(rules, "", "")
+	base := strings.Replace(repoConfig, "merge:\n  method: squash\n", "merge:\n  method: squash\n"+rules[0], 1)
+	cfg := base + "catalogs:\n  pattern: catalogs/{version}\n  image: " + h.reg.Host + "/ops/index:{version}\n" +
 		"  migrateLevel: bundle-object-to-csv-metadata\n  migrateFrom: v4.17\npublish:\n  base: " + registrytest.PushBase(t, h.reg.Host) +
-		"\nrelease:\n  bundleImage: " + h.reg.Host + "/pipeline/{package}:{version}\n"
+		"\nrelease:\n  bundleImage: " + h.reg.Host + "/pipeline/{package}:{version}\n" + rules[1]
 	seeded := h.seedMain(cfg)
 	root := shareddata.Dir(t, "fbc-templates")
 	files := map[string]string{}

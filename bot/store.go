@@ -103,6 +103,9 @@ type settings struct {
 	// Checked is the merge commit of the head into the base branch's tip (the run's Tip) that the stages
 	// ran on: what GitHub lands while the tip and the head stay those ("" when they conflict).
 	Checked string `json:"checked,omitempty"`
+	// Release names the package when the check was of the App's own release pull request of it under
+	// release.autoMerge, changing only its templates and catalogs (releaseGrant).
+	Release string `json:"release,omitempty"`
 }
 
 // run is one recorded execution.

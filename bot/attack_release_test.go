@@ -17,7 +17,7 @@ func TestReleaseAutoMergeMergesTheAppsRelease(t *testing.T) {
 	main := releaseMain(t, h, autoMergeRules...)
 	bundle := mergeBundle(t, h, main)
 	h.deliver("push", "push/payload.json", pushEdits(main, bundle))
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	pr := oneReleasePR(t, h)
 	if merged, at := h.gh.Merged(repoFull, pr.Number); !merged || at != pr.HeadSHA {
 		t.Fatalf("the App's release was not merged (%v at %s); check runs %+v\n%s", merged, at, h.gh.CheckRuns(repoFull), h.logs.String())
@@ -55,7 +55,7 @@ func TestAttackReleaseLookalikePullRequests(t *testing.T) {
 			h.git.SetPull(7, head)
 			h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(7, author, head, bundle,
 				map[string]any{"pull_request.head.ref": releaseBranch, "pull_request.title": "Add kube-green 0.7.2 to FBC"}))
-			h.waitIdle()
+			h.waitIdleFor(releaseWait)
 			if merged, _ := h.gh.Merged(repoFull, 7); merged {
 				t.Fatal("a look-alike of the App's release merged")
 			}
@@ -82,7 +82,7 @@ func TestAttackPushToReleaseBranch(t *testing.T) {
 	main := releaseMain(t, h, "  requiredApprovals: 1\n  requiredLabels: [ok-to-merge]\n", "  autoMerge: true\n")
 	bundle := mergeBundle(t, h, main)
 	h.deliver("push", "push/payload.json", pushEdits(main, bundle))
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	pr := oneReleasePR(t, h)
 	if runs := h.gh.CheckRuns(repoFull); len(runs) != 1 || runs[0].Conclusion != "success" {
 		t.Fatalf("the App's release check: %+v\n%s", runs, h.logs.String())
@@ -95,11 +95,11 @@ func TestAttackPushToReleaseBranch(t *testing.T) {
 	tmpl := h.git.Git("show", pr.HeadSHA+":"+tmplPath)
 	head := h.label(h.git.Commit(releaseBranch, pr.HeadSHA, "mallory", "tweak", map[string]string{tmplPath: tmpl + "\n# mallory was here\n"}), "PUSHED")
 	h.push(pr.Number, pr.User, head, bundle)
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	h.gh.AddLabel(repoFull, pr.Number, "ok-to-merge")
 	h.deliver("pull_request", "pull_request/labeled.payload.json", prEdits(pr.Number, "catalog-admin", head, bundle,
 		map[string]any{"label.name": "ok-to-merge", "sender.login": "catalog-admin"}))
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	if merged, _ := h.gh.Merged(repoFull, pr.Number); merged {
 		t.Fatal("the release branch pushed to by someone else merged as the App's release")
 	}

@@ -414,7 +414,13 @@ func (h *harness) deliver(event, file string, edits map[string]any) {
 // waitIdle waits until no job is queued or running, and fails on failed jobs.
 func (h *harness) waitIdle() {
 	h.t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
+	h.waitIdleFor(45 * time.Second)
+}
+
+// waitIdleFor is waitIdle waiting up to limit.
+func (h *harness) waitIdleFor(limit time.Duration) {
+	h.t.Helper()
+	deadline := time.Now().Add(limit)
 	quiet := 0
 	for quiet < 3 {
 		depth, err := h.q.Depth(context.Background())
@@ -431,7 +437,7 @@ func (h *harness) waitIdle() {
 			for _, j := range jobs {
 				h.t.Logf("job %d %s %s attempts %d error %q", j.ID, j.Kind, j.State, j.Attempts, j.Error)
 			}
-			h.t.Fatalf("jobs still pending after 45s: %v\nlogs:\n%s", depth, h.logs.String())
+			h.t.Fatalf("jobs still pending after %s: %v\nlogs:\n%s", limit, depth, h.logs.String())
 		}
 		time.Sleep(15 * time.Millisecond)
 	}
@@ -444,7 +450,13 @@ func (h *harness) waitIdle() {
 // waitFor polls cond until it holds (10s).
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	h.waitForWithin(10*time.Second, what, cond)
+}
+
+// waitForWithin is waitFor waiting up to limit.
+func (h *harness) waitForWithin(limit time.Duration, what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, h.logs.String())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -15,12 +14,9 @@ import (
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/diag"
-	"github.com/catalogbot/catalogbot/filetree"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
-	renderpkg "github.com/catalogbot/catalogbot/render"
-	"github.com/catalogbot/catalogbot/render/release"
-	"github.com/catalogbot/catalogbot/render/template"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // BundlePusher builds a bundle image from a bundle directory (manifests/ and metadata/, the annotations as
@@ -78,29 +74,10 @@ func (jc *jobCtx) releases(ctx context.Context) error {
 	if err != nil {
 		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(jc.task.After), err))
 	}
-	paths, err := repo.Changed(ctx, before, after)
+	dirs, err := pipeline.ReleasesAdded(ctx, repo, before, after)
 	if err != nil {
 		return err
 	}
-	var dirs []string
-	for _, p := range paths {
-		parts := strings.Split(p, "/")
-		if len(parts) != 4 || parts[0] != template.OperatorsDir || parts[3] != release.ConfigFile {
-			continue
-		}
-		_, had, err := repo.ReadFile(before, p)
-		if err != nil {
-			return err
-		}
-		_, has, err := repo.ReadFile(after, p)
-		if err != nil {
-			return err
-		}
-		if has && !had {
-			dirs = append(dirs, path.Dir(p))
-		}
-	}
-	slices.Sort(dirs)
 	for _, d := range dirs {
 		j, err := releaseJob(jc.job.Event, jc.task, d)
 		if err != nil {
@@ -138,15 +115,17 @@ func (jc *jobCtx) release(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
+	// Stopped (a shutdown requeues the job), or an infrastructure failure with attempts left: pending, to
+	// be retried; anything else, or the last attempt, fails the release, and the status page says why.
 	row.Error = err.Error()
-	retry := diag.CategoryOf(err) == diag.Infra && jc.job.Attempts < b.cfg.Queue.MaxAttempts && ctx.Err() == nil
-	if !retry {
+	infra := diag.CategoryOf(err) == diag.Infra
+	if ctx.Err() == nil && (!infra || jc.job.Attempts >= b.cfg.Queue.MaxAttempts) {
 		row.State = releaseFailed
 	}
 	if serr := b.store.saveRelease(context.WithoutCancel(ctx), row); serr != nil {
 		return errors.Join(err, serr)
 	}
-	if !retry && diag.CategoryOf(err) != diag.Infra {
+	if !infra && ctx.Err() == nil {
 		return queue.Permanent(err)
 	}
 	return err
@@ -179,9 +158,9 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	if err != nil {
 		return diag.UsageError(err)
 	}
-	pattern := cfg.Release.BundleImage
-	if pattern == "" {
-		return diag.UsageError(fmt.Errorf("release %s: no release.bundleImage in .catalogbot.yaml at %s", row.Dir, short(row.PushSHA)))
+	_, _, ref, err := pipeline.ReleaseImage(cfg, row.Dir)
+	if err != nil {
+		return err
 	}
 	layout, err := pipeline.LayoutAt(cfg, commit)
 	if err != nil {
@@ -192,10 +171,6 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 		return err
 	}
 	defer cleanup()
-	ref, err := release.Image(pattern, pkg, version)
-	if err != nil {
-		return err
-	}
 	if row.Image == "" {
 		digest, err := b.pusher.Push(ctx, filepath.Join(work, filepath.FromSlash(row.Dir)), ref, jc.remoteOptions())
 		if err != nil {
@@ -207,10 +182,11 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 		}
 		jc.log.Info("bundle image pushed", "bundle", row.Dir, "image", digest)
 	}
-	files, summary, err := jc.computeRelease(ctx, work, row.Dir, pattern, layout, cfg.Images.AllowedRegistries)
+	rel, err := pipeline.ComputeRelease(ctx, work, cfg, layout, row.Dir, jc.remoteOptions())
 	if err != nil {
 		return err
 	}
+	files, summary := rel.Files, rel.Summary
 	message := fmt.Sprintf("%s\n\n%s\nBundle image: %s\nReleased-from: %s\n", releaseTitle(pkg, version), summary, row.Image, row.PushSHA)
 	who := gitcache.Signature{Name: b.cfg.Checks.Name, Email: b.cfg.Checks.Name + "@users.noreply.github.com"}
 	sha, err := gitcache.CommitFiles(clone, row.PushSHA, files, who, message, commit.Committer.When)
@@ -224,8 +200,9 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	if err := jc.pushReleaseBranch(ctx, repo, row); err != nil {
 		return err
 	}
-	body := fmt.Sprintf("Release of `%s`, merged in %s, by catalogbot.\n\n%s\n\n- bundle image: `%s`\n- release commit: %s\n",
-		row.Dir, row.PushSHA, summary, row.Image, sha)
+	// Names reach Markdown only as code spans (a directory's name is a contributor's choice).
+	body := fmt.Sprintf("Release of %s, merged in %s, by catalogbot.\n\n%s\n\n- bundle image: %s\n- release commit: %s\n",
+		report.CodeSpan(row.Dir), row.PushSHA, summary, report.CodeSpan(row.Image), sha)
 	pr, err := jc.gh.CreatePullRequest(ctx, jc.repo, ghclient.NewPullRequest{Title: releaseTitle(pkg, version), Body: body,
 		Head: row.Branch, Base: t.DefaultBranch})
 	if err != nil {
@@ -288,54 +265,4 @@ func (jc *jobCtx) pushReleaseBranch(ctx context.Context, repo *gitrepo.Repo, row
 		return diag.InfraError(err) // created meanwhile: the next attempt fetches it and looks again
 	}
 	return err
-}
-
-// computeRelease applies the release-config.yaml of bundle directory dir to its package's templates in the
-// checkout work and renders the catalogs they map to, the bundle from its directory and every other one
-// from the committed catalogs (then its registry). It returns the files to commit and a summary.
-func (jc *jobCtx) computeRelease(ctx context.Context, work, dir, pattern string, layout *pipeline.Layout, allowed []string) (map[string][]byte, string, error) {
-	r, err := release.Load(ctx, work, dir, pattern)
-	if err != nil {
-		return nil, "", diag.InvalidError(err)
-	}
-	if ds := r.Validate(); len(ds) > 0 {
-		return nil, "", diag.InvalidError(fmt.Errorf("release %s refused: %s", dir, ds[0].String()))
-	}
-	changes, err := r.Apply()
-	if err != nil {
-		return nil, "", err
-	}
-	tcats := template.CatalogsOf(layout.Catalogs)
-	jobs, _, err := r.Jobs(tcats)
-	if err != nil {
-		return nil, "", diag.InvalidError(err)
-	}
-	store := template.NewStore("")
-	if err := template.SeedFromCommitted(ctx, store, work, tcats, jobs); err != nil {
-		return nil, "", fmt.Errorf("seeding the bundle cache at %s: %w", short(jc.task.After), err)
-	}
-	files := map[string][]byte{}
-	for _, c := range changes {
-		if err := filetree.WriteFileBytes(filepath.Join(work, filepath.FromSlash(c.File)), 0o644, c.After); err != nil {
-			return nil, "", fmt.Errorf("writing %s: %w", c.File, err)
-		}
-		files[c.File] = c.After
-	}
-	pull, err := renderpkg.NewBundleImages(renderpkg.Options{RemoteOptions: jc.remoteOptions(), AllowedRegistries: allowed})
-	if err != nil {
-		return nil, "", err
-	}
-	results := r.Render(ctx, jobs, &template.Images{Store: store, Pull: pull, SeededTags: true}, 0, nil)
-	if err := template.InfraErr(results); err != nil {
-		return nil, "", err
-	}
-	for _, res := range results {
-		if res.Err != nil {
-			return nil, "", diag.InvalidError(fmt.Errorf("release %s: rendering %s: %w", dir, res.Job.Output(), res.Err))
-		}
-		files[res.Job.Output()] = res.Data
-	}
-	summary := fmt.Sprintf("`%s` (%s) added to %s as `%s`; %s rendered.", r.Bundle.Name, r.Version,
-		template.Plural(len(changes), "template"), r.Bundle.Image, template.Plural(len(results), "catalog"))
-	return files, summary, nil
 }

@@ -33,7 +33,7 @@ func TestReleaseRedeliveredPushOpensOnePR(t *testing.T) {
 	if status, text := h.post("push", delivery, body, testSecret); status != http.StatusAccepted {
 		t.Fatalf("push: %d %s", status, text)
 	}
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	oneReleasePR(t, h)
 	if status, text := h.post("push", delivery, body, testSecret); status != http.StatusOK || !strings.Contains(text, "duplicate") {
 		t.Errorf("redelivery: %d %s", status, text)
@@ -41,7 +41,7 @@ func TestReleaseRedeliveredPushOpensOnePR(t *testing.T) {
 	if status, text := h.post("push", "", body, testSecret); status != http.StatusAccepted {
 		t.Errorf("the push again under another delivery ID: %d %s", status, text)
 	}
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	// A release job of the same bundle that escaped the queue's deduplication finds the release opened.
 	j, err := releaseJob("push", Task{Installation: installationID, Repo: repoFull, DefaultBranch: "main", Before: main, After: bundle}, releaseDir)
 	if err != nil {
@@ -51,7 +51,7 @@ func TestReleaseRedeliveredPushOpensOnePR(t *testing.T) {
 	if res, err := h.bot.enqueue(context.Background(), j, Task{Repo: repoFull}, ""); err != nil || res.Duplicate {
 		t.Fatalf("enqueue the release again: %+v %v", res, err)
 	}
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	pr := oneReleasePR(t, h)
 	if tries, pushed := p.counts(); tries != 1 || pushed != 1 {
 		t.Errorf("bundle image pushed %d times (%d tries), want once", pushed, tries)
@@ -90,7 +90,7 @@ func TestReleaseRestartBetweenSteps(t *testing.T) {
 			bundle := mergeBundle(t, h, main)
 			tc.setup(t, h)
 			h.deliver("push", "push/payload.json", pushEdits(main, bundle))
-			h.waitFor("a failed release attempt", func() bool {
+			h.waitForWithin(releaseWait, "a failed release attempt", func() bool {
 				r := releaseRowOf(t, h)
 				return r != nil && r.Error != "" && r.Commit != ""
 			})
@@ -99,7 +99,7 @@ func TestReleaseRestartBetweenSteps(t *testing.T) {
 			}
 			h.shutdown()
 			h.start()
-			h.waitIdle()
+			h.waitIdleFor(releaseWait)
 			pr := oneReleasePR(t, h)
 			if tries, pushed := p.counts(); tries != 1 || pushed != 1 {
 				t.Errorf("bundle image pushed %d times (%d tries) across the restart, want once", pushed, tries)
@@ -122,7 +122,7 @@ func TestReleaseRegistry5xxRetried(t *testing.T) {
 	main := releaseMain(t, h)
 	bundle := mergeBundle(t, h, main)
 	h.deliver("push", "push/payload.json", pushEdits(main, bundle))
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	oneReleasePR(t, h)
 	if tries, pushed := p.counts(); tries != 2 || pushed != 1 {
 		t.Errorf("bundle image: %d tries, %d pushed; want 2 and 1", tries, pushed)
@@ -140,7 +140,7 @@ func TestReleaseRegistryDownShownOnStatusPage(t *testing.T) {
 	main := releaseMain(t, h)
 	bundle := mergeBundle(t, h, main)
 	h.deliver("push", "push/payload.json", pushEdits(main, bundle))
-	h.waitFor("the release to fail", func() bool {
+	h.waitForWithin(releaseWait, "the release to fail", func() bool {
 		r := releaseRowOf(t, h)
 		return r != nil && r.State == releaseFailed
 	})
@@ -188,7 +188,7 @@ func TestReleaseGitHub5xxOpensOnePR(t *testing.T) {
 			bundle := mergeBundle(t, h, main)
 			tc.fault(h.gh)
 			h.deliver("push", "push/payload.json", pushEdits(main, bundle))
-			h.waitIdle()
+			h.waitIdleFor(releaseWait)
 			pr := oneReleasePR(t, h)
 			if r := releaseRowOf(t, h); r.State != releaseOpened || r.PR != pr.Number {
 				t.Errorf("release record: %+v", r)

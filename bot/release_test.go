@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -80,6 +81,11 @@ const (
 	releaseBranch  = "catalogbot/release/" + releasePkg + "-" + releaseVersion
 	releaseOwner   = "davidebianchi" // kube-green's ci.yaml reviewer
 )
+
+// releaseWait bounds the waits of the release tests: a release job fetches, checks out, pushes an image
+// and renders three catalogs, and its retries wait 2 s and 4 s; on a loaded shared machine (load 20 on 2
+// cores) one attempt took over 20 s.
+const releaseWait = 3 * time.Minute
 
 // releaseCatalogs are the catalogs kube-green's ci.yaml maps its template to in the release world.
 var releaseCatalogs = []string{"v4.19", "v4.20", "v4.21"}
@@ -227,7 +233,7 @@ func TestReleaseOpensCheckedPRThatMergesAndRepublishes(t *testing.T) {
 	main := releaseMain(t, h)
 	bundle := mergeBundle(t, h, main)
 	h.deliver("push", "push/payload.json", pushEdits(main, bundle))
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 
 	if tries, pushed := p.counts(); tries != 1 || pushed != 1 || !strings.HasPrefix(p.pushed[0], h.reg.Host+"/pipeline/kube-green@sha256:") {
 		t.Fatalf("bundle image pushes: %d tries, %v", tries, p.pushed)
@@ -263,7 +269,7 @@ func TestReleaseOpensCheckedPRThatMergesAndRepublishes(t *testing.T) {
 		t.Fatal("the release pull request merged without its owner")
 	}
 	h.review(pr.Number, pr.User, head, bundle, releaseOwner, "APPROVED", head)
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	if merged, at := h.gh.Merged(repoFull, pr.Number); !merged || at != head {
 		runs = h.gh.CheckRuns(repoFull)
 		t.Fatalf("merged %v at %s after the owner's approval; check runs %+v\n%s", merged, at, runs[len(runs)-1].Output, h.logs.String())
@@ -273,7 +279,7 @@ func TestReleaseOpensCheckedPRThatMergesAndRepublishes(t *testing.T) {
 	h.git.SetBranch("main", head)
 	h.gh.SetRef(repoFull, "heads/main", head)
 	h.deliver("push", "push/payload.json", pushEdits(bundle, head))
-	h.waitIdle()
+	h.waitIdleFor(releaseWait)
 	sts := h.gh.Statuses(repoFull, head)
 	if len(sts) != 2 || sts[1].State != "success" || !strings.Contains(sts[1].Description, "pushed catalogs v4.19-v4.21") {
 		t.Fatalf("statuses of the merged release: %+v\n%s", sts, h.logs.String())

@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 	"render/release":                   {"catalog", "checks/policy", "diag", "render", "render/bundle", "render/template"}, // a bundle directory's release-config.yaml applied to its templates
 	// orchestration
 	"pipeline": {"build", "catalog", "checks/approval", "checks/graph", "checks/images", "checks/owners", "checks/policy", "checks/smoke", "checks/validate",
-		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/template", "report"},
+		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/release", "render/template", "report"},
 	// front-ends
 	"bot/ghclient":      nil,
 	"bot/gitcache":      {"diag", "gitrepo"},

@@ -1,6 +1,7 @@
 package gitcache
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,6 +33,27 @@ type Signature struct{ Name, Email string }
 // path (slash-separated, relative to the root) replaced by the regular files under src, and returns its
 // SHA. Nothing outside path changes; anything but directories and regular files under src is refused.
 func CommitDir(dir, parent, path, src string, who Signature, message string, when time.Time) (string, error) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if slices.Contains(parts, "..") || slices.Contains(parts, ".") || slices.Contains(parts, "") {
+		return "", fmt.Errorf("commit %s: bad path %q", src, path)
+	}
+	sha, err := commitOn(dir, parent, who, message, when, func(st storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash, error) {
+		sub, err := writeDirTree(st, src)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return replaceSubtree(st, tree, parts, sub)
+	})
+	if err != nil {
+		return "", fmt.Errorf("commit %s as %s: %w", src, path, err)
+	}
+	return sha, nil
+}
+
+// commitOn writes, in the clone at dir, a commit on parent whose tree is what edit makes of parent's
+// tree, and returns its SHA.
+func commitOn(dir, parent string, who Signature, message string, when time.Time,
+	edit func(st storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash, error)) (string, error) {
 	r, err := git.PlainOpen(dir)
 	if err != nil {
 		return "", fmt.Errorf("open %s: %w", dir, err)
@@ -40,24 +62,15 @@ func CommitDir(dir, parent, path, src string, who Signature, message string, whe
 	if err != nil {
 		return "", fmt.Errorf("commit %s in %s: %w", short(parent), dir, err)
 	}
-	st := r.Storer
-	sub, err := writeDirTree(st, src)
+	root, err := edit(r.Storer, pc.TreeHash)
 	if err != nil {
 		return "", err
 	}
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	if slices.Contains(parts, "..") || slices.Contains(parts, ".") || slices.Contains(parts, "") {
-		return "", fmt.Errorf("commit %s: bad path %q", src, path)
-	}
-	root, err := replaceSubtree(st, pc.TreeHash, parts, sub)
-	if err != nil {
-		return "", fmt.Errorf("commit %s as %s: %w", src, path, err)
-	}
 	sig := object.Signature{Name: who.Name, Email: who.Email, When: when}
 	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root, ParentHashes: []plumbing.Hash{pc.Hash}}
-	h, err := gitrepo.Store(st, c)
+	h, err := gitrepo.Store(r.Storer, c)
 	if err != nil {
-		return "", fmt.Errorf("commit %s as %s: %w", src, path, err)
+		return "", err
 	}
 	return h.String(), nil
 }
@@ -97,15 +110,24 @@ func writeBlob(st storer.EncodedObjectStorer, path string) (plumbing.Hash, error
 		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", path, err)
 	}
 	defer f.Close()
+	h, err := storeBlob(st, f)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", path, err)
+	}
+	return h, nil
+}
+
+// storeBlob stores what r reads as a blob.
+func storeBlob(st storer.EncodedObjectStorer, r io.Reader) (plumbing.Hash, error) {
 	obj := st.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)
 	w, err := obj.Writer()
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if _, err := io.Copy(w, f); err != nil {
+	if _, err := io.Copy(w, r); err != nil {
 		w.Close()
-		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", path, err)
+		return plumbing.ZeroHash, err
 	}
 	if err := w.Close(); err != nil {
 		return plumbing.ZeroHash, err
@@ -118,49 +140,26 @@ func writeBlob(st storer.EncodedObjectStorer, path string) (plumbing.Hash, error
 // its SHA. The commit is a function of its inputs: the same files, message and time on the same parent
 // give the same SHA, so a commit computed again after a restart is the one pushed before.
 func CommitFiles(dir, parent string, files map[string][]byte, who Signature, message string, when time.Time) (string, error) {
-	r, err := git.PlainOpen(dir)
-	if err != nil {
-		return "", fmt.Errorf("open %s: %w", dir, err)
-	}
-	pc, err := r.CommitObject(plumbing.NewHash(parent))
-	if err != nil {
-		return "", fmt.Errorf("commit %s in %s: %w", short(parent), dir, err)
-	}
-	st := r.Storer
-	root := pc.TreeHash
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		parts := strings.Split(name, "/")
-		if slices.Contains(parts, "..") || slices.Contains(parts, ".") || slices.Contains(parts, "") || slices.Contains(parts, ".git") {
-			return "", fmt.Errorf("commit on %s: bad path %q", short(parent), name)
+	sha, err := commitOn(dir, parent, who, message, when, func(st storer.EncodedObjectStorer, root plumbing.Hash) (plumbing.Hash, error) {
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			parts := strings.Split(name, "/")
+			if slices.Contains(parts, "..") || slices.Contains(parts, ".") || slices.Contains(parts, "") || slices.Contains(parts, ".git") {
+				return plumbing.ZeroHash, fmt.Errorf("bad path %q", name)
+			}
+			blob, err := storeBlob(st, bytes.NewReader(files[name]))
+			if err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("%s: %w", name, err)
+			}
+			if root, err = replaceEntry(st, root, parts, filemode.Regular, blob); err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("%s: %w", name, err)
+			}
 		}
-		obj := st.NewEncodedObject()
-		obj.SetType(plumbing.BlobObject)
-		w, err := obj.Writer()
-		if err != nil {
-			return "", err
-		}
-		if _, err := w.Write(files[name]); err != nil {
-			w.Close()
-			return "", fmt.Errorf("commit %s: %w", name, err)
-		}
-		if err := w.Close(); err != nil {
-			return "", err
-		}
-		blob, err := st.SetEncodedObject(obj)
-		if err != nil {
-			return "", fmt.Errorf("commit %s: %w", name, err)
-		}
-		if root, err = replaceEntry(st, root, parts, filemode.Regular, blob); err != nil {
-			return "", fmt.Errorf("commit %s: %w", name, err)
-		}
-	}
-	sig := object.Signature{Name: who.Name, Email: who.Email, When: when}
-	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root, ParentHashes: []plumbing.Hash{pc.Hash}}
-	h, err := gitrepo.Store(st, c)
+		return root, nil
+	})
 	if err != nil {
 		return "", fmt.Errorf("commit on %s: %w", short(parent), err)
 	}
-	return h.String(), nil
+	return sha, nil
 }
 
 // replaceSubtree returns the hash of tree (ZeroHash: an empty tree) with the entry at parts set to the

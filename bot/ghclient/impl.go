@@ -247,7 +247,7 @@ func (c *client) FindPullRequest(ctx context.Context, repo Repo, branch string) 
 
 func (c *client) createPullRequest(ctx context.Context, repo Repo, np NewPullRequest) (*PullRequest, error) {
 	pr, resp, err := c.gh.PullRequests.Create(ctx, repo.Owner, repo.Name, github.CreatePullRequest{
-		Title: github.Ptr(np.Title), Body: github.Ptr(np.Body), Head: np.Head, Base: np.Base})
+		Title: new(np.Title), Body: new(np.Body), Head: np.Head, Base: np.Base})
 	if err != nil {
 		return nil, wrap(resp, err, "open a pull request of %s into %s in %s", np.Head, np.Base, repo)
 	}

@@ -49,6 +49,9 @@ type Options struct {
 	RemoteOptions []remote.Option
 	// StatusToken opens the status pages and /metrics (default: read as Config.Status says).
 	StatusToken string
+	// BundlePusher builds and pushes the bundle images of merged bundle directories; nil: the App
+	// releases nothing (pushes to the default branch are only published).
+	BundlePusher BundlePusher
 }
 
 // Bot is a configured bot; Handler serves HTTP, Run executes jobs.
@@ -77,6 +80,7 @@ type Bot struct {
 	// smokeSlots bounds the smoke installs running at once.
 	smokeSlots chan struct{}
 	kindConfig string // bot.yaml's smoke.kindConfig, read at start
+	pusher     BundlePusher
 }
 
 // NewMetrics creates the metrics for a bot on q (to hand to ghclient.Config.Observer before New).
@@ -101,7 +105,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	}
 	b := &Bot{cfg: o.Config, secrets: o.Secrets, gh: o.GitHub, queue: o.Queue, store: st, git: o.Git, log: o.Logger,
 		metrics: o.Metrics, started: time.Now(), inflight: newByteBudget(o.Config.Webhook.MaxBytesInFlight),
-		smokeSlots: newSmokeSlots(o.Config.Smoke)}
+		smokeSlots: newSmokeSlots(o.Config.Smoke), pusher: o.BundlePusher}
 	if b.registries, err = loadRegistryLogins(o.Config.Registries); err != nil {
 		return nil, err
 	}
@@ -233,6 +237,10 @@ func (b *Bot) handleJob(ctx context.Context, j *queue.Job) error {
 		err = jc.publish(ctx)
 	case kindMergeGroup:
 		err = jc.mergeGroup(ctx)
+	case kindReleases:
+		err = jc.releases(ctx)
+	case kindRelease:
+		return jc.release(ctx)
 	default:
 		err = fmt.Errorf("job %d: unknown kind %q", j.ID, j.Kind)
 		return queue.Permanent(err)

@@ -161,7 +161,10 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 		return nil, settings{}, err
 	}
 	r.Approvers = res.Current
-	rep, err := pipeline.Run(ctx, pipeline.Input{Change: br.change, Author: pr.Author,
+	if sets.Release, err = jc.releaseGrant(ctx, br, pr); err != nil {
+		return nil, settings{}, err
+	}
+	rep, err := pipeline.Run(ctx, pipeline.Input{Change: br.change, Author: pr.Author, Release: sets.Release,
 		Approvers: res.Current, Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(), Smoke: jc.b.smokeInput(),
 		SkipImages: jc.b.cfg.Checks.SkipImages, Observer: cr, StageTimeout: jc.b.cfg.Timeouts.Stage})
 	return rep, sets, err

@@ -144,6 +144,8 @@ type harness struct {
 	done   chan error
 	labels map[string]string // SHA → label, for goldens
 	mu     sync.Mutex
+	// serveOpts are handed to every bot the harness starts (a bundle image pusher, say).
+	serveOpts []ServeOption
 }
 
 type harnessOption func(*harness)
@@ -184,7 +186,7 @@ func testConfig(ghURL, cacheDir string) *Config {
 func (h *harness) start() {
 	t := h.t
 	t.Helper()
-	b, q, err := buildBot(h.cfg, h.dbPath, h.gh.URL, h.git.Dir, h.logs)
+	b, q, err := buildBot(h.cfg, h.dbPath, h.gh.URL, h.git.Dir, h.logs, h.serveOpts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func (h *harness) start() {
 }
 
 // buildBot wires a bot as serve does, against the fake GitHub at ghURL and the git remote at gitDir.
-func buildBot(cfg *Config, dbPath, ghURL, gitDir string, logs io.Writer) (*Bot, *queue.Queue, error) {
+func buildBot(cfg *Config, dbPath, ghURL, gitDir string, logs io.Writer, extra ...ServeOption) (*Bot, *queue.Queue, error) {
 	q, err := queue.Open(context.Background(), dbPath)
 	if err != nil {
 		return nil, nil, err
@@ -208,8 +210,12 @@ func buildBot(cfg *Config, dbPath, ghURL, gitDir string, logs io.Writer) (*Bot, 
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := New(context.Background(), Options{Config: cfg, Secrets: [][]byte{[]byte(testSecret)}, GitHub: clients, Queue: q,
-		Logger: NewLogger(logs, slog.LevelDebug), Metrics: metrics, StatusToken: statusToken})
+	o := Options{Config: cfg, Secrets: [][]byte{[]byte(testSecret)}, GitHub: clients, Queue: q,
+		Logger: NewLogger(logs, slog.LevelDebug), Metrics: metrics, StatusToken: statusToken}
+	for _, opt := range extra {
+		opt(&o)
+	}
+	b, err := New(context.Background(), o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -408,7 +414,13 @@ func (h *harness) deliver(event, file string, edits map[string]any) {
 // waitIdle waits until no job is queued or running, and fails on failed jobs.
 func (h *harness) waitIdle() {
 	h.t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
+	h.waitIdleFor(45 * time.Second)
+}
+
+// waitIdleFor is waitIdle waiting up to limit.
+func (h *harness) waitIdleFor(limit time.Duration) {
+	h.t.Helper()
+	deadline := time.Now().Add(limit)
 	quiet := 0
 	for quiet < 3 {
 		depth, err := h.q.Depth(context.Background())
@@ -425,7 +437,7 @@ func (h *harness) waitIdle() {
 			for _, j := range jobs {
 				h.t.Logf("job %d %s %s attempts %d error %q", j.ID, j.Kind, j.State, j.Attempts, j.Error)
 			}
-			h.t.Fatalf("jobs still pending after 45s: %v\nlogs:\n%s", depth, h.logs.String())
+			h.t.Fatalf("jobs still pending after %s: %v\nlogs:\n%s", limit, depth, h.logs.String())
 		}
 		time.Sleep(15 * time.Millisecond)
 	}
@@ -438,7 +450,13 @@ func (h *harness) waitIdle() {
 // waitFor polls cond until it holds (10s).
 func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	h.waitForWithin(10*time.Second, what, cond)
+}
+
+// waitForWithin is waitFor waiting up to limit.
+func (h *harness) waitForWithin(limit time.Duration, what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			h.t.Fatalf("timed out waiting for %s\nlogs:\n%s", what, h.logs.String())

@@ -25,6 +25,7 @@ func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, 
 	if r != nil {
 		f.Check = &merge.Check{Verdict: r.Verdict, HeadSHA: r.HeadSHA, BaseRef: r.BaseRef, BaseTip: r.Tip, URL: b.runURL(r.ID), Approvers: r.Approvers}
 		f.ConfigError, f.RequiredApprovals, f.RequiredLabels = r.Settings.ConfigError, r.Settings.RequiredApprovals, r.Settings.RequiredLabels
+		f.Release = r.Settings.Release
 	}
 	return append(merge.Decide(f), holdHistory(hold)...)
 }

@@ -48,6 +48,8 @@ type Task struct {
 	After   string `json:"after,omitempty"`
 	BaseSHA string `json:"base_sha,omitempty"`
 	HeadRef string `json:"head_ref,omitempty"`
+	// Bundle is the bundle directory a release job releases (operators/<package>/<version>).
+	Bundle string `json:"bundle,omitempty"`
 }
 
 // handledEvents are the events routeEvent acts on (besides ping). The webhook answers others without
@@ -64,7 +66,13 @@ type route struct {
 	note string
 	// task is the job's payload (or, for cancelKey, the pull request's).
 	task Task
+	// also is a second job of the delivery (a push's release scan), queued before job under the
+	// delivery's ID with alsoSuffix, so a redelivery finds both queued.
+	also *queue.Job
 }
+
+// alsoSuffix ends the delivery ID of a delivery's second job.
+const alsoSuffix = "/releases"
 
 func prKey(repo string, n int) string { return fmt.Sprintf("pr:%s#%d", strings.ToLower(repo), n) }
 
@@ -261,7 +269,14 @@ func (b *Bot) routePush(event string, e *envelope) (route, error) {
 	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, DefaultBranch: def,
 		Before: e.Before, After: e.After, Sender: e.Sender.Login}
 	// A newer push supersedes a queued publish, but never interrupts one that is pushing.
-	return jobRoute(event, kindPublish, t, "publish:"+strings.ToLower(t.Repo), false, true)
+	r, err := jobRoute(event, kindPublish, t, "publish:"+strings.ToLower(t.Repo), false, true)
+	if err != nil || b.pusher == nil {
+		return r, err
+	}
+	// The bundle directories this push added are released whatever later pushes do: the scan has no key,
+	// so no newer push supersedes it.
+	r.also, err = newJob(event, kindReleases, t, "", false, false)
+	return r, err
 }
 
 // isBot reports whether a sender is an app rather than a person.

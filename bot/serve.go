@@ -18,10 +18,19 @@ import (
 	"github.com/catalogbot/catalogbot/netdeadline"
 )
 
+// ServeOption adds a dependency that bot.yaml cannot name.
+type ServeOption func(*Options)
+
+// WithBundlePusher makes the App release merged bundle directories, building and pushing their bundle
+// images with p (Options.BundlePusher).
+func WithBundlePusher(p BundlePusher) ServeOption {
+	return func(o *Options) { o.BundlePusher = p }
+}
+
 // Serve runs the bot as `catalogbot serve` does until ctx is done: it reads the secrets and credentials
 // cfg names, opens the queue, serves HTTP on ln (cfg.Listen when nil) and runs the workers. On shutdown
 // it stops accepting deliveries first, then drains the workers for the grace period and requeues the rest.
-func Serve(ctx context.Context, cfg *Config, logOut io.Writer, level slog.Level, ln net.Listener) error {
+func Serve(ctx context.Context, cfg *Config, logOut io.Writer, level slog.Level, ln net.Listener, opts ...ServeOption) error {
 	log := NewLogger(logOut, level)
 	secrets, err := cfg.LoadSecrets()
 	if err != nil {
@@ -55,7 +64,11 @@ func Serve(ctx context.Context, cfg *Config, logOut io.Writer, level slog.Level,
 	if err != nil {
 		return diag.UsageError(err)
 	}
-	b, err := New(ctx, Options{Config: cfg, Secrets: secrets, GitHub: clients, Queue: q, Logger: log, Metrics: metrics})
+	o := Options{Config: cfg, Secrets: secrets, GitHub: clients, Queue: q, Logger: log, Metrics: metrics}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	b, err := New(ctx, o)
 	if err != nil {
 		return err
 	}

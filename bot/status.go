@@ -50,13 +50,15 @@ var pages = sync.OnceValue(func() *template.Template {
 })
 
 type indexPage struct {
-	Depth   map[queue.State]int
-	States  []queue.State
-	Active  []*queue.Job
-	Recent  []*queue.Job
-	Runs    []*run
-	Uptime  time.Duration
-	Workers int
+	Depth  map[queue.State]int
+	States []queue.State
+	Active []*queue.Job
+	Recent []*queue.Job
+	Runs   []*run
+	// Releases are the App's releases of merged bundle directories, most recently worked on first.
+	Releases []*releaseRow
+	Uptime   time.Duration
+	Workers  int
 }
 
 func (b *Bot) handleIndex(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +69,9 @@ func (b *Bot) handleIndex(w http.ResponseWriter, r *http.Request) {
 	if p.Depth, err = b.queue.Depth(ctx); err == nil {
 		if p.Active, err = b.queue.List(ctx, 50, queue.Running, queue.Queued); err == nil {
 			if p.Recent, err = b.queue.List(ctx, 30, queue.Done, queue.Failed, queue.Superseded); err == nil {
-				p.Runs, err = b.store.recentRuns(ctx, 50)
+				if p.Runs, err = b.store.recentRuns(ctx, 50); err == nil {
+					p.Releases, err = b.store.recentReleases(ctx, 30)
+				}
 			}
 		}
 	}

@@ -77,6 +77,9 @@ func newStore(ctx context.Context, db *queue.DB) (*store, error) {
 	if err := db.CreateTables(ctx, "the hold history", holdSchema); err != nil {
 		return nil, err
 	}
+	if err := db.CreateTables(ctx, "the releases", releaseSchema); err != nil {
+		return nil, err
+	}
 	return &store{db: db}, nil
 }
 
@@ -100,6 +103,9 @@ type settings struct {
 	// Checked is the merge commit of the head into the base branch's tip (the run's Tip) that the stages
 	// ran on: what GitHub lands while the tip and the head stay those ("" when they conflict).
 	Checked string `json:"checked,omitempty"`
+	// Release names the package when the check was of the App's own release pull request of it under
+	// release.autoMerge, changing only its templates and catalogs (releaseGrant).
+	Release string `json:"release,omitempty"`
 }
 
 // run is one recorded execution.

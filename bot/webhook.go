@@ -143,6 +143,14 @@ func (b *Bot) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		reply(http.StatusOK, "ignored", rt.note)
 		return
 	}
+	if rt.also != nil {
+		rt.also.Delivery = delivery + alsoSuffix
+		if _, err := b.enqueue(ctx, rt.also, rt.task, ""); err != nil {
+			b.log.Error("enqueue delivery", "event", event, "delivery", delivery, "kind", rt.also.Kind, "err", err)
+			reply(http.StatusServiceUnavailable, "error", "queue unavailable")
+			return
+		}
+	}
 	rt.job.Delivery = delivery
 	res, err := b.enqueue(ctx, rt.job, rt.task, "")
 	if err != nil {

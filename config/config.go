@@ -58,8 +58,13 @@ type Config struct {
 // ReleaseConfig: BundleImage is the image reference a released bundle is named by in the templates, with
 // {package} and {version} (the bundle directory's names), such as
 // quay.io/community-operator-pipeline-prod/{package}:{version}.
+//
+// AutoMerge lets the App's own release pull requests (catalogbot serve releasing a merged bundle
+// directory) merge without merge.requiredApprovals and without an owner's approval, when they change
+// only that package's templates and catalogs; every other condition and stage still applies.
 type ReleaseConfig struct {
 	BundleImage string `yaml:"bundleImage"`
+	AutoMerge   bool   `yaml:"autoMerge"`
 }
 
 // CatalogConfig locates the FBC: Dir is relative to the repository root, Format is "json" or "yaml".

@@ -34,6 +34,11 @@ type Input struct {
 	// Author is the login of the change's author; Approvers are logins that approved it (reviews).
 	Author    string
 	Approvers []string
+	// Release names the package when the front-end vouches that the change is its own release pull
+	// request of that package (the App opened it and its head is the release commit the App pushed).
+	// Under release.autoMerge of the base configuration, the owners stage lets it change that package's
+	// templates and catalogs, and nothing else (Change.ReleaseOnly); "" for every other change.
+	Release string
 	// Membership answers org/team questions for owners; nil treats teams as having no members.
 	Membership Membership
 	// RemoteOptions are used for every registry request (auth, transport).

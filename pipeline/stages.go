@@ -97,6 +97,10 @@ func (s *state) owners(ctx context.Context) report.Stage {
 	if err != nil {
 		return stageFromErr(err)
 	}
+	if pkg := s.in.Release; pkg != "" && cfg.Release.AutoMerge && s.in.Change.ReleaseOnly(pkg) && !slices.Contains(ch.NewPackages, pkg) {
+		return report.Stage{Status: report.Pass, Summary: fmt.Sprintf("the App's release of %s changes only its templates and catalogs (release.autoMerge of the base branch's %s)",
+			pkg, config.ConfigFile)}
+	}
 	ownersFiles := map[string][]string{}
 	var ds []diag.Diagnostic
 	if cfg.OwnersFrom != "" {

@@ -66,3 +66,27 @@ func (c *client) CreateComment(ctx context.Context, repo Repo, number int, body 
 		return 0, nil
 	})
 }
+
+func (c *client) CreatePullRequest(ctx context.Context, repo Repo, np NewPullRequest) (*PullRequest, error) {
+	var out *PullRequest
+	create := func() (int64, error) {
+		pr, err := c.createPullRequest(ctx, repo, np)
+		if err != nil {
+			return 0, err
+		}
+		out = pr
+		return int64(pr.Number), nil
+	}
+	find := func() (int64, error) {
+		pr, err := c.FindPullRequest(ctx, repo, np.Head)
+		if err != nil || pr == nil {
+			return 0, err
+		}
+		out = pr
+		return int64(pr.Number), nil
+	}
+	if _, err := c.createOnce(ctx, create, find); err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -83,6 +83,11 @@ type CheckRun struct {
 	Annotations    []Annotation
 }
 
+// NewPullRequest is a pull request to open: Head is a branch of the repository itself.
+type NewPullRequest struct {
+	Title, Body, Head, Base string
+}
+
 // Status is a commit status.
 type Status struct {
 	State, TargetURL, Description, Context string
@@ -108,6 +113,12 @@ type GitHub interface {
 	// Merge merges with the head SHA guard and returns the merge commit SHA. Refusals are *MergeError.
 	Merge(ctx context.Context, repo Repo, number int, sha, method, title string) (string, error)
 	CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error
+	// FindPullRequest returns the newest pull request, open or closed, whose head is branch of the
+	// repository itself (not of a fork), or nil.
+	FindPullRequest(ctx context.Context, repo Repo, branch string) (*PullRequest, error)
+	// CreatePullRequest opens a pull request of branch into base; after an answer that leaves it unsure
+	// whether GitHub opened it, it looks for it by branch before opening another.
+	CreatePullRequest(ctx context.Context, repo Repo, np NewPullRequest) (*PullRequest, error)
 	// BranchSHA is the commit a branch points at.
 	BranchSHA(ctx context.Context, repo Repo, branch string) (string, error)
 	IsTeamMember(ctx context.Context, org, team, login string) (bool, error)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/google/go-github/v92/github"
@@ -36,6 +37,11 @@ func (c *client) PullRequest(ctx context.Context, repo Repo, number int) (*PullR
 	if err != nil {
 		return nil, wrap(resp, err, "get pull request %s#%d", repo, number)
 	}
+	return pullRequestOf(pr), nil
+}
+
+// pullRequestOf is what the bot keeps of go-github's pull request.
+func pullRequestOf(pr *github.PullRequest) *PullRequest {
 	out := &PullRequest{
 		Number: pr.GetNumber(), Title: pr.GetTitle(), State: pr.GetState(), Draft: pr.GetDraft(), Merged: pr.GetMerged(),
 		Mergeable: pr.Mergeable, Author: pr.GetUser().GetLogin(),
@@ -44,7 +50,7 @@ func (c *client) PullRequest(ctx context.Context, repo Repo, number int) (*PullR
 	for _, l := range pr.Labels {
 		out.Labels = append(out.Labels, l.GetName())
 	}
-	return out, nil
+	return out
 }
 
 func (c *client) PullRequestsForCommit(ctx context.Context, repo Repo, sha string) ([]int, error) {
@@ -223,6 +229,29 @@ func (c *client) CreateStatus(ctx context.Context, repo Repo, sha string, st Sta
 	_, resp, err := c.gh.Repositories.CreateStatus(ctx, repo.Owner, repo.Name, sha, github.RepoStatus{
 		State: new(st.State), TargetURL: optional(st.TargetURL), Description: optional(st.Description), Context: new(st.Context)})
 	return wrap(resp, err, "set status %q on %s in %s", st.Context, sha, repo)
+}
+
+func (c *client) FindPullRequest(ctx context.Context, repo Repo, branch string) (*PullRequest, error) {
+	prs, resp, err := c.gh.PullRequests.List(ctx, repo.Owner, repo.Name, &github.PullRequestListOptions{
+		State: "all", Head: repo.Owner + ":" + branch, ListOptions: github.ListOptions{PerPage: 100}})
+	if err != nil {
+		return nil, wrap(resp, err, "list pull requests of branch %s in %s", branch, repo)
+	}
+	for _, pr := range prs { // newest first
+		if pr.GetHead().GetRef() == branch && strings.EqualFold(pr.GetHead().GetRepo().GetFullName(), repo.String()) {
+			return pullRequestOf(pr), nil
+		}
+	}
+	return nil, nil
+}
+
+func (c *client) createPullRequest(ctx context.Context, repo Repo, np NewPullRequest) (*PullRequest, error) {
+	pr, resp, err := c.gh.PullRequests.Create(ctx, repo.Owner, repo.Name, github.CreatePullRequest{
+		Title: new(np.Title), Body: new(np.Body), Head: np.Head, Base: np.Base})
+	if err != nil {
+		return nil, wrap(resp, err, "open a pull request of %s into %s in %s", np.Head, np.Base, repo)
+	}
+	return pullRequestOf(pr), nil
 }
 
 func (c *client) BranchSHA(ctx context.Context, repo Repo, branch string) (string, error) {

@@ -1,10 +1,12 @@
 package gitcache
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,6 +33,27 @@ type Signature struct{ Name, Email string }
 // path (slash-separated, relative to the root) replaced by the regular files under src, and returns its
 // SHA. Nothing outside path changes; anything but directories and regular files under src is refused.
 func CommitDir(dir, parent, path, src string, who Signature, message string, when time.Time) (string, error) {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if slices.Contains(parts, "..") || slices.Contains(parts, ".") || slices.Contains(parts, "") {
+		return "", fmt.Errorf("commit %s: bad path %q", src, path)
+	}
+	sha, err := commitOn(dir, parent, who, message, when, func(st storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash, error) {
+		sub, err := writeDirTree(st, src)
+		if err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return replaceSubtree(st, tree, parts, sub)
+	})
+	if err != nil {
+		return "", fmt.Errorf("commit %s as %s: %w", src, path, err)
+	}
+	return sha, nil
+}
+
+// commitOn writes, in the clone at dir, a commit on parent whose tree is what edit makes of parent's
+// tree, and returns its SHA.
+func commitOn(dir, parent string, who Signature, message string, when time.Time,
+	edit func(st storer.EncodedObjectStorer, tree plumbing.Hash) (plumbing.Hash, error)) (string, error) {
 	r, err := git.PlainOpen(dir)
 	if err != nil {
 		return "", fmt.Errorf("open %s: %w", dir, err)
@@ -39,24 +62,15 @@ func CommitDir(dir, parent, path, src string, who Signature, message string, whe
 	if err != nil {
 		return "", fmt.Errorf("commit %s in %s: %w", short(parent), dir, err)
 	}
-	st := r.Storer
-	sub, err := writeDirTree(st, src)
+	root, err := edit(r.Storer, pc.TreeHash)
 	if err != nil {
 		return "", err
 	}
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	if slices.Contains(parts, "..") || slices.Contains(parts, ".") || slices.Contains(parts, "") {
-		return "", fmt.Errorf("commit %s: bad path %q", src, path)
-	}
-	root, err := replaceSubtree(st, pc.TreeHash, parts, sub)
-	if err != nil {
-		return "", fmt.Errorf("commit %s as %s: %w", src, path, err)
-	}
 	sig := object.Signature{Name: who.Name, Email: who.Email, When: when}
 	c := &object.Commit{Author: sig, Committer: sig, Message: message, TreeHash: root, ParentHashes: []plumbing.Hash{pc.Hash}}
-	h, err := gitrepo.Store(st, c)
+	h, err := gitrepo.Store(r.Storer, c)
 	if err != nil {
-		return "", fmt.Errorf("commit %s as %s: %w", src, path, err)
+		return "", err
 	}
 	return h.String(), nil
 }
@@ -96,15 +110,24 @@ func writeBlob(st storer.EncodedObjectStorer, path string) (plumbing.Hash, error
 		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", path, err)
 	}
 	defer f.Close()
+	h, err := storeBlob(st, f)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", path, err)
+	}
+	return h, nil
+}
+
+// storeBlob stores what r reads as a blob.
+func storeBlob(st storer.EncodedObjectStorer, r io.Reader) (plumbing.Hash, error) {
 	obj := st.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)
 	w, err := obj.Writer()
 	if err != nil {
 		return plumbing.ZeroHash, err
 	}
-	if _, err := io.Copy(w, f); err != nil {
+	if _, err := io.Copy(w, r); err != nil {
 		w.Close()
-		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", path, err)
+		return plumbing.ZeroHash, err
 	}
 	if err := w.Close(); err != nil {
 		return plumbing.ZeroHash, err
@@ -112,9 +135,42 @@ func writeBlob(st storer.EncodedObjectStorer, path string) (plumbing.Hash, error
 	return st.SetEncodedObject(obj)
 }
 
+// CommitFiles writes, in the clone at dir, a commit on parent whose tree is parent's with each file of
+// files (slash-separated paths relative to the root) set to its content as a regular file, and returns
+// its SHA. The commit is a function of its inputs: the same files, message and time on the same parent
+// give the same SHA, so a commit computed again after a restart is the one pushed before.
+func CommitFiles(dir, parent string, files map[string][]byte, who Signature, message string, when time.Time) (string, error) {
+	sha, err := commitOn(dir, parent, who, message, when, func(st storer.EncodedObjectStorer, root plumbing.Hash) (plumbing.Hash, error) {
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			parts := strings.Split(name, "/")
+			if slices.Contains(parts, "..") || slices.Contains(parts, ".") || slices.Contains(parts, "") || slices.Contains(parts, ".git") {
+				return plumbing.ZeroHash, fmt.Errorf("bad path %q", name)
+			}
+			blob, err := storeBlob(st, bytes.NewReader(files[name]))
+			if err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("%s: %w", name, err)
+			}
+			if root, err = replaceEntry(st, root, parts, filemode.Regular, blob); err != nil {
+				return plumbing.ZeroHash, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		return root, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("commit on %s: %w", short(parent), err)
+	}
+	return sha, nil
+}
+
 // replaceSubtree returns the hash of tree (ZeroHash: an empty tree) with the entry at parts set to the
 // directory sub.
 func replaceSubtree(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []string, sub plumbing.Hash) (plumbing.Hash, error) {
+	return replaceEntry(st, tree, parts, filemode.Dir, sub)
+}
+
+// replaceEntry returns the hash of tree (ZeroHash: an empty tree) with the entry at parts set to hash h of
+// mode (a directory or a regular file); the directories above it are created as needed.
+func replaceEntry(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []string, mode filemode.FileMode, sub plumbing.Hash) (plumbing.Hash, error) {
 	var t object.Tree
 	if !tree.IsZero() {
 		cur, err := object.GetTree(st, tree)
@@ -134,11 +190,14 @@ func replaceSubtree(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []s
 			below = t.Entries[i].Hash
 		}
 		var err error
-		if h, err = replaceSubtree(st, below, parts[1:], sub); err != nil {
+		if h, err = replaceEntry(st, below, parts[1:], mode, sub); err != nil {
 			return plumbing.ZeroHash, fmt.Errorf("%s/%w", parts[0], err)
 		}
 	}
-	e := object.TreeEntry{Name: parts[0], Mode: filemode.Dir, Hash: h}
+	e := object.TreeEntry{Name: parts[0], Mode: mode, Hash: h}
+	if len(parts) > 1 {
+		e.Mode = filemode.Dir
+	}
 	if i >= 0 {
 		t.Entries[i] = e
 	} else {
@@ -151,7 +210,7 @@ func replaceSubtree(st storer.EncodedObjectStorer, tree plumbing.Hash, parts []s
 var ErrBranchMoved = errors.New("the branch moved")
 
 // Push updates branch on the remote to sha, only when the branch is still at old (sha must descend from
-// it): never a force push. When the branch moved meanwhile the error wraps ErrBranchMoved.
+// it; "" creates the branch): never a force push. A branch already at sha is left as it is. When the branch moved meanwhile the error wraps ErrBranchMoved.
 func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old string) error {
 	key := strings.ToLower(owner + "/" + name)
 	l := c.lock(key)
@@ -173,18 +232,19 @@ func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old s
 	if token != "" {
 		auth = &http.BasicAuth{Username: "x-access-token", Password: token}
 	}
+	var at string
 	moved := func() error {
-		at, err := remoteRef(ctx, r, auth, dst)
-		if err != nil {
+		var err error
+		if at, err = remoteRef(ctx, r, auth, dst); err != nil {
 			return diag.InfraError(fmt.Errorf("push %s to %s/%s %s: %w", short(sha), owner, name, branch, err))
 		}
-		if at != old {
+		if at != old && at != sha {
 			return fmt.Errorf("push %s to %s/%s: %w: %s is at %s, not %s", short(sha), owner, name, ErrBranchMoved, branch, short(at), short(old))
 		}
 		return nil
 	}
-	if err := moved(); err != nil {
-		return err
+	if err := moved(); err != nil || at == sha {
+		return err // already there: an earlier push of the same commit landed
 	}
 	// Not forced: the remote refuses anything but a fast-forward, so a branch that moved after the check
 	// above is never overwritten.
@@ -193,7 +253,7 @@ func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old s
 	if err == nil {
 		return nil
 	}
-	if merr := moved(); merr != nil {
+	if merr := moved(); merr != nil || at == sha {
 		return merr
 	}
 	return diag.InfraError(fmt.Errorf("push %s to %s/%s %s: %w", short(sha), owner, name, branch, err))

@@ -85,3 +85,52 @@ func TestCommitDirAndPush(t *testing.T) {
 		t.Errorf("a symlink in the rendered tree: %v", err)
 	}
 }
+
+// CommitFiles sets exactly the files it is given (git fsck agrees), gives the same SHA for the same
+// inputs (a release computed again after a restart is the commit pushed before), refuses paths that leave
+// the tree or name .git, and Push creates a branch (old "") and leaves one already at the commit as it is.
+func TestCommitFilesAndCreateBranch(t *testing.T) {
+	remote := gittest.New(t)
+	base := remote.Commit("main", "", "admin", "base", map[string]string{"README.md": "hi\n", "operators/p/ci.yaml": "a\n", "catalogs/v1/p/catalog.yaml": "old\n"})
+	c := &Cache{Dir: t.TempDir(), URL: func(owner, name string) string { return remote.Dir }}
+	ctx := t.Context()
+	dir, err := c.Fetch(ctx, "octo", "catalog", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	who, when := Signature{Name: "catalogbot", Email: "bot@example.invalid"}, time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	files := map[string][]byte{"catalogs/v1/p/catalog.yaml": []byte("new\n"), "operators/p/catalog-templates/t.yaml": []byte("t\n")}
+	sha, err := CommitFiles(dir, base, files, who, "release\n", when)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := CommitFiles(dir, base, files, who, "release\n", when)
+	if err != nil || again != sha {
+		t.Fatalf("the same commit twice: %s and %s (%v)", sha, again, err)
+	}
+	for _, bad := range []string{"../x", "a/../../x", ".git/config", "a//b", "./a"} {
+		if _, err := CommitFiles(dir, base, map[string][]byte{bad: nil}, who, "bad\n", when); err == nil {
+			t.Errorf("CommitFiles took %q", bad)
+		}
+	}
+	for i := 0; i < 2; i++ { // the second push finds the branch at the commit already
+		if err := c.Push(ctx, "octo", "catalog", "", sha, "release/p-1", ""); err != nil {
+			t.Fatalf("push %d: %v", i+1, err)
+		}
+	}
+	remote.Git("fsck", "--strict")
+	if got := remote.Git("ls-tree", "-r", "--name-only", "release/p-1"); got != "README.md\ncatalogs/v1/p/catalog.yaml\noperators/p/catalog-templates/t.yaml\noperators/p/ci.yaml" {
+		t.Errorf("tree:\n%s", got)
+	}
+	if got := remote.Git("show", "release/p-1:catalogs/v1/p/catalog.yaml"); got != "new" {
+		t.Errorf("content: %q", got)
+	}
+	other := remote.Commit("other", base, "admin", "other", map[string]string{"x": "y\n"})
+	remote.SetBranch("release/p-2", other)
+	if err := c.Push(ctx, "octo", "catalog", "", sha, "release/p-2", ""); !errors.Is(err, ErrBranchMoved) {
+		t.Errorf("creating a branch that exists at another commit: %v", err)
+	}
+	if got := remote.Git("rev-parse", "release/p-2"); got != other {
+		t.Errorf("release/p-2 moved to %s", got)
+	}
+}

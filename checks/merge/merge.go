@@ -79,6 +79,10 @@ type Facts struct {
 	RequiredLabels    []string
 	// Approvals are whose approvals count (approval.Evaluate under merge.approvers), read when deciding.
 	Approvals approval.Result
+	// Release names the package when the check found the pull request to be the App's own release of it,
+	// changing only that package's templates and catalogs, under release.autoMerge of the base
+	// configuration: it needs no approvals. "" for every other pull request.
+	Release string
 }
 
 // Condition is one requirement for merging, met or not, or a line of information (Info: Met is ignored).
@@ -122,7 +126,10 @@ func Decide(f Facts) []Condition {
 	if f.ConfigError != "" {
 		add(IDConfig, false, "the base branch's %s is invalid (%s): fix it there; nothing merges until then", f.ConfigFile, report.Text(f.ConfigError))
 	}
-	if n := f.RequiredApprovals; n > 0 {
+	switch n := f.RequiredApprovals; {
+	case n > 0 && f.Release != "":
+		add(IDApprovals, true, "no approval needed: the App's release of %s changes only its templates and catalogs (release.autoMerge)", code(f.Release))
+	case n > 0:
 		add(IDApprovals, len(f.Approvals.Counted) >= n, "%s", approvalText(f.Approvals, n))
 	}
 	for _, l := range f.RequiredLabels {

@@ -17,6 +17,9 @@ type serveOptions struct {
 	configPath string
 	logLevel   string
 	check      bool
+	// bundlePusher builds and pushes the bundle images of merged bundle directories (bot.BundlePusher);
+	// nil: the App releases nothing.
+	bundlePusher bot.BundlePusher
 }
 
 func newServeCmd(runF runner[serveOptions]) *cobra.Command {
@@ -58,7 +61,7 @@ func runServe(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	if !o.check {
-		return bot.Serve(ctx, cfg, o.io.err, level, nil)
+		return bot.Serve(ctx, cfg, o.io.err, level, nil, bot.WithBundlePusher(o.bundlePusher))
 	}
 	if _, err := cfg.LoadSecrets(); err != nil {
 		return err

@@ -5,6 +5,7 @@ package githubtest
 var routes = map[string]handler{
 	"GET /repos/{owner}/{repo}":                                         getRepo,
 	"GET /repos/{owner}/{repo}/pulls":                                   listPulls,
+	"POST /repos/{owner}/{repo}/pulls":                                  createPull,
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}":                     getPull,
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/files":               listPullFiles,
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews":             listReviews,

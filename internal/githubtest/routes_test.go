@@ -133,6 +133,26 @@ func TestEveryRouteThroughGoGitHub(t *testing.T) {
 		t.Errorf("after merge %v %+v", merged, after)
 	}
 
+	// Opening a pull request: of a branch the fake's git service resolves, authored by the actor; a second
+	// one of the same branch into the same base is refused as GitHub refuses it.
+	s.ServeBranches(Branches{Resolve: func(repo, branch string) string {
+		if branch == "release/foo" {
+			return fakeSHA("release")
+		}
+		return ""
+	}})
+	opened, _, err := gh.PullRequests.Create(c, "octo", "catalog", github.CreatePullRequest{Title: new("Add foo 1.0.0 to FBC"), Head: "release/foo", Base: "main"})
+	must(err)
+	if opened.GetUser().GetLogin() != "release-bot[bot]" || opened.GetHead().GetSHA() != fakeSHA("release") || opened.GetState() != "open" {
+		t.Errorf("opened %+v", opened)
+	}
+	if _, resp, err := gh.PullRequests.Create(c, "octo", "catalog", github.CreatePullRequest{Title: new("again"), Head: "release/foo", Base: "main"}); err == nil || resp.StatusCode != 422 {
+		t.Errorf("a second pull request of the branch: %v", err)
+	}
+	if _, resp, err := gh.PullRequests.Create(c, "octo", "catalog", github.CreatePullRequest{Title: new("none"), Head: "no-such-branch", Base: "main"}); err == nil || resp.StatusCode != 422 {
+		t.Errorf("a pull request of a missing branch: %v", err)
+	}
+
 	hit := map[string]bool{}
 	for _, r := range s.Requests() {
 		rt, err := s.spec.findRoute(r.Method, r.Path)

@@ -43,6 +43,7 @@ type Server struct {
 	tokens   int
 	faults   []*fault
 	recorded []Recorded
+	branches Branches
 }
 
 // Recorded is one request the fake received, in arrival order.

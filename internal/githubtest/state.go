@@ -278,6 +278,33 @@ func (s *Server) PullRequest(repo string, n int) PullRequest {
 	return pr
 }
 
+// AddLabel puts label on pull request n, as a person labelling it on GitHub does.
+func (s *Server) AddLabel(repo string, n int, label string) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr := s.pullLocked(repo, n)
+	if !slices.Contains(pr.Labels, label) {
+		pr.Labels = append(pr.Labels, label)
+	}
+}
+
+// PullRequests returns copies of the repository's pull requests, by number.
+func (s *Server) PullRequests(repo string) []PullRequest {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.mustRepo(repo)
+	out := make([]PullRequest, 0, len(r.pulls))
+	for _, n := range sortedPulls(r) {
+		pr := *r.pulls[n]
+		pr.Labels = slices.Clone(pr.Labels)
+		pr.Files = slices.Clone(pr.Files)
+		out = append(out, pr)
+	}
+	return out
+}
+
 // Merged reports whether pull request n was merged and, if so, the head SHA that was merged.
 func (s *Server) Merged(repo string, n int) (bool, string) {
 	s.t.Helper()

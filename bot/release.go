@@ -1,0 +1,268 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/gitcache"
+	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/pipeline"
+	"github.com/catalogbot/catalogbot/report"
+)
+
+// BundlePusher builds a bundle image from a bundle directory (manifests/ and metadata/, the annotations as
+// labels) and pushes it as ref, returning the reference by digest. remote holds the job's registry
+// options: its transport (deadlines, the job's breaker) and its repository's credentials only.
+type BundlePusher interface {
+	Push(ctx context.Context, dir, ref string, remote []remote.Option) (digestRef string, err error)
+}
+
+// Release job kinds.
+const (
+	kindReleases = "releases" // find the bundle directories a push to the default branch added
+	kindRelease  = "release"  // release one of them: image, templates and catalogs, one pull request
+)
+
+// releaseBranchPrefix starts every release branch: catalogbot/release/<package>-<version>.
+const releaseBranchPrefix = "catalogbot/release/"
+
+// releaseTitle is the pull request's title, as upstream's release pipeline titles its commits.
+func releaseTitle(pkg, version string) string { return fmt.Sprintf("Add %s %s to FBC", pkg, version) }
+
+// releaseJob is the job releasing bundle directory dir of t's push. Its delivery names the repository and
+// the directory, so a redelivered push, or the same directory found again, queues nothing twice.
+func releaseJob(event string, t Task, dir string) (*queue.Job, error) {
+	t.Bundle = dir
+	j, err := newJob(event, kindRelease, t, "", false, true)
+	if err != nil {
+		return nil, err
+	}
+	j.Delivery = "release:" + strings.ToLower(t.Repo) + ":" + dir
+	return j, nil
+}
+
+// releases queues a release job for each bundle directory with a release-config.yaml that the push added
+// (a directory the push's before commit has no release-config.yaml in). A push that created the branch
+// (no before commit) releases nothing: that is a repository's history, not a merge.
+func (jc *jobCtx) releases(ctx context.Context) error {
+	if strings.Trim(jc.task.Before, "0") == "" {
+		jc.log.Info("not releasing: the push created the branch")
+		return nil
+	}
+	dir, err := jc.fetch(ctx, []string{jc.task.Before, jc.task.After})
+	if err != nil {
+		return err
+	}
+	repo, err := gitrepo.Open(dir)
+	if err != nil {
+		return err
+	}
+	before, err := repo.Resolve(jc.task.Before)
+	if err != nil {
+		return diag.InfraError(fmt.Errorf("the push's before commit %s is not in the fetched repository: %w", short(jc.task.Before), err))
+	}
+	after, err := repo.Resolve(jc.task.After)
+	if err != nil {
+		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(jc.task.After), err))
+	}
+	dirs, err := pipeline.ReleasesAdded(ctx, repo, before, after)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		j, err := releaseJob(jc.job.Event, jc.task, d)
+		if err != nil {
+			return err
+		}
+		res, err := jc.b.enqueue(ctx, j, jc.task, "")
+		if err != nil {
+			return fmt.Errorf("queue the release of %s: %w", d, err)
+		}
+		jc.log.Info("release queued", "bundle", d, "job", res.ID, "duplicate", res.Duplicate)
+	}
+	return nil
+}
+
+// release releases one bundle directory: pushes its image, applies its release-config.yaml to the
+// templates and renders the catalogs at the push's commit, commits that on the release branch and opens
+// one pull request, which is then checked like any other. Each step is recorded (releases table) before
+// the next, and each looks for what an earlier attempt did first: the pull request of the branch, the
+// image already pushed, the branch already at the release commit (which is computed the same way every
+// time: same files, message and time on the same parent).
+func (jc *jobCtx) release(ctx context.Context) error {
+	b, t := jc.b, jc.task
+	if b.pusher == nil {
+		return queue.Permanent(fmt.Errorf("release %s: this bot has no bundle image pusher", t.Bundle))
+	}
+	row, err := b.store.startRelease(ctx, t.Repo, t.Bundle, t.After)
+	if err != nil {
+		return err
+	}
+	if row.State == releaseOpened {
+		jc.log.Info("already released", "bundle", row.Dir, "pr", row.PR)
+		return nil
+	}
+	err = jc.releaseSteps(ctx, row)
+	if err == nil {
+		return nil
+	}
+	// Stopped (a shutdown requeues the job), or an infrastructure failure with attempts left: pending, to
+	// be retried; anything else, or the last attempt, fails the release, and the status page says why.
+	row.Error = err.Error()
+	infra := diag.CategoryOf(err) == diag.Infra
+	if ctx.Err() == nil && (!infra || jc.job.Attempts >= b.cfg.Queue.MaxAttempts) {
+		row.State = releaseFailed
+	}
+	if serr := b.store.saveRelease(context.WithoutCancel(ctx), row); serr != nil {
+		return errors.Join(err, serr)
+	}
+	if !infra && ctx.Err() == nil {
+		return queue.Permanent(err)
+	}
+	return err
+}
+
+func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
+	b, t := jc.b, jc.task
+	pkg, version := path.Base(path.Dir(row.Dir)), path.Base(row.Dir)
+	row.Branch = releaseBranchPrefix + pkg + "-" + version
+	// A pull request of the branch opened by an earlier attempt that stopped before recording it.
+	if pr, err := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch); err != nil {
+		return diag.InfraError(err)
+	} else if pr != nil {
+		return jc.adoptReleasePR(ctx, row, pr)
+	}
+	// Always fetched: the release branch may have been pushed by an earlier attempt.
+	clone, err := jc.fetch(ctx, nil)
+	if err != nil {
+		return err
+	}
+	repo, err := gitrepo.Open(clone)
+	if err != nil {
+		return err
+	}
+	commit, err := repo.Resolve(row.PushSHA)
+	if err != nil {
+		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(row.PushSHA), err))
+	}
+	cfg, err := pipeline.ConfigAt(repo, commit)
+	if err != nil {
+		return diag.UsageError(err)
+	}
+	_, _, ref, err := pipeline.ReleaseImage(cfg, row.Dir)
+	if err != nil {
+		return err
+	}
+	layout, err := pipeline.LayoutAt(cfg, commit)
+	if err != nil {
+		return diag.UsageError(err)
+	}
+	work, cleanup, err := repo.Checkout(ctx, commit)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	if row.Image == "" {
+		digest, err := b.pusher.Push(ctx, filepath.Join(work, filepath.FromSlash(row.Dir)), ref, jc.remoteOptions())
+		if err != nil {
+			return diag.InfraError(fmt.Errorf("pushing bundle image %s: %w", ref, err))
+		}
+		row.Image = digest
+		if err := b.store.saveRelease(ctx, row); err != nil {
+			return err
+		}
+		jc.log.Info("bundle image pushed", "bundle", row.Dir, "image", digest)
+	}
+	rel, err := pipeline.ComputeRelease(ctx, work, cfg, layout, row.Dir, jc.remoteOptions())
+	if err != nil {
+		return err
+	}
+	files, summary := rel.Files, rel.Summary
+	message := fmt.Sprintf("%s\n\n%s\nBundle image: %s\nReleased-from: %s\n", releaseTitle(pkg, version), summary, row.Image, row.PushSHA)
+	who := gitcache.Signature{Name: b.cfg.Checks.Name, Email: b.cfg.Checks.Name + "@users.noreply.github.com"}
+	sha, err := gitcache.CommitFiles(clone, row.PushSHA, files, who, message, commit.Committer.When)
+	if err != nil {
+		return fmt.Errorf("commit the release of %s: %w", row.Dir, err)
+	}
+	row.Commit = sha
+	if err := b.store.saveRelease(ctx, row); err != nil {
+		return err
+	}
+	if err := jc.pushReleaseBranch(ctx, repo, row); err != nil {
+		return err
+	}
+	// Names reach Markdown only as code spans (a directory's name is a contributor's choice).
+	body := fmt.Sprintf("Release of %s, merged in %s, by catalogbot.\n\n%s\n\n- bundle image: %s\n- release commit: %s\n",
+		report.CodeSpan(row.Dir), row.PushSHA, summary, report.CodeSpan(row.Image), sha)
+	pr, err := jc.gh.CreatePullRequest(ctx, jc.repo, ghclient.NewPullRequest{Title: releaseTitle(pkg, version), Body: body,
+		Head: row.Branch, Base: t.DefaultBranch})
+	if err != nil {
+		// GitHub refuses a second pull request of the branch: one is open (perhaps this one's, opened by an
+		// answer that was lost).
+		found, ferr := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch)
+		if ferr != nil || found == nil {
+			return diag.InfraError(errors.Join(err, ferr))
+		}
+		pr = found
+	}
+	return jc.adoptReleasePR(ctx, row, pr)
+}
+
+// adoptReleasePR records pr as the release's pull request when its head is the release commit, and queues
+// its check. A pull request of the branch whose head is another commit is not the App's release: the
+// release fails, naming it, and nothing is merged on the App's behalf.
+func (jc *jobCtx) adoptReleasePR(ctx context.Context, row *releaseRow, pr *ghclient.PullRequest) error {
+	if row.Commit == "" || pr.HeadSHA != row.Commit {
+		return diag.UsageError(fmt.Errorf("release %s: branch %s already has pull request #%d at %s, not a release commit of this bot; "+
+			"close it and delete the branch to release again", row.Dir, row.Branch, pr.Number, short(pr.HeadSHA)))
+	}
+	row.PR, row.State, row.Error = pr.Number, releaseOpened, ""
+	if err := jc.b.store.saveRelease(ctx, row); err != nil {
+		return err
+	}
+	jc.log.Info("release pull request opened", "bundle", row.Dir, "pr", pr.Number, "head", pr.HeadSHA)
+	t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: pr.Number, HeadSHA: pr.HeadSHA, Sender: pr.Author,
+		Reason: "release pull request opened"}
+	j, err := newJob(jc.job.Event, kindCheck, t, prKey(t.Repo, t.PR), true, false)
+	if err != nil {
+		return err
+	}
+	j.Delivery = fmt.Sprintf("release-check:%s#%d@%s", strings.ToLower(t.Repo), pr.Number, pr.HeadSHA)
+	_, err = jc.b.enqueue(ctx, j, t, "")
+	return err
+}
+
+// pushReleaseBranch creates the release branch at row.Commit; a branch already there (an earlier attempt
+// pushed it) is left as it is, and a branch at another commit is never overwritten.
+func (jc *jobCtx) pushReleaseBranch(ctx context.Context, repo *gitrepo.Repo, row *releaseRow) error {
+	at, err := repo.SHA(gitcache.BranchRef(row.Branch))
+	if err != nil {
+		at = "" // no such branch in the fetch
+	}
+	switch at {
+	case row.Commit:
+		return nil
+	case "":
+	default:
+		return diag.UsageError(fmt.Errorf("release %s: branch %s exists at %s, not at the release commit %s; delete it to release again",
+			row.Dir, row.Branch, short(at), short(row.Commit)))
+	}
+	token, err := jc.gh.GitToken(ctx)
+	if err != nil {
+		return diag.InfraError(err)
+	}
+	err = jc.b.git.Push(ctx, jc.repo.Owner, jc.repo.Name, token, row.Commit, row.Branch, "")
+	if errors.Is(err, gitcache.ErrBranchMoved) {
+		return diag.InfraError(err) // created meanwhile: the next attempt fetches it and looks again
+	}
+	return err
+}

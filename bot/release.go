@@ -74,6 +74,16 @@ func (jc *jobCtx) releases(ctx context.Context) error {
 	if err != nil {
 		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(jc.task.After), err))
 	}
+	// The repository opts in by naming its bundle images (release.bundleImage of the pushed commit's
+	// configuration, the default branch's); a configuration that does not parse fails the scan.
+	cfg, err := pipeline.ConfigAt(repo, after)
+	if err != nil {
+		return diag.UsageError(err)
+	}
+	if cfg.Release.BundleImage == "" {
+		jc.log.Info("not releasing: the configuration names no release.bundleImage")
+		return nil
+	}
 	dirs, err := pipeline.ReleasesAdded(ctx, repo, before, after)
 	if err != nil {
 		return err

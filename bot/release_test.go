@@ -17,16 +17,16 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 
+	"github.com/catalogbot/catalogbot/build/bundleimage"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 	"github.com/catalogbot/catalogbot/internal/registrytest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
-// fakePusher is a hand-written BundlePusher: it builds the bundle image of a directory as the real
-// builder does (one layer of manifests/ and metadata/, the annotations as labels) and pushes it with the
-// job's registry options; fail makes the next pushes answer a registry's 503 instead.
+// fakePusher is a hand-written BundlePusher: it builds the bundle image of a directory with the real
+// builder (build/bundleimage) and pushes it with the job's registry options, counting pushes; fail makes
+// the next pushes answer a registry's 503 instead.
 type fakePusher struct {
-	t      testing.TB
 	mu     sync.Mutex
 	fail   int      // the next fail pushes fail with a 503
 	tries  int      // pushes asked for
@@ -46,7 +46,10 @@ func (p *fakePusher) Push(ctx context.Context, dir, ref string, opts []remote.Op
 	if err != nil {
 		return "", err
 	}
-	img := registrytest.BundleImage(p.t, dir)
+	img, err := bundleimage.Build(ctx, dir)
+	if err != nil {
+		return "", err
+	}
 	if err := remote.Write(tag, img, append(opts, remote.WithContext(ctx))...); err != nil {
 		return "", err
 	}
@@ -94,7 +97,7 @@ var releaseCatalogs = []string{"v4.19", "v4.20", "v4.21"}
 // requests of the branches the bot pushes to the test's git remote.
 func releaseHarness(t *testing.T, opts ...harnessOption) (*harness, *fakePusher) {
 	t.Helper()
-	p := &fakePusher{t: t}
+	p := &fakePusher{}
 	opts = append([]harnessOption{func(h *harness) {
 		h.serveOpts = append(h.serveOpts, WithBundlePusher(p))
 		h.cfg.Checks.SkipImages = true // the bundle names images on docker.io
@@ -292,5 +295,31 @@ func TestReleaseOpensCheckedPRThatMergesAndRepublishes(t *testing.T) {
 	}
 	if page := h.get("/"); !strings.Contains(page, "<code>operators/kube-green/0.7.2</code>") || !strings.Contains(page, `class="release-opened"`) {
 		t.Errorf("the status page does not show the release:\n%s", page)
+	}
+}
+
+// A repository whose default branch names no release.bundleImage has not opted in: a merged bundle
+// directory with a release-config.yaml is published as any push is, and nothing is pushed or opened.
+func TestReleaseNeedsTheBundleImageSetting(t *testing.T) {
+	h, p := releaseHarness(t)
+	main := releaseMain(t, h)
+	cfg := h.git.Git("show", main+":.catalogbot.yaml")
+	optedOut := strings.Replace(cfg, "release:\n  bundleImage: "+h.reg.Host+"/pipeline/{package}:{version}", "", 1) + "\n"
+	if optedOut == cfg {
+		t.Fatalf("the release configuration names no bundle image:\n%s", cfg)
+	}
+	main = h.label(h.git.Commit("main", main, "catalog-admin", "no releases", map[string]string{".catalogbot.yaml": optedOut}), "OPTOUT")
+	h.gh.SetRef(repoFull, "heads/main", main)
+	bundle := mergeBundle(t, h, main)
+	h.deliver("push", "push/payload.json", pushEdits(main, bundle))
+	h.waitIdleFor(releaseWait)
+	if tries, _ := p.counts(); tries != 0 || len(releasePRs(h)) != 0 {
+		t.Fatalf("released without release.bundleImage: %d image pushes, %d pull requests\n%s", tries, len(releasePRs(h)), h.logs.String())
+	}
+	if rows, err := h.bot.store.recentReleases(context.Background(), 10); err != nil || len(rows) != 0 {
+		t.Errorf("releases recorded (the status page would list them as failed): %d, %v", len(rows), err)
+	}
+	if !strings.Contains(h.logs.String(), "names no release.bundleImage") {
+		t.Errorf("the bot does not say why it did not release:\n%s", h.logs.String())
 	}
 }

@@ -38,6 +38,7 @@ type options struct {
 	timeout   time.Duration
 	names     []name.Option
 	repo      string
+	remote    []remote.Option
 }
 
 // WithTransport carries the registry requests (default registry.Transport with a 2-minute bound per
@@ -58,6 +59,12 @@ func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout =
 // HTTP to loopback only).
 func WithNameOptions(opts ...name.Option) Option {
 	return func(o *options) { o.names = append(o.names, opts...) }
+}
+
+// WithRemoteOptions are applied to every registry request of the push last, over the options above (the
+// App's per-job transport, deadlines and credentials of the repository it releases for).
+func WithRemoteOptions(opts ...remote.Option) Option {
+	return func(o *options) { o.remote = append(o.remote, opts...) }
 }
 
 // WithRepository makes Push's dir a slash path relative to the repository root repo
@@ -95,7 +102,7 @@ func Push(ctx context.Context, dir string, ref string, opts ...Option) (digestRe
 	if err != nil {
 		return "", fmt.Errorf("bundle image %s: %w", ref, err)
 	}
-	bopts := build.Options{Transport: o.transport, Keychain: o.keychain, Retry: o.retry}
+	bopts := build.Options{Transport: o.transport, Keychain: o.keychain, Retry: o.retry, RemoteOptions: o.remote}
 	if tag, ok := target.(name.Tag); ok {
 		bopts.BeforeTag = func(ctx context.Context) error { return tagFree(ctx, tag, h, o) }
 	}
@@ -141,6 +148,7 @@ func buildDir(ctx context.Context, repo, dir string) (v1.Image, error) {
 // tagFree says whether tag may be set to digest h: it does not exist, or holds h already.
 func tagFree(ctx context.Context, tag name.Tag, h v1.Hash, o options) error {
 	ropts := append(registry.Options(o.keychain, o.retry), remote.WithContext(ctx), remote.WithTransport(o.transport))
+	ropts = append(ropts, o.remote...)
 	desc, err := remote.Head(tag, ropts...)
 	var te *transport.Error
 	switch {

@@ -214,3 +214,37 @@ func TestPushNeverReplacesAReleasedTag(t *testing.T) {
 		t.Errorf("pushing the released directory again = %s, %v; want %s", again, err, released)
 	}
 }
+
+// countingTransport counts the requests it carries.
+type countingTransport struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The App's push carries every request with the job's remote options (its transport, deadlines and the
+// repository's credentials), the tag check included.
+func TestPushWithRemoteOptionsCarriesEveryRequest(t *testing.T) {
+	reg := registrytest.New(t, nil)
+	var c countingTransport
+	if _, err := Push(t.Context(), fixture, reg.Host+"/pipeline/bundle:1.0.0", WithRemoteOptions(remote.WithTransport(&c))); err != nil {
+		t.Fatal(err)
+	}
+	first := c.n
+	if first == 0 {
+		t.Fatal("the push sent no request through the given transport")
+	}
+	// Again: the tag check (HEAD of the tag) goes through it too.
+	if _, err := Push(t.Context(), fixture, reg.Host+"/pipeline/bundle:1.0.0", WithRemoteOptions(remote.WithTransport(&c))); err != nil {
+		t.Fatal(err)
+	}
+	if c.n == first {
+		t.Fatal("the second push sent no request through the given transport")
+	}
+}

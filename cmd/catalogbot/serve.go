@@ -23,7 +23,7 @@ type serveOptions struct {
 }
 
 func newServeCmd(runF runner[serveOptions]) *cobra.Command {
-	o := &serveOptions{}
+	o := &serveOptions{bundlePusher: bundlePusher{}}
 	cmd := &cobra.Command{
 		Use:   "serve --config bot.yaml",
 		Short: "Run the GitHub App: check pull requests, merge what passes, republish the catalog",

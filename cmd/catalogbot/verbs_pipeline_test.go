@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/pipeline"
 )
@@ -68,6 +69,8 @@ func TestFullVerbFlags(t *testing.T) {
 	t.Run("serve", func(t *testing.T) {
 		o := parse(t, newServeCmd, "--config", "b.yaml", "--log-level", "debug", "--check")
 		check(t, "serve", [3]any{o.configPath, o.logLevel, o.check}, [3]any{"b.yaml", "debug", true})
+		// The App releases merged bundles with build/bundleimage's pusher (bot.WithBundlePusher).
+		check(t, "serve's bundle image pusher", o.bundlePusher, bot.BundlePusher(bundlePusher{}))
 	})
 	t.Run("demo and action", func(t *testing.T) {
 		d := parse(t, newDemoCmd, "--dir", "d", "--keep", "-o", "json")

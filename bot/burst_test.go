@@ -152,7 +152,15 @@ func TestWebhookBurst(t *testing.T) {
 		if r.Status == runCompleted && r.Conclusion == "success" {
 			completed[r.PR] = true
 		} else {
-			others[r.PR] = append(others[r.PR], fmt.Sprintf("run %d head %.7s: %s %s %q", r.ID, r.HeadSHA, r.Status, r.Conclusion, lastLines(r.Log, 5)))
+			why := lastLines(r.Log, 5)
+			if r.Report != nil {
+				for _, st := range r.Report.Stages {
+					if st.Err != "" {
+						why += "\n" + st.Name + ": " + st.Err
+					}
+				}
+			}
+			others[r.PR] = append(others[r.PR], fmt.Sprintf("run %d head %.7s: %s %s %q", r.ID, r.HeadSHA, r.Status, r.Conclusion, why))
 		}
 	}
 	firstRun := map[int]time.Time{}

@@ -42,7 +42,8 @@ func newInitCmd(runF runner[initOptions]) *cobra.Command {
   rendering every mapping offline with each supported opm and migration level, the migration the
   committed catalogs have and from which catalog on, the opm each package was rendered with (a
   per-package pin where it is not the repository's), and the package of a directory that is not the
-  package's name;
+  package's name; release.bundleImage, the pattern ({package}, {version}) the bundle images the templates
+  name show, when one explains four of five of them (init says how many);
 - a references config (catalog.yaml with references:): the config file and the catalog directory it
   renders into;
 - a single file-based catalog: its directory and format.
@@ -69,7 +70,7 @@ func runInit(ctx context.Context, o *initOptions) error {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return diag.UsageError(fmt.Errorf("reading %s: %w", file, err))
 	}
-	var text string
+	var text, report string
 	var proof func() error
 	switch cats := templateCatalogDirs(o.repo); {
 	case cats != nil:
@@ -77,7 +78,11 @@ func runInit(ctx context.Context, o *initOptions) error {
 		if err != nil {
 			return fmt.Errorf("detecting how %s's catalogs were rendered: %w", o.repo, err)
 		}
-		text = templateConfig(o.repo, d)
+		bi, err := detectBundleImage(ctx, o.repo, d.Catalogs)
+		if err != nil {
+			return fmt.Errorf("detecting %s's bundle image pattern: %w", o.repo, err)
+		}
+		text, report = templateConfig(o.repo, d)+bundleImageConfig(bi), bundleImageReport(bi)
 		proof = func() error { return proveTemplates(ctx, o.io, o.repo) }
 	default:
 		var dir string
@@ -94,7 +99,7 @@ func runInit(ctx context.Context, o *initOptions) error {
 	if err := filetree.WriteFileBytes(file, 0o644, []byte(text)); err != nil {
 		return fmt.Errorf("writing %s: %w", file, err)
 	}
-	fmt.Fprintf(o.io.out, "wrote %s:\n\n%s\n", file, text)
+	fmt.Fprintf(o.io.out, "wrote %s:\n\n%s\n%s", file, text, report)
 	return proof()
 }
 

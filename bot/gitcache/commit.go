@@ -244,7 +244,11 @@ func PushBranch(ctx context.Context, dir, remote, token, sha, branch, old string
 		if at, err = remoteRef(ctx, r, auth, dst); err != nil {
 			return diag.InfraError(fmt.Errorf("push %s to %s %s: %w", short(sha), remote, branch, err))
 		}
-		if at != old && at != sha {
+		switch {
+		case at == old || at == sha:
+		case old == "":
+			return fmt.Errorf("push %s to %s: %w: %s exists already, at %s", short(sha), remote, ErrBranchMoved, branch, short(at))
+		default:
 			return fmt.Errorf("push %s to %s: %w: %s is at %s, not %s", short(sha), remote, ErrBranchMoved, branch, short(at), short(old))
 		}
 		return nil

@@ -1,7 +1,8 @@
 // Package ghaction is the GitHub Action front-end: it reads the workflow's event and environment, runs
 // the pipeline for a pull request (and merges it when asked and every rule holds) or publishes the
-// default branch on a push, and writes the step summary, annotations and outputs. action.yml only gets
-// catalogbot (the release binary of its ref, or a build) and calls `catalogbot action`.
+// default branch on a push (and, when asked, releases the bundles it merged: release.go), and writes the
+// step summary, annotations and outputs. action.yml only gets catalogbot (the release binary of its ref,
+// or a build) and calls `catalogbot action`.
 package ghaction
 
 import (

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/diag"
@@ -98,9 +100,9 @@ func publish(ctx context.Context, gh ghclient.GitHub, repoName ghclient.Repo, ev
 	if err != nil {
 		return err
 	}
-	commit, err := repo.Resolve(ev.After)
+	commit, err := checkedOut(repo, ev.After, "pushed commit")
 	if err != nil {
-		return fmt.Errorf("pushed commit %s: %w (check out with fetch-depth: 0)", short(ev.After), err)
+		return err
 	}
 	cfg, err := pipeline.ConfigAt(repo, commit)
 	if err != nil {
@@ -158,4 +160,13 @@ func publish(ctx context.Context, gh ghclient.GitHub, repoName ghclient.Repo, ev
 		}
 	}
 	return nil
+}
+
+// checkedOut is commit sha of the checkout g; what names it in the error when the checkout lacks it.
+func checkedOut(g *gitrepo.Repo, sha, what string) (*object.Commit, error) {
+	c, err := g.Resolve(sha)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w (check out with fetch-depth: 0)", what, short(sha), err)
+	}
+	return c, nil
 }

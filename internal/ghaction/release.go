@@ -66,13 +66,13 @@ func releaseStage(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, t
 	if err != nil {
 		return err
 	}
-	before, err := g.Resolve(ev.Before)
+	before, err := checkedOut(g, ev.Before, "the push's before commit")
 	if err != nil {
-		return fmt.Errorf("the push's before commit %s: %w (check out with fetch-depth: 0)", short(ev.Before), err)
+		return err
 	}
-	after, err := g.Resolve(ev.After)
+	after, err := checkedOut(g, ev.After, "pushed commit")
 	if err != nil {
-		return fmt.Errorf("pushed commit %s: %w (check out with fetch-depth: 0)", short(ev.After), err)
+		return err
 	}
 	cfg, err := pipeline.ConfigAt(g, after)
 	if err != nil {

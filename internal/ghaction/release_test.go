@@ -252,9 +252,10 @@ func TestActionReleaseFailuresNameTheBundle(t *testing.T) {
 	if prs := w.releasePRs(); len(prs) != 0 {
 		t.Fatalf("GitHub down: pull requests %+v", prs)
 	}
+	// what was written is the image, then the branch naming it: a pull request of it would name a pushed image
 	tag, _ := name.NewTag(w.bundleImageTag)
-	if _, err := remote.Head(tag); err != nil {
-		t.Fatalf("the branch was pushed before the image %s: %v", tag, err)
+	if _, err := remote.Head(tag); err != nil || w.branch(releaseBranch) == "" {
+		t.Fatalf("GitHub down: image %s (%v), branch at %q", tag, err, w.branch(releaseBranch))
 	}
 
 	r, outs, stdout = w.run("push", payload)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/report"
 )
 
 // BundlePusher builds a bundle image from a bundle directory (manifests/ and metadata/, the annotations as
@@ -31,12 +29,6 @@ const (
 	kindReleases = "releases" // find the bundle directories a push to the default branch added
 	kindRelease  = "release"  // release one of them: image, templates and catalogs, one pull request
 )
-
-// releaseBranchPrefix starts every release branch: catalogbot/release/<package>-<version>.
-const releaseBranchPrefix = "catalogbot/release/"
-
-// releaseTitle is the pull request's title, as upstream's release pipeline titles its commits.
-func releaseTitle(pkg, version string) string { return fmt.Sprintf("Add %s %s to FBC", pkg, version) }
 
 // releaseJob is the job releasing bundle directory dir of t's push. Its delivery names the repository and
 // the directory, so a redelivered push, or the same directory found again, queues nothing twice.
@@ -143,8 +135,8 @@ func (jc *jobCtx) release(ctx context.Context) error {
 
 func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	b, t := jc.b, jc.task
-	pkg, version := path.Base(path.Dir(row.Dir)), path.Base(row.Dir)
-	row.Branch = releaseBranchPrefix + pkg + "-" + version
+	names := pipeline.ReleaseNamesOf(row.Dir)
+	row.Branch = names.Branch
 	// A pull request of the branch opened by an earlier attempt that stopped before recording it.
 	if pr, err := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch); err != nil {
 		return diag.InfraError(err)
@@ -196,10 +188,8 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	if err != nil {
 		return err
 	}
-	files, summary := rel.Files, rel.Summary
-	message := fmt.Sprintf("%s\n\n%s\nBundle image: %s\nReleased-from: %s\n", releaseTitle(pkg, version), summary, row.Image, row.PushSHA)
 	who := gitcache.Signature{Name: b.cfg.Checks.Name, Email: b.cfg.Checks.Name + "@users.noreply.github.com"}
-	sha, err := gitcache.CommitFiles(clone, row.PushSHA, files, who, message, commit.Committer.When)
+	sha, err := gitcache.CommitFiles(clone, row.PushSHA, rel.Files, who, rel.Message(names, row.Image, row.PushSHA), commit.Committer.When)
 	if err != nil {
 		return fmt.Errorf("commit the release of %s: %w", row.Dir, err)
 	}
@@ -210,19 +200,10 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	if err := jc.pushReleaseBranch(ctx, repo, row); err != nil {
 		return err
 	}
-	// Names reach Markdown only as code spans (a directory's name is a contributor's choice).
-	body := fmt.Sprintf("Release of %s, merged in %s, by catalogbot.\n\n%s\n\n- bundle image: %s\n- release commit: %s\n",
-		report.CodeSpan(row.Dir), row.PushSHA, summary, report.CodeSpan(row.Image), sha)
-	pr, err := jc.gh.CreatePullRequest(ctx, jc.repo, ghclient.NewPullRequest{Title: releaseTitle(pkg, version), Body: body,
+	pr, err := ghclient.OpenOrFind(ctx, jc.gh, jc.repo, ghclient.NewPullRequest{Title: names.Title, Body: rel.Body(row.Dir, row.Image, row.PushSHA, sha),
 		Head: row.Branch, Base: t.DefaultBranch})
 	if err != nil {
-		// GitHub refuses a second pull request of the branch: one is open (perhaps this one's, opened by an
-		// answer that was lost).
-		found, ferr := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch)
-		if ferr != nil || found == nil {
-			return diag.InfraError(errors.Join(err, ferr))
-		}
-		pr = found
+		return diag.InfraError(err)
 	}
 	return jc.adoptReleasePR(ctx, row, pr)
 }

@@ -16,10 +16,12 @@ import (
 
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/internal/initgc"
 	"github.com/catalogbot/catalogbot/report"
 )
 
 func main() {
+	initgc.Restore() // the packages' initialisers ran without collections (internal/initgc)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

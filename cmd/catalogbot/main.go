@@ -20,8 +20,12 @@ import (
 	"github.com/catalogbot/catalogbot/report"
 )
 
+// init gives the garbage collector back: package main's initialiser runs after every other package's,
+// which ran without collections (internal/initgc). Here rather than in main, so that a process that never
+// runs main (a test binary of this package) collects too.
+func init() { initgc.Restore() }
+
 func main() {
-	initgc.Restore() // the packages' initialisers ran without collections (internal/initgc)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -216,3 +216,24 @@ func TestOFCacheRefusesForeignEntries(t *testing.T) {
 }
 
 func hexKey(k [32]byte) string { return hex.EncodeToString(k[:]) }
+
+// In memory, one cache serves every run given it (a pull request's head and base, a repository's
+// catalogs): the second side validates only what the first did not hold.
+func TestOFCacheInMemoryServesTheOtherSide(t *testing.T) {
+	base := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	head := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	editCSV(t, lastBundle(head), func(csv map[string]any) { annotate(csv, "categories", "Nonsense") })
+	sev := Severities{ruleOFCategories: diag.Error}
+	c := NewOFCache("")
+	if ds := runOFCache(t, base, "", sev, c); len(ds) != 0 {
+		t.Fatalf("base: %v", ds)
+	}
+	_, n := c.Counts()
+	ds := runOFCache(t, head, "", sev, c)
+	if len(ds) != 1 || ds[0].Bundle != lastBundle(head).Name || !strings.Contains(ds[0].Message, "Nonsense") {
+		t.Fatalf("head: %v", ds)
+	}
+	if d, v := c.Counts(); d != 0 || v != n+1 {
+		t.Fatalf("head after base: %d from disk, %d validated in all; want 0 and %d", d, v, n+1)
+	}
+}

@@ -28,9 +28,10 @@ const ofCategoriesEnv = "OPERATOR_BUNDLE_CATEGORIES"
 
 // OFCache keeps what operator-framework's validators found on a bundle, by the SHA-256 of everything they
 // read: the bundle's objects as the catalog stores them (each with its length, in order), the catalog's
-// Kubernetes version, the validators that run, and the versions of the validators' modules (ofModules). In memory it serves every catalog and both sides (head and base) of one process, an
-// identical bundle being validated once, concurrent askers waiting for the first; in dir (when not
-// empty) it serves later runs. A changed object, version or rule is another key: a miss, never another
+// Kubernetes version, the validators that run, and the versions of the validators' modules (ofModules).
+// In memory it serves every catalog and both sides (head and base) of one process, an identical bundle
+// being validated once, concurrent askers waiting for the first; in dir (when not empty) it serves later
+// runs. A changed object, version or rule is another key: a miss, never another
 // bundle's pass. An entry that does not read back whole, under its own key and format, is a miss.
 type OFCache struct {
 	dir string
@@ -63,8 +64,8 @@ func OFCacheDir() string {
 	return filepath.Join(base, "catalogbot", "render", "policy-of")
 }
 
-// Counts returns how many bundles the cache answered from disk and how many it validated.
-func (c *OFCache) Counts() (fromDisk, validated int) {
+// counts returns how many bundles the cache answered from disk and how many it validated.
+func (c *OFCache) counts() (fromDisk, validated int) {
 	return int(c.hits.Load()), int(c.runs.Load())
 }
 

@@ -50,7 +50,7 @@ func TestOFCacheGivesWhatTheValidatorsGive(t *testing.T) {
 	if got := runOFCache(t, c, "1.29", allOF(), first); !reflect.DeepEqual(got, uncached) {
 		t.Fatalf("with an empty disk cache:\n%v\nwant\n%v", got, uncached)
 	}
-	fromDisk, validated := first.Counts()
+	fromDisk, validated := first.counts()
 	if fromDisk != 0 || validated < 200 {
 		t.Fatalf("empty cache: %d from disk, %d validated", fromDisk, validated)
 	}
@@ -58,7 +58,7 @@ func TestOFCacheGivesWhatTheValidatorsGive(t *testing.T) {
 	if got := runOFCache(t, c, "1.29", allOF(), second); !reflect.DeepEqual(got, uncached) {
 		t.Fatalf("from the disk cache:\n%v\nwant\n%v", got, uncached)
 	}
-	if d, v := second.Counts(); d != validated || v != 0 {
+	if d, v := second.counts(); d != validated || v != 0 {
 		t.Fatalf("warm cache: %d from disk, %d validated; want %d and 0", d, v, validated)
 	}
 }
@@ -74,7 +74,7 @@ func TestOFCacheMissesChangedContent(t *testing.T) {
 	if ds := runOFCache(t, c, "", sev, warm); len(ds) != 0 {
 		t.Fatalf("coherence-operator passes: %v", ds)
 	}
-	_, n := warm.Counts()
+	_, n := warm.counts()
 	if n != len(c.Bundles) {
 		t.Fatalf("validated %d of %d distinct bundles", n, len(c.Bundles))
 	}
@@ -84,7 +84,7 @@ func TestOFCacheMissesChangedContent(t *testing.T) {
 	c.Bundles = append(c.Bundles, &dup)
 	again := NewOFCache(dir)
 	runOFCache(t, c, "", sev, again)
-	if d, v := again.Counts(); d != n || v != 0 {
+	if d, v := again.counts(); d != n || v != 0 {
 		t.Fatalf("an identical bundle: %d from disk, %d validated", d, v)
 	}
 
@@ -98,7 +98,7 @@ func TestOFCacheMissesChangedContent(t *testing.T) {
 	}) {
 		t.Fatalf("an edited CRD passed with a warm cache: %v", ds)
 	}
-	if d, v := cache.Counts(); d != n-1 || v != 1 {
+	if d, v := cache.counts(); d != n-1 || v != 1 {
 		t.Fatalf("one bundle edited: %d from disk, %d validated; want %d and 1", d, v, n-1)
 	}
 	for name, run := range map[string]func(*OFCache){
@@ -110,7 +110,7 @@ func TestOFCacheMissesChangedContent(t *testing.T) {
 	} {
 		oc := NewOFCache(dir)
 		run(oc)
-		d, v := oc.Counts()
+		d, v := oc.counts()
 		if name == "the same rules at warning" { // severity is applied after the validators: one entry serves both
 			if v != 0 {
 				t.Errorf("%s: validated %d", name, v)
@@ -228,12 +228,12 @@ func TestOFCacheInMemoryServesTheOtherSide(t *testing.T) {
 	if ds := runOFCache(t, base, "", sev, c); len(ds) != 0 {
 		t.Fatalf("base: %v", ds)
 	}
-	_, n := c.Counts()
+	_, n := c.counts()
 	ds := runOFCache(t, head, "", sev, c)
 	if len(ds) != 1 || ds[0].Bundle != lastBundle(head).Name || !strings.Contains(ds[0].Message, "Nonsense") {
 		t.Fatalf("head: %v", ds)
 	}
-	if d, v := c.Counts(); d != 0 || v != n+1 {
+	if d, v := c.counts(); d != 0 || v != n+1 {
 		t.Fatalf("head after base: %d from disk, %d validated in all; want 0 and %d", d, v, n+1)
 	}
 }

@@ -2,7 +2,12 @@ package policy
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -235,5 +240,34 @@ func TestOFCacheInMemoryServesTheOtherSide(t *testing.T) {
 	}
 	if d, v := c.counts(); d != 0 || v != n+1 {
 		t.Fatalf("head after base: %d from disk, %d validated in all; want 0 and %d", d, v, n+1)
+	}
+}
+
+// ofCodeDigests records, per ofCacheFormat, the digest of the code whose findings an entry holds (every
+// declaration of ofvalidators.go but those that run after the cache: ofValidate, mergeOF, keepsManifests).
+// Changing that code without a new format would let a kept entry of the old code stand for the new.
+var ofCodeDigests = map[string]string{
+	"catalogbot-policy-of-1": "4c2cdd9d4dac3b8cfde12d9846d92b884e8d597f579eb9e5f0dd18c53a9657ff",
+}
+
+func TestOFCacheFormatFollowsTheCode(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "ofvalidators.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	for _, d := range f.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && slices.Contains([]string{"ofValidate", "mergeOF", "keepsManifests"}, fn.Name.Name) {
+			continue
+		}
+		if err := printer.Fprint(h, fset, d); err != nil {
+			t.Fatal(err)
+		}
+		h.Write([]byte{0})
+	}
+	got := hex.EncodeToString(h.Sum(nil))
+	if want, ok := ofCodeDigests[ofCacheFormat]; !ok || want != got {
+		t.Fatalf("the code behind the validators' cache entries changed (digest %s, recorded %q for %s): give ofCacheFormat a new value and record the digest under it in ofCodeDigests", got, want, ofCacheFormat)
 	}
 }

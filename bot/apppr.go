@@ -1,0 +1,105 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/gitcache"
+	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/gitrepo"
+)
+
+// The pull requests the App opens itself (releases, promotions) share these steps: the branch is created
+// at the App's commit (never moved), the pull request is opened once (looked up by its branch when
+// GitHub's answer is lost), adopted only when its head is still the App's commit, and then checked like
+// any other pull request.
+
+// pushAppBranch creates branch at commit; a branch already there (an earlier attempt pushed it) is left
+// as it is, and a branch at another commit is never overwritten. subject names the job in errors.
+func (jc *jobCtx) pushAppBranch(ctx context.Context, repo *gitrepo.Repo, subject, branch, commit string) error {
+	at, err := repo.SHA(gitcache.BranchRef(branch))
+	if err != nil {
+		at = "" // no such branch in the fetch
+	}
+	switch at {
+	case commit:
+		return nil
+	case "":
+	default:
+		return diag.UsageError(fmt.Errorf("%s: branch %s exists at %s, not at the App's commit %s; delete it to run it again",
+			subject, branch, short(at), short(commit)))
+	}
+	token, err := jc.gh.GitToken(ctx)
+	if err != nil {
+		return diag.InfraError(err)
+	}
+	err = jc.b.git.Push(ctx, jc.repo.Owner, jc.repo.Name, token, commit, branch, "")
+	if errors.Is(err, gitcache.ErrBranchMoved) {
+		return diag.InfraError(err) // created meanwhile: the next attempt fetches it and looks again
+	}
+	return err
+}
+
+// openAppPR opens the pull request np. GitHub refuses a second pull request of the branch: one is open
+// (perhaps this one's, opened by an answer that was lost), and it is returned instead.
+func (jc *jobCtx) openAppPR(ctx context.Context, np ghclient.NewPullRequest) (*ghclient.PullRequest, error) {
+	pr, err := jc.gh.CreatePullRequest(ctx, jc.repo, np)
+	if err == nil {
+		return pr, nil
+	}
+	found, ferr := jc.gh.FindPullRequest(ctx, jc.repo, np.Head)
+	if ferr != nil || found == nil {
+		return nil, diag.InfraError(errors.Join(err, ferr))
+	}
+	return found, nil
+}
+
+// foreignAppPR refuses pr, a pull request of the App's branch, when its head is not the commit the App
+// pushed there: it is not the App's, the job fails naming it, and nothing is granted on the App's behalf.
+func foreignAppPR(subject, branch, commit string, pr *ghclient.PullRequest) error {
+	if commit != "" && pr.HeadSHA == commit {
+		return nil
+	}
+	return diag.UsageError(fmt.Errorf("%s: branch %s already has pull request #%d at %s, not a commit of this bot; "+
+		"close it and delete the branch to run it again", subject, branch, pr.Number, short(pr.HeadSHA)))
+}
+
+// queueAppPRCheck queues the check of the App's pull request pr (once per head: delivery names it).
+func (jc *jobCtx) queueAppPRCheck(ctx context.Context, pr *ghclient.PullRequest, reason, delivery string) error {
+	t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: pr.Number, HeadSHA: pr.HeadSHA, Sender: pr.Author, Reason: reason}
+	j, err := newJob(jc.job.Event, kindCheck, t, prKey(t.Repo, t.PR), true, false)
+	if err != nil {
+		return err
+	}
+	j.Delivery = fmt.Sprintf("%s:%s#%d@%s", delivery, strings.ToLower(t.Repo), pr.Number, pr.HeadSHA)
+	_, err = jc.b.enqueue(ctx, j, t, "")
+	return err
+}
+
+// appSignature is the author and committer of the App's commits: its check name.
+func (jc *jobCtx) appSignature() gitcache.Signature {
+	return gitcache.Signature{Name: jc.b.cfg.Checks.Name, Email: jc.b.cfg.Checks.Name + "@users.noreply.github.com"}
+}
+
+// settleAppPRJob records the failed attempt err of a release or promotion job (state and msg are its
+// row's, save writes the row). Stopped (a shutdown requeues the job), or an infrastructure failure with
+// attempts left: pending, to be retried; anything else, or the last attempt, fails it, and the status
+// page says why.
+func (jc *jobCtx) settleAppPRJob(ctx context.Context, err error, state, msg *string, save func(context.Context) error) error {
+	*msg = err.Error()
+	infra := diag.CategoryOf(err) == diag.Infra
+	if ctx.Err() == nil && (!infra || jc.job.Attempts >= jc.b.cfg.Queue.MaxAttempts) {
+		*state = releaseFailed
+	}
+	if serr := save(context.WithoutCancel(ctx)); serr != nil {
+		return errors.Join(err, serr)
+	}
+	if !infra && ctx.Err() == nil {
+		return queue.Permanent(err)
+	}
+	return err
+}

@@ -125,10 +125,16 @@ func TestAttackPushToPromotionBranch(t *testing.T) {
 	h.waitIdleFor(releaseWait)
 	pr := promotedOnce(t, h, promoteAlways, promoteReview)[promoteAlways]
 	h.requireNotMerged(pr.Number, "merged without the required label")
-	cat := "catalogs/v4.22/" + promoteAlways + "/catalog.yaml"
-	body := h.git.Git("show", pr.HeadSHA+":"+cat)
+	if c := h.readiness(pr.Number); !strings.Contains(c, "- [x] no approval needed: the App's promotion of `kepler-operator`") ||
+		!strings.Contains(c, "- [ ] label `ok-to-merge` is required") {
+		t.Errorf("the App's promotion's readiness comment before the push:\n%s", c)
+	}
+	// mallory makes herself a reviewer of the package: a change of the package's ci.yaml only, which the
+	// promotion's paths allow; what takes the grant away is that the head is no longer the App's commit.
+	ci := "operators/" + promoteAlways + "/ci.yaml"
+	body := h.git.Git("show", pr.HeadSHA+":"+ci) + "\n"
 	branch := "catalogbot/promote/" + promoteAlways + "-v4.22"
-	head := h.label(h.git.Commit(branch, pr.HeadSHA, "mallory", "tweak", map[string]string{cat: body + "\n---\nschema: olm.package\nname: mallory\n"}), "PUSHED")
+	head := h.label(h.git.Commit(branch, pr.HeadSHA, "mallory", "tweak", map[string]string{ci: body + "  - mallory\n"}), "PUSHED")
 	h.push(pr.Number, pr.User, head, after)
 	h.waitIdleFor(releaseWait)
 	h.gh.AddLabel(repoFull, pr.Number, "ok-to-merge")
@@ -138,5 +144,9 @@ func TestAttackPushToPromotionBranch(t *testing.T) {
 	h.requireNotMerged(pr.Number, "the promotion branch pushed to by someone else merged as the App's promotion")
 	if c := h.readiness(pr.Number); strings.Contains(c, "no approval needed") {
 		t.Errorf("the readiness comment still waives the approval:\n%s", c)
+	}
+	runs := h.gh.CheckRuns(repoFull)
+	if last := runs[len(runs)-1]; last.HeadSHA != head || last.Conclusion != "failure" || !strings.Contains(last.Output.Summary, "may not change") {
+		t.Errorf("the check of the pushed head: %s", checkRunsOf(h, head))
 	}
 }

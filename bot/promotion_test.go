@@ -138,12 +138,12 @@ func promotedOnce(t *testing.T, h *harness, pkgs ...string) map[string]githubtes
 // The App's promotion, end to end: a push adding v4.22 to catalogs.versions opens one pull request per
 // package promote would change, titled as upstream's commits and labelled as upstream's script labels
 // them, each holding the package's one-line ci.yaml edit and its catalog as upstream rendered it; none for
-// the package whose strategy is never. Checked like any other: the always one merges under
-// promotion.autoMerge with nobody's approval; the review-needed one waits for a maintainer, which its
-// package owner's approval is not.
+// the package whose strategy is never. Checked like any other: the always one passes the owners stage
+// under promotion.autoMerge and merges with nobody's approval; the review-needed one waits for a
+// maintainer, which its package owner's approval (enough for the owners stage) is not.
 func TestPromotionOpensPRsPerPackageAndMergesAsStrategiesSay(t *testing.T) {
 	h, _ := releaseHarness(t)
-	main := promoteMain(t, h, "  requiredApprovals: 1\n", "  autoMerge: true\n")
+	main := promoteMain(t, h, "", "  autoMerge: true\n")
 	after := addCatalog(t, h, main, nil)
 	h.deliver("push", "push/payload.json", pushEdits(main, after))
 	h.waitIdleFor(releaseWait)
@@ -177,8 +177,8 @@ func TestPromotionOpensPRsPerPackageAndMergesAsStrategiesSay(t *testing.T) {
 	if merged, at := h.gh.Merged(repoFull, always.Number); !merged || at != always.HeadSHA {
 		t.Fatalf("the always promotion was not merged (%v at %s); readiness:\n%s\ncheck runs: %+v", merged, at, h.readiness(always.Number), checkRunsOf(h, always.HeadSHA))
 	}
-	if c := h.readiness(always.Number); !strings.Contains(c, "no approval needed: the App's promotion of `kepler-operator`") {
-		t.Errorf("the always promotion's readiness comment:\n%s", c)
+	if runs := checkRunsOf(h, always.HeadSHA); !strings.Contains(runs, "the App's promotion of kepler-operator into v4.22 changes only its ci.yaml and its directory there") {
+		t.Errorf("the always promotion's check:\n%s", runs)
 	}
 	// GitHub lands the merge on main: the review-needed promotion is checked again on the merge into it.
 	h.git.SetBranch("main", always.HeadSHA)
@@ -187,8 +187,8 @@ func TestPromotionOpensPRsPerPackageAndMergesAsStrategiesSay(t *testing.T) {
 	if c := h.readiness(review.Number); !strings.Contains(c, "- [ ] a maintainer must approve the promotion of `dotvirt-operator`") {
 		t.Errorf("the review-needed promotion's readiness comment:\n%s", c)
 	}
-	// The package's owner approves: the owners stage passes and one approval counts, but no maintainer
-	// approved.
+	// The package's owner approves: the owners stage passes (no merge.requiredApprovals here), which
+	// would merge any other pull request, but no maintainer approved.
 	h.review(review.Number, review.User, review.HeadSHA, after, promoteReviewer, "APPROVED", review.HeadSHA)
 	h.waitIdleFor(releaseWait)
 	h.requireNotMerged(review.Number, "the package owner's approval merged a review-needed promotion")

@@ -6,11 +6,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
+	"github.com/catalogbot/catalogbot/pipeline"
 )
 
 // The pull requests the App opens itself (releases, promotions) share these steps: the branch is created
@@ -102,4 +106,42 @@ func (jc *jobCtx) settleAppPRJob(ctx context.Context, err error, state, msg *str
 		return queue.Permanent(err)
 	}
 	return err
+}
+
+// pushCheckout is the pushed commit an App job computes its pull request from: the clone, the commit, its
+// configuration and layout, and a throw-away checkout of it in work (cleanup removes it).
+type pushCheckout struct {
+	clone   string
+	repo    *gitrepo.Repo
+	commit  *object.Commit
+	cfg     *config.Config
+	layout  *pipeline.Layout
+	work    string
+	cleanup func()
+}
+
+// checkoutPush fetches (always: the job's branch may have been pushed by an earlier attempt) and checks out
+// the pushed commit sha, under its own configuration.
+func (jc *jobCtx) checkoutPush(ctx context.Context, sha string) (*pushCheckout, error) {
+	clone, err := jc.fetch(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	pc := &pushCheckout{clone: clone}
+	if pc.repo, err = gitrepo.Open(clone); err != nil {
+		return nil, err
+	}
+	if pc.commit, err = pc.repo.Resolve(sha); err != nil {
+		return nil, diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(sha), err))
+	}
+	if pc.cfg, err = pipeline.ConfigAt(pc.repo, pc.commit); err != nil {
+		return nil, diag.UsageError(err)
+	}
+	if pc.layout, err = pipeline.LayoutAt(pc.cfg, pc.commit); err != nil {
+		return nil, diag.UsageError(err)
+	}
+	if pc.work, pc.cleanup, err = pc.repo.Checkout(ctx, pc.commit); err != nil {
+		return nil, err
+	}
+	return pc, nil
 }

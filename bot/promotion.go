@@ -124,39 +124,18 @@ func (jc *jobCtx) promotionSteps(ctx context.Context, row *promotionRow) error {
 	} else if pr != nil {
 		return jc.adoptPromotionPR(ctx, row, pr)
 	}
-	// Always fetched: the promotion branch may have been pushed by an earlier attempt.
-	clone, err := jc.fetch(ctx, nil)
+	pc, err := jc.checkoutPush(ctx, row.PushSHA)
 	if err != nil {
 		return err
 	}
-	repo, err := gitrepo.Open(clone)
-	if err != nil {
-		return err
-	}
-	commit, err := repo.Resolve(row.PushSHA)
-	if err != nil {
-		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(row.PushSHA), err))
-	}
-	cfg, err := pipeline.ConfigAt(repo, commit)
-	if err != nil {
-		return diag.UsageError(err)
-	}
-	layout, err := pipeline.LayoutAt(cfg, commit)
-	if err != nil {
-		return diag.UsageError(err)
-	}
-	work, cleanup, err := repo.Checkout(ctx, commit)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	prom, err := pipeline.ComputePromotion(ctx, work, cfg, layout, row.Catalog, row.Dir, jc.remoteOptions())
+	defer pc.cleanup()
+	prom, err := pipeline.ComputePromotion(ctx, pc.work, pc.cfg, pc.layout, row.Catalog, row.Dir, jc.remoteOptions())
 	if err != nil {
 		return err
 	}
 	row.Strategy = string(prom.Package.Strategy)
 	message := fmt.Sprintf("%s\n\n%s\nPromoted-from: %s\n", prom.Package.Title, prom.Summary, row.PushSHA)
-	sha, err := gitcache.CommitFiles(clone, row.PushSHA, prom.Files, jc.appSignature(), message, commit.Committer.When)
+	sha, err := gitcache.CommitFiles(pc.clone, row.PushSHA, prom.Files, jc.appSignature(), message, pc.commit.Committer.When)
 	if err != nil {
 		return fmt.Errorf("commit the promotion of %s into %s: %w", row.Dir, row.Catalog, err)
 	}
@@ -165,7 +144,7 @@ func (jc *jobCtx) promotionSteps(ctx context.Context, row *promotionRow) error {
 		return err
 	}
 	subject := "promotion of " + row.Dir + " into " + row.Catalog
-	if err := jc.pushAppBranch(ctx, repo, subject, row.Branch, row.Commit); err != nil {
+	if err := jc.pushAppBranch(ctx, pc.repo, subject, row.Branch, row.Commit); err != nil {
 		return err
 	}
 	review := "It merges as the base branch's merge rules say."

@@ -3,8 +3,6 @@ package bot
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -70,19 +68,8 @@ func TestPromotionRestartBetweenSteps(t *testing.T) {
 		name  string
 		setup func(t *testing.T, h *harness)
 	}{
-		{"branch not pushed", func(t *testing.T, h *harness) {
-			flag := filepath.Join(t.TempDir(), "refuse")
-			if err := os.WriteFile(flag, nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			hook := "#!/bin/sh\nif [ -e '" + flag + "' ]; then rm '" + flag + "'; echo refused >&2; exit 1; fi\n"
-			if err := os.WriteFile(filepath.Join(h.git.Dir, ".git", "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"branch pushed, pull request not opened", func(t *testing.T, h *harness) {
-			h.gh.FailNext(http.MethodPost, "/repos/octo/catalog/pulls", http.StatusServiceUnavailable, 4) // the client's 1 + 3 tries
-		}},
+		{"branch not pushed", refuseFirstBranchPush},
+		{"branch pushed, pull request not opened", failPullRequestCreates},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _ := releaseHarness(t)

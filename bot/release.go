@@ -156,38 +156,17 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	} else if pr != nil {
 		return jc.adoptReleasePR(ctx, row, pr)
 	}
-	// Always fetched: the release branch may have been pushed by an earlier attempt.
-	clone, err := jc.fetch(ctx, nil)
+	pc, err := jc.checkoutPush(ctx, row.PushSHA)
 	if err != nil {
 		return err
 	}
-	repo, err := gitrepo.Open(clone)
+	defer pc.cleanup()
+	_, _, ref, err := pipeline.ReleaseImage(pc.cfg, row.Dir)
 	if err != nil {
 		return err
 	}
-	commit, err := repo.Resolve(row.PushSHA)
-	if err != nil {
-		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(row.PushSHA), err))
-	}
-	cfg, err := pipeline.ConfigAt(repo, commit)
-	if err != nil {
-		return diag.UsageError(err)
-	}
-	_, _, ref, err := pipeline.ReleaseImage(cfg, row.Dir)
-	if err != nil {
-		return err
-	}
-	layout, err := pipeline.LayoutAt(cfg, commit)
-	if err != nil {
-		return diag.UsageError(err)
-	}
-	work, cleanup, err := repo.Checkout(ctx, commit)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
 	if row.Image == "" {
-		digest, err := b.pusher.Push(ctx, filepath.Join(work, filepath.FromSlash(row.Dir)), ref, jc.remoteOptions())
+		digest, err := b.pusher.Push(ctx, filepath.Join(pc.work, filepath.FromSlash(row.Dir)), ref, jc.remoteOptions())
 		if err != nil {
 			return diag.InfraError(fmt.Errorf("pushing bundle image %s: %w", ref, err))
 		}
@@ -197,13 +176,13 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 		}
 		jc.log.Info("bundle image pushed", "bundle", row.Dir, "image", digest)
 	}
-	rel, err := pipeline.ComputeRelease(ctx, work, cfg, layout, row.Dir, jc.remoteOptions())
+	rel, err := pipeline.ComputeRelease(ctx, pc.work, pc.cfg, pc.layout, row.Dir, jc.remoteOptions())
 	if err != nil {
 		return err
 	}
 	files, summary := rel.Files, rel.Summary
 	message := fmt.Sprintf("%s\n\n%s\nBundle image: %s\nReleased-from: %s\n", releaseTitle(pkg, version), summary, row.Image, row.PushSHA)
-	sha, err := gitcache.CommitFiles(clone, row.PushSHA, files, jc.appSignature(), message, commit.Committer.When)
+	sha, err := gitcache.CommitFiles(pc.clone, row.PushSHA, files, jc.appSignature(), message, pc.commit.Committer.When)
 	if err != nil {
 		return fmt.Errorf("commit the release of %s: %w", row.Dir, err)
 	}
@@ -211,7 +190,7 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	if err := b.store.saveRelease(ctx, row); err != nil {
 		return err
 	}
-	if err := jc.pushAppBranch(ctx, repo, "release "+row.Dir, row.Branch, row.Commit); err != nil {
+	if err := jc.pushAppBranch(ctx, pc.repo, "release "+row.Dir, row.Branch, row.Commit); err != nil {
 		return err
 	}
 	// Names reach Markdown only as code spans (a directory's name is a contributor's choice).

@@ -2,8 +2,6 @@ package bot
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -47,7 +45,7 @@ type promotionRow struct {
 
 const promotionColumns = "repo, catalog, dir, push_sha, strategy, state, branch, commit_sha, pr, attempts, error, updated_at"
 
-func scanPromotion(row interface{ Scan(...any) error }) (*promotionRow, error) {
+func scanPromotion(row rowScanner) (*promotionRow, error) {
 	var r promotionRow
 	var at int64
 	if err := row.Scan(&r.Repo, &r.Catalog, &r.Dir, &r.PushSHA, &r.Strategy, &r.State, &r.Branch, &r.Commit, &r.PR, &r.Attempts, &r.Error, &at); err != nil {
@@ -93,11 +91,8 @@ func (s *store) savePromotion(ctx context.Context, r *promotionRow) error {
 // promotionOfPR is the promotion whose pull request is pr, or nil: only the App records one, when it
 // opened that pull request itself.
 func (s *store) promotionOfPR(ctx context.Context, repo string, pr int) (*promotionRow, error) {
-	r, err := scanPromotion(s.db.QueryRowContext(ctx, "SELECT "+promotionColumns+" FROM promotions WHERE repo = ? AND pr = ?",
-		strings.ToLower(repo), pr))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	r, err := optionalRow(s.db.QueryRowContext(ctx, "SELECT "+promotionColumns+" FROM promotions WHERE repo = ? AND pr = ?",
+		strings.ToLower(repo), pr), scanPromotion)
 	if err != nil {
 		return nil, fmt.Errorf("read the promotion of %s#%d: %w", repo, pr, err)
 	}
@@ -106,18 +101,5 @@ func (s *store) promotionOfPR(ctx context.Context, repo string, pr int) (*promot
 
 // recentPromotions are the promotions most recently worked on, newest first.
 func (s *store) recentPromotions(ctx context.Context, limit int) ([]*promotionRow, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+promotionColumns+" FROM promotions ORDER BY updated_at DESC LIMIT ?", limit)
-	if err != nil {
-		return nil, fmt.Errorf("list promotions: %w", err)
-	}
-	defer rows.Close()
-	var out []*promotionRow
-	for rows.Next() {
-		r, err := scanPromotion(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list promotions: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return listRows(ctx, s, "promotions", scanPromotion, "SELECT "+promotionColumns+" FROM promotions ORDER BY updated_at DESC LIMIT ?", limit)
 }

@@ -48,18 +48,14 @@ func (jc *jobCtx) pushAppBranch(ctx context.Context, repo *gitrepo.Repo, subject
 	return err
 }
 
-// openAppPR opens the pull request np. GitHub refuses a second pull request of the branch: one is open
-// (perhaps this one's, opened by an answer that was lost), and it is returned instead.
+// openAppPR opens the pull request np, or finds the one of its branch (ghclient.OpenOrFind: an earlier
+// answer may have been lost); a failure is the infrastructure's, retried.
 func (jc *jobCtx) openAppPR(ctx context.Context, np ghclient.NewPullRequest) (*ghclient.PullRequest, error) {
-	pr, err := jc.gh.CreatePullRequest(ctx, jc.repo, np)
-	if err == nil {
-		return pr, nil
+	pr, err := ghclient.OpenOrFind(ctx, jc.gh, jc.repo, np)
+	if err != nil {
+		return nil, diag.InfraError(err)
 	}
-	found, ferr := jc.gh.FindPullRequest(ctx, jc.repo, np.Head)
-	if ferr != nil || found == nil {
-		return nil, diag.InfraError(errors.Join(err, ferr))
-	}
-	return found, nil
+	return pr, nil
 }
 
 // foreignAppPR refuses pr, a pull request of the App's branch, when its head is not the commit the App

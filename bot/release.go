@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"fmt"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/report"
 )
 
 // BundlePusher builds a bundle image from a bundle directory (manifests/ and metadata/, the annotations as
@@ -31,12 +29,6 @@ const (
 	kindReleases = "releases" // find the bundle directories a push to the default branch added
 	kindRelease  = "release"  // release one of them: image, templates and catalogs, one pull request
 )
-
-// releaseBranchPrefix starts every release branch: catalogbot/release/<package>-<version>.
-const releaseBranchPrefix = "catalogbot/release/"
-
-// releaseTitle is the pull request's title, as upstream's release pipeline titles its commits.
-func releaseTitle(pkg, version string) string { return fmt.Sprintf("Add %s %s to FBC", pkg, version) }
 
 // releaseJob is the job releasing bundle directory dir of t's push. Its delivery names the repository and
 // the directory, so a redelivered push, or the same directory found again, queues nothing twice.
@@ -148,8 +140,8 @@ func (jc *jobCtx) release(ctx context.Context) error {
 
 func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	b, t := jc.b, jc.task
-	pkg, version := path.Base(path.Dir(row.Dir)), path.Base(row.Dir)
-	row.Branch = releaseBranchPrefix + pkg + "-" + version
+	names := pipeline.ReleaseNamesOf(row.Dir)
+	row.Branch = names.Branch
 	// A pull request of the branch opened by an earlier attempt that stopped before recording it.
 	if pr, err := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch); err != nil {
 		return diag.InfraError(err)
@@ -180,9 +172,7 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	if err != nil {
 		return err
 	}
-	files, summary := rel.Files, rel.Summary
-	message := fmt.Sprintf("%s\n\n%s\nBundle image: %s\nReleased-from: %s\n", releaseTitle(pkg, version), summary, row.Image, row.PushSHA)
-	sha, err := gitcache.CommitFiles(pc.clone, row.PushSHA, files, jc.appSignature(), message, pc.commit.Committer.When)
+	sha, err := gitcache.CommitFiles(pc.clone, row.PushSHA, rel.Files, jc.appSignature(), rel.Message(names, row.Image, row.PushSHA), pc.commit.Committer.When)
 	if err != nil {
 		return fmt.Errorf("commit the release of %s: %w", row.Dir, err)
 	}
@@ -193,10 +183,8 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	if err := jc.pushAppBranch(ctx, pc.repo, "release "+row.Dir, row.Branch, row.Commit); err != nil {
 		return err
 	}
-	// Names reach Markdown only as code spans (a directory's name is a contributor's choice).
-	body := fmt.Sprintf("Release of %s, merged in %s, by catalogbot.\n\n%s\n\n- bundle image: %s\n- release commit: %s\n",
-		report.CodeSpan(row.Dir), row.PushSHA, summary, report.CodeSpan(row.Image), sha)
-	pr, err := jc.openAppPR(ctx, ghclient.NewPullRequest{Title: releaseTitle(pkg, version), Body: body, Head: row.Branch, Base: t.DefaultBranch})
+	pr, err := jc.openAppPR(ctx, ghclient.NewPullRequest{Title: names.Title, Body: rel.Body(row.Dir, row.Image, row.PushSHA, sha),
+		Head: row.Branch, Base: t.DefaultBranch})
 	if err != nil {
 		return err
 	}

@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	"bot/checkrun":      {"bot/ghclient", "bot/queue", "report"},
 	"bot":               {"bot/checkrun", "bot/ghclient", "bot/gitcache", "bot/queue", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "netdeadline", "pipeline", "registry", "report"},
 	"internal/demo":     {"build", "build/bundleimage", "catalog", "gitrepo", "internal/registrytest", "pipeline", "render/bundle", "report"},
-	"internal/ghaction": {"bot/ghclient", "build", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "pipeline", "report"},
+	"internal/ghaction": {"bot/ghclient", "bot/gitcache", "build", "build/bundleimage", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "pipeline", "report"},
 	"cmd/catalogbot": {"bot", "build", "build/bundleimage", "catalog", "checks/images", "checks/policy", "checks/smoke", "checks/validate", "config", "diag", "filetree",
 		"gitrepo", "internal/demo", "internal/ghaction", "netdeadline", "pipeline", "registry", "render",
 		"render/promote", "render/release", "render/template", "report"},

@@ -25,9 +25,15 @@ func promotionRows(t *testing.T, h *harness) map[string]*promotionRow {
 }
 
 // A redelivered push (the same delivery, or the same push under a new delivery ID), and a promotion job
-// of the same package run again after the promotion, open one pull request per package.
+// of the same package run again after the promotion, open one pull request per package; on SQLite and on
+// PostgreSQL (the promotions table's statements).
 func TestPromotionRedeliveredPushOpensOnePRPerPackage(t *testing.T) {
-	h, _ := releaseHarness(t)
+	t.Run("sqlite", func(t *testing.T) { redeliverPromotionPush(t) })
+	t.Run("postgres", func(t *testing.T) { redeliverPromotionPush(t, withPostgres) })
+}
+
+func redeliverPromotionPush(t *testing.T, opts ...harnessOption) {
+	h, _ := releaseHarness(t, opts...)
 	main := promoteMain(t, h)
 	after := addCatalog(t, h, main, nil)
 	body := payload(t, "push/payload.json", pushEdits(main, after))

@@ -27,16 +27,8 @@ import (
 // blob of another package filed in pkg's directory is not a release of pkg). It says nothing about who
 // wrote the change: the front-end decides that (the App's own release pull request, by its record).
 func (c *Change) ReleaseOnly(pkg string) bool {
-	if c == nil || c.Result == nil || c.changes == nil || c.Attribution == nil || c.Layout == nil || c.Rules == nil || c.Rules.Config == nil {
+	if !c.onlyPackage(pkg) {
 		return false
-	}
-	if len(c.changes.paths) == 0 || len(c.changes.refEntries) > 0 || c.changes.refsGlobal || len(c.Attribution.Other) > 0 {
-		return false
-	}
-	for p := range c.Attribution.Packages {
-		if p != pkg {
-			return false
-		}
 	}
 	dir := c.Rules.Config.Catalogs.PackageDir(pkg)
 	templates := path.Join(template.OperatorsDir, dir, template.TemplatesDir) + "/"
@@ -46,6 +38,23 @@ func (c *Change) ReleaseOnly(pkg string) bool {
 			ok = ok || strings.HasPrefix(p, path.Join(path.Clean(cat.Dir), dir)+"/")
 		}
 		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyPackage reports whether the change merges, changes some paths, no references entry, and only files
+// that the layout attributes to package pkg (blob identity).
+func (c *Change) onlyPackage(pkg string) bool {
+	if c == nil || c.Result == nil || c.changes == nil || c.Attribution == nil || c.Layout == nil || c.Rules == nil || c.Rules.Config == nil {
+		return false
+	}
+	if len(c.changes.paths) == 0 || len(c.changes.refEntries) > 0 || c.changes.refsGlobal || len(c.Attribution.Other) > 0 {
+		return false
+	}
+	for p := range c.Attribution.Packages {
+		if p != pkg {
 			return false
 		}
 	}

@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	"render/promote":                   {"diag", "render", "render/template"},                                              // packages promoted into a new catalog per their ci.yaml
 	// orchestration
 	"pipeline": {"build", "catalog", "checks/approval", "checks/graph", "checks/images", "checks/owners", "checks/policy", "checks/smoke", "checks/validate",
-		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/release", "render/template", "report"},
+		"config", "diag", "gitrepo", "registry", "render", "render/bundle", "render/promote", "render/release", "render/template", "report"},
 	// front-ends
 	"bot/ghclient":      nil,
 	"bot/gitcache":      {"diag", "gitrepo"},

@@ -238,9 +238,11 @@ func (b *Bot) handleJob(ctx context.Context, j *queue.Job) error {
 	case kindMergeGroup:
 		err = jc.mergeGroup(ctx)
 	case kindReleases:
-		err = jc.releases(ctx)
+		err = jc.pushScan(ctx)
 	case kindRelease:
 		return jc.release(ctx)
+	case kindPromotion:
+		return jc.promotion(ctx)
 	default:
 		err = fmt.Errorf("job %d: unknown kind %q", j.ID, j.Kind)
 		return queue.Permanent(err)

@@ -164,7 +164,12 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	if sets.Release, err = jc.releaseGrant(ctx, br, pr); err != nil {
 		return nil, settings{}, err
 	}
-	rep, err := pipeline.Run(ctx, pipeline.Input{Change: br.change, Author: pr.Author, Release: sets.Release,
+	grant, reviewNeeded, err := jc.promotionGrant(ctx, br, pr)
+	if err != nil {
+		return nil, settings{}, err
+	}
+	sets.Promotion, sets.ReviewNeeded = grant.Package, reviewNeeded
+	rep, err := pipeline.Run(ctx, pipeline.Input{Change: br.change, Author: pr.Author, Release: sets.Release, Promotion: grant,
 		Approvers: res.Current, Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(), Smoke: jc.b.smokeInput(),
 		SkipImages: jc.b.cfg.Checks.SkipImages, Observer: cr, StageTimeout: jc.b.cfg.Timeouts.Stage})
 	return rep, sets, err

@@ -25,7 +25,7 @@ func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, 
 	if r != nil {
 		f.Check = &merge.Check{Verdict: r.Verdict, HeadSHA: r.HeadSHA, BaseRef: r.BaseRef, BaseTip: r.Tip, URL: b.runURL(r.ID), Approvers: r.Approvers}
 		f.ConfigError, f.RequiredApprovals, f.RequiredLabels = r.Settings.ConfigError, r.Settings.RequiredApprovals, r.Settings.RequiredLabels
-		f.Release = r.Settings.Release
+		f.Release, f.Promotion, f.ReviewNeeded = r.Settings.Release, r.Settings.Promotion, r.Settings.ReviewNeeded
 	}
 	return append(merge.Decide(f), holdHistory(hold)...)
 }

@@ -2,12 +2,11 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
@@ -16,7 +15,6 @@ import (
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
-	"github.com/catalogbot/catalogbot/report"
 )
 
 // BundlePusher builds a bundle image from a bundle directory (manifests/ and metadata/, the annotations as
@@ -32,12 +30,6 @@ const (
 	kindRelease  = "release"  // release one of them: image, templates and catalogs, one pull request
 )
 
-// releaseBranchPrefix starts every release branch: catalogbot/release/<package>-<version>.
-const releaseBranchPrefix = "catalogbot/release/"
-
-// releaseTitle is the pull request's title, as upstream's release pipeline titles its commits.
-func releaseTitle(pkg, version string) string { return fmt.Sprintf("Add %s %s to FBC", pkg, version) }
-
 // releaseJob is the job releasing bundle directory dir of t's push. Its delivery names the repository and
 // the directory, so a redelivered push, or the same directory found again, queues nothing twice.
 func releaseJob(event string, t Task, dir string) (*queue.Job, error) {
@@ -50,12 +42,13 @@ func releaseJob(event string, t Task, dir string) (*queue.Job, error) {
 	return j, nil
 }
 
-// releases queues a release job for each bundle directory with a release-config.yaml that the push added
-// (a directory the push's before commit has no release-config.yaml in). A push that created the branch
-// (no before commit) releases nothing: that is a repository's history, not a merge.
-func (jc *jobCtx) releases(ctx context.Context) error {
+// pushScan looks at what a push to the default branch added: the catalogs its configuration gained are
+// promoted into (promotions), and, when this bot has a bundle image pusher, the bundle directories are
+// released (releases). A push that created the branch (no before commit) does neither: that is a
+// repository's history, not a merge.
+func (jc *jobCtx) pushScan(ctx context.Context) error {
 	if strings.Trim(jc.task.Before, "0") == "" {
-		jc.log.Info("not releasing: the push created the branch")
+		jc.log.Info("not releasing or promoting: the push created the branch")
 		return nil
 	}
 	dir, err := jc.fetch(ctx, []string{jc.task.Before, jc.task.After})
@@ -68,12 +61,29 @@ func (jc *jobCtx) releases(ctx context.Context) error {
 	}
 	before, err := repo.Resolve(jc.task.Before)
 	if err != nil {
+		if jc.b.pusher == nil {
+			// Nothing to compare the configuration with (a force push dropped it): no catalog was added.
+			jc.log.Info("not promoting: the push's before commit is not in the fetched repository", "before", short(jc.task.Before))
+			return nil
+		}
 		return diag.InfraError(fmt.Errorf("the push's before commit %s is not in the fetched repository: %w", short(jc.task.Before), err))
 	}
 	after, err := repo.Resolve(jc.task.After)
 	if err != nil {
 		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(jc.task.After), err))
 	}
+	if err := jc.promotions(ctx, repo, before, after); err != nil {
+		return err
+	}
+	if jc.b.pusher == nil {
+		return nil
+	}
+	return jc.releases(ctx, repo, before, after)
+}
+
+// releases queues a release job for each bundle directory with a release-config.yaml that the push added
+// (a directory the push's before commit has no release-config.yaml in).
+func (jc *jobCtx) releases(ctx context.Context, repo *gitrepo.Repo, before, after *object.Commit) error {
 	// The repository opts in by naming its bundle images (release.bundleImage of the pushed commit's
 	// configuration, the default branch's); a configuration that does not parse fails the scan.
 	cfg, err := pipeline.ConfigAt(repo, after)
@@ -125,64 +135,30 @@ func (jc *jobCtx) release(ctx context.Context) error {
 	if err == nil {
 		return nil
 	}
-	// Stopped (a shutdown requeues the job), or an infrastructure failure with attempts left: pending, to
-	// be retried; anything else, or the last attempt, fails the release, and the status page says why.
-	row.Error = err.Error()
-	infra := diag.CategoryOf(err) == diag.Infra
-	if ctx.Err() == nil && (!infra || jc.job.Attempts >= b.cfg.Queue.MaxAttempts) {
-		row.State = releaseFailed
-	}
-	if serr := b.store.saveRelease(context.WithoutCancel(ctx), row); serr != nil {
-		return errors.Join(err, serr)
-	}
-	if !infra && ctx.Err() == nil {
-		return queue.Permanent(err)
-	}
-	return err
+	return jc.settleAppPRJob(ctx, err, &row.State, &row.Error, func(ctx context.Context) error { return b.store.saveRelease(ctx, row) })
 }
 
 func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	b, t := jc.b, jc.task
-	pkg, version := path.Base(path.Dir(row.Dir)), path.Base(row.Dir)
-	row.Branch = releaseBranchPrefix + pkg + "-" + version
+	names := pipeline.ReleaseNamesOf(row.Dir)
+	row.Branch = names.Branch
 	// A pull request of the branch opened by an earlier attempt that stopped before recording it.
 	if pr, err := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch); err != nil {
 		return diag.InfraError(err)
 	} else if pr != nil {
 		return jc.adoptReleasePR(ctx, row, pr)
 	}
-	// Always fetched: the release branch may have been pushed by an earlier attempt.
-	clone, err := jc.fetch(ctx, nil)
+	pc, err := jc.checkoutPush(ctx, row.PushSHA)
 	if err != nil {
 		return err
 	}
-	repo, err := gitrepo.Open(clone)
+	defer pc.cleanup()
+	_, _, ref, err := pipeline.ReleaseImage(pc.cfg, row.Dir)
 	if err != nil {
 		return err
 	}
-	commit, err := repo.Resolve(row.PushSHA)
-	if err != nil {
-		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(row.PushSHA), err))
-	}
-	cfg, err := pipeline.ConfigAt(repo, commit)
-	if err != nil {
-		return diag.UsageError(err)
-	}
-	_, _, ref, err := pipeline.ReleaseImage(cfg, row.Dir)
-	if err != nil {
-		return err
-	}
-	layout, err := pipeline.LayoutAt(cfg, commit)
-	if err != nil {
-		return diag.UsageError(err)
-	}
-	work, cleanup, err := repo.Checkout(ctx, commit)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
 	if row.Image == "" {
-		digest, err := b.pusher.Push(ctx, filepath.Join(work, filepath.FromSlash(row.Dir)), ref, jc.remoteOptions())
+		digest, err := b.pusher.Push(ctx, filepath.Join(pc.work, filepath.FromSlash(row.Dir)), ref, jc.remoteOptions())
 		if err != nil {
 			return diag.InfraError(fmt.Errorf("pushing bundle image %s: %w", ref, err))
 		}
@@ -192,14 +168,11 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 		}
 		jc.log.Info("bundle image pushed", "bundle", row.Dir, "image", digest)
 	}
-	rel, err := pipeline.ComputeRelease(ctx, work, cfg, layout, row.Dir, jc.remoteOptions())
+	rel, err := pipeline.ComputeRelease(ctx, pc.work, pc.cfg, pc.layout, row.Dir, jc.remoteOptions())
 	if err != nil {
 		return err
 	}
-	files, summary := rel.Files, rel.Summary
-	message := fmt.Sprintf("%s\n\n%s\nBundle image: %s\nReleased-from: %s\n", releaseTitle(pkg, version), summary, row.Image, row.PushSHA)
-	who := gitcache.Signature{Name: b.cfg.Checks.Name, Email: b.cfg.Checks.Name + "@users.noreply.github.com"}
-	sha, err := gitcache.CommitFiles(clone, row.PushSHA, files, who, message, commit.Committer.When)
+	sha, err := gitcache.CommitFiles(pc.clone, row.PushSHA, rel.Files, jc.appSignature(), rel.Message(names, row.Image, row.PushSHA), pc.commit.Committer.When)
 	if err != nil {
 		return fmt.Errorf("commit the release of %s: %w", row.Dir, err)
 	}
@@ -207,22 +180,13 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 	if err := b.store.saveRelease(ctx, row); err != nil {
 		return err
 	}
-	if err := jc.pushReleaseBranch(ctx, repo, row); err != nil {
+	if err := jc.pushAppBranch(ctx, pc.repo, "release "+row.Dir, row.Branch, row.Commit); err != nil {
 		return err
 	}
-	// Names reach Markdown only as code spans (a directory's name is a contributor's choice).
-	body := fmt.Sprintf("Release of %s, merged in %s, by catalogbot.\n\n%s\n\n- bundle image: %s\n- release commit: %s\n",
-		report.CodeSpan(row.Dir), row.PushSHA, summary, report.CodeSpan(row.Image), sha)
-	pr, err := jc.gh.CreatePullRequest(ctx, jc.repo, ghclient.NewPullRequest{Title: releaseTitle(pkg, version), Body: body,
+	pr, err := jc.openAppPR(ctx, ghclient.NewPullRequest{Title: names.Title, Body: rel.Body(row.Dir, row.Image, row.PushSHA, sha),
 		Head: row.Branch, Base: t.DefaultBranch})
 	if err != nil {
-		// GitHub refuses a second pull request of the branch: one is open (perhaps this one's, opened by an
-		// answer that was lost).
-		found, ferr := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch)
-		if ferr != nil || found == nil {
-			return diag.InfraError(errors.Join(err, ferr))
-		}
-		pr = found
+		return err
 	}
 	return jc.adoptReleasePR(ctx, row, pr)
 }
@@ -231,48 +195,13 @@ func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
 // its check. A pull request of the branch whose head is another commit is not the App's release: the
 // release fails, naming it, and nothing is merged on the App's behalf.
 func (jc *jobCtx) adoptReleasePR(ctx context.Context, row *releaseRow, pr *ghclient.PullRequest) error {
-	if row.Commit == "" || pr.HeadSHA != row.Commit {
-		return diag.UsageError(fmt.Errorf("release %s: branch %s already has pull request #%d at %s, not a release commit of this bot; "+
-			"close it and delete the branch to release again", row.Dir, row.Branch, pr.Number, short(pr.HeadSHA)))
+	if err := foreignAppPR("release "+row.Dir, row.Branch, row.Commit, pr); err != nil {
+		return err
 	}
 	row.PR, row.State, row.Error = pr.Number, releaseOpened, ""
 	if err := jc.b.store.saveRelease(ctx, row); err != nil {
 		return err
 	}
 	jc.log.Info("release pull request opened", "bundle", row.Dir, "pr", pr.Number, "head", pr.HeadSHA)
-	t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: pr.Number, HeadSHA: pr.HeadSHA, Sender: pr.Author,
-		Reason: "release pull request opened"}
-	j, err := newJob(jc.job.Event, kindCheck, t, prKey(t.Repo, t.PR), true, false)
-	if err != nil {
-		return err
-	}
-	j.Delivery = fmt.Sprintf("release-check:%s#%d@%s", strings.ToLower(t.Repo), pr.Number, pr.HeadSHA)
-	_, err = jc.b.enqueue(ctx, j, t, "")
-	return err
-}
-
-// pushReleaseBranch creates the release branch at row.Commit; a branch already there (an earlier attempt
-// pushed it) is left as it is, and a branch at another commit is never overwritten.
-func (jc *jobCtx) pushReleaseBranch(ctx context.Context, repo *gitrepo.Repo, row *releaseRow) error {
-	at, err := repo.SHA(gitcache.BranchRef(row.Branch))
-	if err != nil {
-		at = "" // no such branch in the fetch
-	}
-	switch at {
-	case row.Commit:
-		return nil
-	case "":
-	default:
-		return diag.UsageError(fmt.Errorf("release %s: branch %s exists at %s, not at the release commit %s; delete it to release again",
-			row.Dir, row.Branch, short(at), short(row.Commit)))
-	}
-	token, err := jc.gh.GitToken(ctx)
-	if err != nil {
-		return diag.InfraError(err)
-	}
-	err = jc.b.git.Push(ctx, jc.repo.Owner, jc.repo.Name, token, row.Commit, row.Branch, "")
-	if errors.Is(err, gitcache.ErrBranchMoved) {
-		return diag.InfraError(err) // created meanwhile: the next attempt fetches it and looks again
-	}
-	return err
+	return jc.queueAppPRCheck(ctx, pr, "release pull request opened", "release-check")
 }

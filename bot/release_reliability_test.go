@@ -83,20 +83,8 @@ func TestReleaseRestartBetweenSteps(t *testing.T) {
 		name  string
 		setup func(t *testing.T, h *harness)
 	}{
-		{"image pushed, branch not", func(t *testing.T, h *harness) {
-			// The remote refuses the first push of a branch (the hook deletes its flag).
-			flag := filepath.Join(t.TempDir(), "refuse")
-			if err := os.WriteFile(flag, nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			hook := "#!/bin/sh\nif [ -e '" + flag + "' ]; then rm '" + flag + "'; echo refused >&2; exit 1; fi\n"
-			if err := os.WriteFile(filepath.Join(h.git.Dir, ".git", "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"branch pushed, pull request not opened", func(t *testing.T, h *harness) {
-			h.gh.FailNext(http.MethodPost, "/repos/octo/catalog/pulls", http.StatusServiceUnavailable, 4) // the client's 1 + 3 tries
-		}},
+		{"image pushed, branch not", refuseFirstBranchPush},
+		{"branch pushed, pull request not opened", failPullRequestCreates},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, p := releaseHarness(t)
@@ -194,4 +182,23 @@ func TestReleaseGitHub5xxOpensOnePR(t *testing.T) {
 			releasedOnce(t, h, p, 1)
 		})
 	}
+}
+
+// refuseFirstBranchPush makes the test's remote refuse the first push of a branch (its hook deletes its
+// flag): a job stops after computing its commit, before its branch is pushed.
+func refuseFirstBranchPush(t *testing.T, h *harness) {
+	flag := filepath.Join(t.TempDir(), "refuse")
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hook := "#!/bin/sh\nif [ -e '" + flag + "' ]; then rm '" + flag + "'; echo refused >&2; exit 1; fi\n"
+	if err := os.WriteFile(filepath.Join(h.git.Dir, ".git", "hooks", "pre-receive"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// failPullRequestCreates makes GitHub refuse the next pull request create of a job's every try (the
+// client's 1 + 3): the job stops after pushing its branch, before its pull request is opened.
+func failPullRequestCreates(t *testing.T, h *harness) {
+	h.gh.FailNext(http.MethodPost, "/repos/octo/catalog/pulls", http.StatusServiceUnavailable, 4)
 }

@@ -3,11 +3,8 @@ package bot
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -78,11 +75,10 @@ func (p *fakePusher) counts() (tries, pushed int) {
 }
 
 const (
-	releasePkg     = "kube-green"
-	releaseVersion = "0.7.2"
-	releaseDir     = "operators/" + releasePkg + "/" + releaseVersion
-	releaseBranch  = "catalogbot/release/" + releasePkg + "-" + releaseVersion
-	releaseOwner   = "davidebianchi" // kube-green's ci.yaml reviewer
+	releasePkg    = shareddata.ReleasePackage
+	releaseDir    = shareddata.ReleaseDir
+	releaseBranch = "catalogbot/release/" + releasePkg + "-" + shareddata.ReleaseVersion
+	releaseOwner  = "davidebianchi" // kube-green's ci.yaml reviewer
 )
 
 // releaseWait bounds the waits of the release tests: a release job fetches, checks out, pushes an image
@@ -91,7 +87,7 @@ const (
 const releaseWait = 3 * time.Minute
 
 // releaseCatalogs are the catalogs kube-green's ci.yaml maps its template to in the release world.
-var releaseCatalogs = []string{"v4.19", "v4.20", "v4.21"}
+var releaseCatalogs = shareddata.ReleaseCatalogs
 
 // releaseHarness is a harness whose bots release with a fakePusher, and whose fake GitHub opens pull
 // requests of the branches the bot pushes to the test's git remote.
@@ -131,65 +127,15 @@ func releaseMain(t *testing.T, h *harness, rules ...string) string {
 		"  migrateLevel: bundle-object-to-csv-metadata\n  migrateFrom: v4.17\npublish:\n  base: " + registrytest.PushBase(t, h.reg.Host) +
 		"\nrelease:\n  bundleImage: " + h.reg.Host + "/pipeline/{package}:{version}\n" + rules[1]
 	seeded := h.seedMain(cfg)
-	root := shareddata.Dir(t, "fbc-templates")
-	files := map[string]string{}
-	read := func(rel string) string {
-		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(data)
-	}
-	ci := read("operators/" + releasePkg + "/ci.yaml")
-	mapped := strings.Replace(ci, `["v4.15", "v4.16", "v4.17", "v4.18", "v4.19", "v4.20", "v4.21"]`, `["v4.19", "v4.20", "v4.21"]`, 1)
-	if mapped == ci {
-		t.Fatalf("kube-green's ci.yaml maps other catalogs:\n%s", ci)
-	}
-	files["operators/"+releasePkg+"/ci.yaml"] = mapped
-	tmpl := "operators/" + releasePkg + "/catalog-templates/basic-template.yaml"
-	files[tmpl] = read(tmpl)
-	for _, v := range releaseCatalogs {
-		rel := "catalogs/" + v + "/" + releasePkg + "/catalog.yaml"
-		files[rel] = read(rel)
-	}
-	main := h.label(h.git.Commit("main", seeded, "catalog-admin", releasePkg, files), "MAIN2")
+	main := h.label(h.git.Commit("main", seeded, "catalog-admin", releasePkg, shareddata.ReleaseTemplates(t)), "MAIN2")
 	h.gh.SetRef(repoFull, "heads/main", main)
 	return main
-}
-
-// bundleFiles is kube-green 0.7.2 as its bundle pull request adds it: the shared data's 0.7.1 bundle as
-// version 0.7.2 replacing 0.7.1, with a release-config.yaml releasing it into the alpha channel.
-func bundleFiles(t *testing.T) map[string]string {
-	t.Helper()
-	src := filepath.Join(shareddata.Dir(t, "bundles"), releasePkg, "0.7.1")
-	files := map[string]string{}
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		data, err := os.ReadFile(p)
-		files[releaseDir+"/"+filepath.ToSlash(rel)] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	csv := releaseDir + "/manifests/kube-green.clusterserviceversion.yaml"
-	edited := strings.NewReplacer("  name: kube-green.v0.7.1\n", "  name: kube-green.v0.7.2\n",
-		"  replaces: kube-green.v0.7.0\n", "  replaces: kube-green.v0.7.1\n", "  version: 0.7.1\n", "  version: 0.7.2\n").Replace(files[csv])
-	if strings.Count(edited, "0.7.2") != 2 {
-		t.Fatalf("the 0.7.1 CSV did not take version 0.7.2:\n%s", edited)
-	}
-	files[csv] = edited
-	files[releaseDir+"/release-config.yaml"] = "catalog_templates:\n- template_name: basic-template.yaml\n  channels:\n  - alpha\n  replaces: kube-green.v0.7.1\n"
-	return files
 }
 
 // mergeBundle commits kube-green 0.7.2 on main (its bundle pull request merged) and returns the commit.
 func mergeBundle(t *testing.T, h *harness, main string) string {
 	t.Helper()
-	after := h.label(h.git.Commit("main", main, releaseOwner, "operator kube-green (0.7.2)", bundleFiles(t)), "BUNDLE")
+	after := h.label(h.git.Commit("main", main, releaseOwner, "operator kube-green (0.7.2)", shareddata.ReleaseBundle(t)), "BUNDLE")
 	h.gh.SetRef(repoFull, "heads/main", after)
 	return after
 }

@@ -50,6 +50,10 @@ type Task struct {
 	HeadRef string `json:"head_ref,omitempty"`
 	// Bundle is the bundle directory a release job releases (operators/<package>/<version>).
 	Bundle string `json:"bundle,omitempty"`
+	// Catalog and Package are the catalog a promotion job promotes into and the package directory
+	// (under operators/) it promotes.
+	Catalog string `json:"catalog,omitempty"`
+	Package string `json:"package,omitempty"`
 }
 
 // handledEvents are the events routeEvent acts on (besides ping). The webhook answers others without
@@ -66,7 +70,7 @@ type route struct {
 	note string
 	// task is the job's payload (or, for cancelKey, the pull request's).
 	task Task
-	// also is a second job of the delivery (a push's release scan), queued before job under the
+	// also is a second job of the delivery (a push's release and promotion scan), queued before job under the
 	// delivery's ID with alsoSuffix, so a redelivery finds both queued.
 	also *queue.Job
 }
@@ -270,11 +274,11 @@ func (b *Bot) routePush(event string, e *envelope) (route, error) {
 		Before: e.Before, After: e.After, Sender: e.Sender.Login}
 	// A newer push supersedes a queued publish, but never interrupts one that is pushing.
 	r, err := jobRoute(event, kindPublish, t, "publish:"+strings.ToLower(t.Repo), false, true)
-	if err != nil || b.pusher == nil {
+	if err != nil {
 		return r, err
 	}
-	// The bundle directories this push added are released whatever later pushes do: the scan has no key,
-	// so no newer push supersedes it.
+	// The bundle directories this push added are released, and the catalogs it added to the configuration
+	// promoted into, whatever later pushes do: the scan has no key, so no newer push supersedes it.
 	r.also, err = newJob(event, kindReleases, t, "", false, false)
 	return r, err
 }

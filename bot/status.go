@@ -57,8 +57,10 @@ type indexPage struct {
 	Runs   []*run
 	// Releases are the App's releases of merged bundle directories, most recently worked on first.
 	Releases []*releaseRow
-	Uptime   time.Duration
-	Workers  int
+	// Promotions are the App's promotions of packages into new catalogs, most recently worked on first.
+	Promotions []*promotionRow
+	Uptime     time.Duration
+	Workers    int
 }
 
 func (b *Bot) handleIndex(w http.ResponseWriter, r *http.Request) {
@@ -70,7 +72,9 @@ func (b *Bot) handleIndex(w http.ResponseWriter, r *http.Request) {
 		if p.Active, err = b.queue.List(ctx, 50, queue.Running, queue.Queued); err == nil {
 			if p.Recent, err = b.queue.List(ctx, 30, queue.Done, queue.Failed, queue.Superseded); err == nil {
 				if p.Runs, err = b.store.recentRuns(ctx, 50); err == nil {
-					p.Releases, err = b.store.recentReleases(ctx, 30)
+					if p.Releases, err = b.store.recentReleases(ctx, 30); err == nil {
+						p.Promotions, err = b.store.recentPromotions(ctx, 30)
+					}
 				}
 			}
 		}

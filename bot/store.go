@@ -80,6 +80,9 @@ func newStore(ctx context.Context, db *queue.DB) (*store, error) {
 	if err := db.CreateTables(ctx, "the releases", releaseSchema); err != nil {
 		return nil, err
 	}
+	if err := db.CreateTables(ctx, "the promotions", promotionSchema); err != nil {
+		return nil, err
+	}
 	return &store{db: db}, nil
 }
 
@@ -106,6 +109,12 @@ type settings struct {
 	// Release names the package when the check was of the App's own release pull request of it under
 	// release.autoMerge, changing only its templates and catalogs (releaseGrant).
 	Release string `json:"release,omitempty"`
+	// Promotion names the package when the check was of the App's own promotion of it (strategy always)
+	// under promotion.autoMerge, changing only its ci.yaml and new catalog (promotionGrant).
+	Promotion string `json:"promotion,omitempty"`
+	// ReviewNeeded names the package when the check was of the App's own promotion of a package whose
+	// strategy is review-needed: a maintainer must approve it (promotionGrant).
+	ReviewNeeded string `json:"review_needed,omitempty"`
 }
 
 // run is one recorded execution.

@@ -52,7 +52,7 @@ type releaseRow struct {
 
 const releaseColumns = "repo, dir, push_sha, state, image, branch, commit_sha, pr, attempts, error, updated_at"
 
-func scanRelease(row interface{ Scan(...any) error }) (*releaseRow, error) {
+func scanRelease(row rowScanner) (*releaseRow, error) {
 	var r releaseRow
 	var at int64
 	if err := row.Scan(&r.Repo, &r.Dir, &r.PushSHA, &r.State, &r.Image, &r.Branch, &r.Commit, &r.PR, &r.Attempts, &r.Error, &at); err != nil {
@@ -98,11 +98,8 @@ func (s *store) saveRelease(ctx context.Context, r *releaseRow) error {
 // releaseOfPR is the release whose pull request is pr, or nil: only the App records one, when it opened
 // that pull request itself.
 func (s *store) releaseOfPR(ctx context.Context, repo string, pr int) (*releaseRow, error) {
-	r, err := scanRelease(s.db.QueryRowContext(ctx, "SELECT "+releaseColumns+" FROM releases WHERE repo = ? AND pr = ?",
-		strings.ToLower(repo), pr))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	r, err := optionalRow(s.db.QueryRowContext(ctx, "SELECT "+releaseColumns+" FROM releases WHERE repo = ? AND pr = ?",
+		strings.ToLower(repo), pr), scanRelease)
 	if err != nil {
 		return nil, fmt.Errorf("read the release of %s#%d: %w", repo, pr, err)
 	}
@@ -111,16 +108,33 @@ func (s *store) releaseOfPR(ctx context.Context, repo string, pr int) (*releaseR
 
 // recentReleases are the releases most recently worked on, newest first.
 func (s *store) recentReleases(ctx context.Context, limit int) ([]*releaseRow, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+releaseColumns+" FROM releases ORDER BY updated_at DESC LIMIT ?", limit)
+	return listRows(ctx, s, "releases", scanRelease, "SELECT "+releaseColumns+" FROM releases ORDER BY updated_at DESC LIMIT ?", limit)
+}
+
+// rowScanner is a *sql.Row or *sql.Rows.
+type rowScanner interface{ Scan(...any) error }
+
+// optionalRow is row scanned with scan, or nil when there is none.
+func optionalRow[T any](row rowScanner, scan func(rowScanner) (*T, error)) (*T, error) {
+	r, err := scan(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	return r, err
+}
+
+// listRows runs query and scans each row it returns with scan; what names the rows in errors.
+func listRows[T any](ctx context.Context, s *store, what string, scan func(rowScanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list releases: %w", err)
+		return nil, fmt.Errorf("list %s: %w", what, err)
 	}
 	defer rows.Close()
-	var out []*releaseRow
+	var out []T
 	for rows.Next() {
-		r, err := scanRelease(rows)
+		r, err := scan(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list releases: %w", err)
+			return nil, fmt.Errorf("list %s: %w", what, err)
 		}
 		out = append(out, r)
 	}

@@ -53,6 +53,17 @@ type Config struct {
 	// Release configures `catalogbot release` (a bundle directory's release-config.yaml applied to its
 	// package's templates).
 	Release ReleaseConfig `yaml:"release,omitempty"`
+	// Promotion configures the App's promotion of packages into a catalog the catalogs list gains.
+	Promotion PromotionConfig `yaml:"promotion,omitempty"`
+}
+
+// PromotionConfig: AutoMerge lets the App's own promotion pull requests of packages whose ci.yaml says
+// fbc.version_promotion_strategy: always (catalogbot serve promoting them into a catalog a push added to
+// catalogs.versions) merge without merge.requiredApprovals and without an owner's approval, when they
+// change only that package's ci.yaml and its directory in the new catalog; every other condition and
+// stage still applies. review-needed promotions always wait for a maintainer's approval.
+type PromotionConfig struct {
+	AutoMerge bool `yaml:"autoMerge"`
 }
 
 // ReleaseConfig: BundleImage is the image reference a released bundle is named by in the templates, with

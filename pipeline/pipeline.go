@@ -39,6 +39,12 @@ type Input struct {
 	// Under release.autoMerge of the base configuration, the owners stage lets it change that package's
 	// templates and catalogs, and nothing else (Change.ReleaseOnly); "" for every other change.
 	Release string
+	// Promotion names the package and the catalog when the front-end vouches that the change is its own
+	// promotion pull request of that package into that catalog, of a package whose strategy is always
+	// (the App opened it and its head is the commit the App pushed). Under promotion.autoMerge of the base
+	// configuration, the owners stage lets it change that package's ci.yaml and its directory in that
+	// catalog, and nothing else (Change.PromotionOnly); zero for every other change.
+	Promotion PromotionGrant
 	// Membership answers org/team questions for owners; nil treats teams as having no members.
 	Membership Membership
 	// RemoteOptions are used for every registry request (auth, transport).
@@ -55,6 +61,11 @@ type Input struct {
 	Smoke *SmokeInput
 	// StageTimeout bounds each stage (0: no bound). A stage that runs out is an infrastructure error.
 	StageTimeout time.Duration
+}
+
+// PromotionGrant is a package's promotion into a catalog (by name).
+type PromotionGrant struct {
+	Package, Catalog string
 }
 
 // Run runs the pull-request stages and returns the report. The error is only for failures to run at all

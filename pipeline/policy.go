@@ -93,10 +93,11 @@ func (s *state) policy(ctx context.Context) report.Stage {
 			return stageFromErr(err)
 		}
 	}
+	ofc := policy.NewOFCache(policy.OFCacheDir()) // both sides of every catalog, and later checks
 	for _, t := range targets {
 		// every finding of both sides is kept (-1) until the baseline is taken; the limit applies to what is added
 		in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: -1,
-			ImageObjects: objects}
+			ImageObjects: objects, OFCache: ofc}
 		if policy.Requires(t.head, t.pkgs) {
 			// the validate stage's load of the same checkout, else (it did not finish) a load of its own
 			if in.Universe = s.validated[t.dir]; in.Universe == nil {

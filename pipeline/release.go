@@ -27,16 +27,8 @@ import (
 // blob of another package filed in pkg's directory is not a release of pkg). It says nothing about who
 // wrote the change: the front-end decides that (the App's own release pull request, by its record).
 func (c *Change) ReleaseOnly(pkg string) bool {
-	if c == nil || c.Result == nil || c.changes == nil || c.Attribution == nil || c.Layout == nil || c.Rules == nil || c.Rules.Config == nil {
+	if !c.onlyPackage(pkg) {
 		return false
-	}
-	if len(c.changes.paths) == 0 || len(c.changes.refEntries) > 0 || c.changes.refsGlobal || len(c.Attribution.Other) > 0 {
-		return false
-	}
-	for p := range c.Attribution.Packages {
-		if p != pkg {
-			return false
-		}
 	}
 	dir := c.Rules.Config.Catalogs.PackageDir(pkg)
 	templates := path.Join(template.OperatorsDir, dir, template.TemplatesDir) + "/"
@@ -46,6 +38,23 @@ func (c *Change) ReleaseOnly(pkg string) bool {
 			ok = ok || strings.HasPrefix(p, path.Join(path.Clean(cat.Dir), dir)+"/")
 		}
 		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyPackage reports whether the change merges, changes some paths, no references entry, and only files
+// that the layout attributes to package pkg (blob identity).
+func (c *Change) onlyPackage(pkg string) bool {
+	if c == nil || c.Result == nil || c.changes == nil || c.Attribution == nil || c.Layout == nil || c.Rules == nil || c.Rules.Config == nil {
+		return false
+	}
+	if len(c.changes.paths) == 0 || len(c.changes.refEntries) > 0 || c.changes.refsGlobal || len(c.Attribution.Other) > 0 {
+		return false
+	}
+	for p := range c.Attribution.Packages {
+		if p != pkg {
 			return false
 		}
 	}
@@ -81,12 +90,41 @@ func ReleasesAdded(ctx context.Context, repo *gitrepo.Repo, before, after *objec
 	return dirs, nil
 }
 
+// ReleaseBranchPrefix starts every release branch: catalogbot/release/<package>-<version>.
+const ReleaseBranchPrefix = "catalogbot/release/"
+
+// ReleaseNames are what the release of a bundle directory is called, by every front-end: its package and
+// version (the names of the directory's parent and of the directory), the branch its commit goes on and
+// the title of that commit and of its pull request, as upstream's release pipeline titles its commits.
+type ReleaseNames struct{ Package, Version, Branch, Title string }
+
+// ReleaseNamesOf names the release of bundle directory dir (operators/<package>/<version>).
+func ReleaseNamesOf(dir string) ReleaseNames {
+	pkg, version := path.Base(path.Dir(dir)), path.Base(dir)
+	return ReleaseNames{Package: pkg, Version: version, Branch: ReleaseBranchPrefix + pkg + "-" + version,
+		Title: fmt.Sprintf("Add %s %s to FBC", pkg, version)}
+}
+
 // Release is a bundle directory's release computed at a commit of the default branch.
 type Release struct {
 	// Files are the edited templates and the rendered catalogs, by repository path.
 	Files map[string][]byte
 	// Summary says what was added where (Markdown).
 	Summary string
+}
+
+// Message is the release commit's message: its title, what was added where, the bundle image by digest
+// and the pushed commit released from. It is a function of its inputs, so the commit (same files, message
+// and time on the same parent) computed again after a restart or in a re-run is the one pushed before.
+func (r *Release) Message(n ReleaseNames, image, from string) string {
+	return fmt.Sprintf("%s\n\n%s\nBundle image: %s\nReleased-from: %s\n", n.Title, r.Summary, image, from)
+}
+
+// Body is the release pull request's body. Names reach Markdown only as code spans (a directory's name
+// is a contributor's choice).
+func (r *Release) Body(dir, image, from, commit string) string {
+	return fmt.Sprintf("Release of %s, merged in %s, by catalogbot.\n\n%s\n\n- bundle image: %s\n- release commit: %s\n",
+		report.CodeSpan(dir), from, r.Summary, report.CodeSpan(image), commit)
 }
 
 // ReleaseImage names the bundle image of bundle directory dir (operators/<package>/<version>) by

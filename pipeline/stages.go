@@ -101,6 +101,10 @@ func (s *state) owners(ctx context.Context) report.Stage {
 		return report.Stage{Status: report.Pass, Summary: fmt.Sprintf("the App's release of %s changes only its templates and catalogs (release.autoMerge of the base branch's %s)",
 			pkg, config.ConfigFile)}
 	}
+	if g := s.in.Promotion; g.Package != "" && cfg.Promotion.AutoMerge && s.in.Change.PromotionOnly(g.Package, g.Catalog) && !slices.Contains(ch.NewPackages, g.Package) {
+		return report.Stage{Status: report.Pass, Summary: fmt.Sprintf("the App's promotion of %s into %s changes only its ci.yaml and its directory there (promotion.autoMerge of the base branch's %s)",
+			g.Package, g.Catalog, config.ConfigFile)}
+	}
 	ownersFiles := map[string][]string{}
 	var ds []diag.Diagnostic
 	if cfg.OwnersFrom != "" {

@@ -30,6 +30,9 @@ type TreePolicy struct {
 	// since, when set, is the revision whose findings are pre-existing: the same rules run on the catalog
 	// as that revision holds it, and what it already had is listed as notes that say so.
 	since string
+	// ofc keeps operator-framework's validators' findings for every catalog and side this policy checks,
+	// and on disk for later runs (policy.OFCacheDir).
+	ofc *policy.OFCache
 }
 
 // NewTreePolicy is the policy of cfg (possibly nil) with presets added, judged against since when set.
@@ -39,7 +42,7 @@ func NewTreePolicy(cfg *config.Config, presets []string, since string) *TreePoli
 		pc = cfg.Policy
 	}
 	pc.Presets = append(slices.Clone(pc.Presets), presets...)
-	p := &TreePolicy{presets: pc.Presets, sev: policy.SeveritiesOf(pc), since: since}
+	p := &TreePolicy{presets: pc.Presets, sev: policy.SeveritiesOf(pc), since: since, ofc: policy.NewOFCache(policy.OFCacheDir())}
 	if p.sev.NeedsValues() {
 		p.collected = policy.NewCollector(p.sev)
 	}
@@ -79,7 +82,7 @@ func (p *TreePolicy) Stage(ctx context.Context, t PolicyTarget) (st report.Stage
 		collected = nil
 	}
 	in := policy.Input{Catalog: t.Result.Catalog, MaxPerRule: lim.MaxPerRule, Name: t.Catalog.Name, MigrateLevel: t.Catalog.MigrateLevel,
-		Kubernetes: t.Catalog.Kubernetes, Collected: collected}
+		Kubernetes: t.Catalog.Kubernetes, Collected: collected, OFCache: p.ofc}
 	opts := catalog.LoadOptions{MaxFileSize: lim.MaxFileBytes, MaxTotalSize: lim.MaxTotalBytes}
 	if sev.NeedsValues() && collected == nil { // validate's catalog is lean: read its files again with their values
 		files := map[string]bool{}

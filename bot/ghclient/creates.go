@@ -90,3 +90,18 @@ func (c *client) CreatePullRequest(ctx context.Context, repo Repo, np NewPullReq
 	}
 	return out, nil
 }
+
+// OpenOrFind opens the pull request np, or, when GitHub refuses (one of the branch is open already,
+// perhaps opened by an answer that was lost), returns the newest pull request of its head branch; the
+// caller decides whether that one is its own (by its head commit).
+func OpenOrFind(ctx context.Context, gh GitHub, repo Repo, np NewPullRequest) (*PullRequest, error) {
+	pr, err := gh.CreatePullRequest(ctx, repo, np)
+	if err == nil {
+		return pr, nil
+	}
+	found, ferr := gh.FindPullRequest(ctx, repo, np.Head)
+	if ferr != nil || found == nil {
+		return nil, errors.Join(err, ferr)
+	}
+	return found, nil
+}

@@ -42,6 +42,7 @@ type PullRequest struct {
 	HeadSHA, HeadRef string
 	BaseRef, BaseSHA string
 	Labels           []string
+	HTMLURL          string // its page on GitHub
 }
 
 // HasLabel reports whether the pull request carries label (case-insensitively, as GitHub matches).

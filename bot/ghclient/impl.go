@@ -46,6 +46,7 @@ func pullRequestOf(pr *github.PullRequest) *PullRequest {
 		Number: pr.GetNumber(), Title: pr.GetTitle(), State: pr.GetState(), Draft: pr.GetDraft(), Merged: pr.GetMerged(),
 		Mergeable: pr.Mergeable, Author: pr.GetUser().GetLogin(),
 		HeadSHA: pr.GetHead().GetSHA(), HeadRef: pr.GetHead().GetRef(), BaseRef: pr.GetBase().GetRef(), BaseSHA: pr.GetBase().GetSHA(),
+		HTMLURL: pr.GetHTMLURL(),
 	}
 	for _, l := range pr.Labels {
 		out.Labels = append(out.Labels, l.GetName())

@@ -216,7 +216,13 @@ func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old s
 	l := c.lock(key)
 	l.Lock()
 	defer l.Unlock()
-	dir := c.Path(owner, name)
+	return PushBranch(ctx, c.Path(owner, name), owner+"/"+name, token, sha, branch, old)
+}
+
+// PushBranch is Push from the repository at dir (the cache's clone, or a workflow's checkout) to its
+// remote origin, whose name in errors is remote; token, when not empty, is the HTTPS password (an
+// installation's or a workflow's token). The commit sha must be in dir.
+func PushBranch(ctx context.Context, dir, remote, token, sha, branch, old string) error {
 	r, err := git.PlainOpen(dir)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", dir, err)
@@ -236,10 +242,14 @@ func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old s
 	moved := func() error {
 		var err error
 		if at, err = remoteRef(ctx, r, auth, dst); err != nil {
-			return diag.InfraError(fmt.Errorf("push %s to %s/%s %s: %w", short(sha), owner, name, branch, err))
+			return diag.InfraError(fmt.Errorf("push %s to %s %s: %w", short(sha), remote, branch, err))
 		}
-		if at != old && at != sha {
-			return fmt.Errorf("push %s to %s/%s: %w: %s is at %s, not %s", short(sha), owner, name, ErrBranchMoved, branch, short(at), short(old))
+		switch {
+		case at == old || at == sha:
+		case old == "":
+			return fmt.Errorf("push %s to %s: %w: %s exists already, at %s", short(sha), remote, ErrBranchMoved, branch, short(at))
+		default:
+			return fmt.Errorf("push %s to %s: %w: %s is at %s, not %s", short(sha), remote, ErrBranchMoved, branch, short(at), short(old))
 		}
 		return nil
 	}
@@ -256,7 +266,7 @@ func (c *Cache) Push(ctx context.Context, owner, name, token, sha, branch, old s
 	if merr := moved(); merr != nil || at == sha {
 		return merr
 	}
-	return diag.InfraError(fmt.Errorf("push %s to %s/%s %s: %w", short(sha), owner, name, branch, err))
+	return diag.InfraError(fmt.Errorf("push %s to %s %s: %w", short(sha), remote, branch, err))
 }
 
 // remoteRef is the SHA of ref on origin ("" when it does not exist).

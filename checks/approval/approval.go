@@ -65,6 +65,9 @@ type Result struct {
 	Current []string
 	// Counted are those of Current who may approve: they count toward merge.requiredApprovals.
 	Counted []string
+	// Maintainers are those of Counted who are maintainers (Policy.Maintainers), not only owners of the
+	// changed packages or writers: a promotion a package's strategy says needs review waits for one.
+	Maintainers []string
 	// Ineligible are those of Current who may not approve.
 	Ineligible []string
 	// Stale are approvals given on another commit than the head (sorted by login).
@@ -134,6 +137,11 @@ func Evaluate(ctx context.Context, in Input, lk Lookup) (Result, error) {
 		}
 		if ok {
 			res.Counted = append(res.Counted, u)
+			if maint, err := m.any(ctx, in.Policy.Maintainers, u); err != nil {
+				return Result{}, err
+			} else if maint {
+				res.Maintainers = append(res.Maintainers, u)
+			}
 		} else {
 			res.Ineligible = append(res.Ineligible, u)
 		}

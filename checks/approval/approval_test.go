@@ -234,3 +234,19 @@ func TestEvaluateCancelled(t *testing.T) {
 		t.Errorf("counted %v, withdrawn %v", res.Counted, res.Withdrawn)
 	}
 }
+
+// Maintainers are the counted approvers who are maintainers (a login or a team member), not those who
+// count as a changed package's owner or a writer.
+func TestEvaluateMaintainers(t *testing.T) {
+	pol := Policy{Maintainers: []string{"Admin", "octo/catalog-maintainers"}, PackageOwners: map[string][]string{"foo": {"alice"}}, WriteAccess: true}
+	lk := &lookup{teams: map[string][]string{"octo/catalog-maintainers": {"mona"}}, perms: map[string]string{"wanda": "write"}}
+	in := Input{Head: head, Author: "mallory", Policy: pol, Reviews: []Review{{"alice", "APPROVED", head}, {"admin", "APPROVED", head},
+		{"mona", "APPROVED", head}, {"wanda", "APPROVED", head}, {"mallory", "APPROVED", head}}}
+	res, err := Evaluate(context.Background(), in, lk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Maintainers, []string{"admin", "mona"}) || len(res.Counted) != 4 {
+		t.Errorf("maintainers %v, counted %v", res.Maintainers, res.Counted)
+	}
+}

@@ -16,19 +16,20 @@ import (
 
 // Condition ids: stable, for tests, logs and tools that read the conditions.
 const (
-	IDChecks         = "checks"              // the checks passed on the head
-	IDCheckedBase    = "checked-base"        // the check ran against the pull request's current base branch
-	IDBaseCurrent    = "base-current"        // the base branch's tip is the one the check merged the head into
-	IDCheckApprovals = "check-approvals"     // no approval the check weighed was withdrawn since
-	IDConfig         = "config"              // the base branch's configuration is valid
-	IDApprovals      = "approvals"           // merge.requiredApprovals approvals count
-	IDLabel          = "label"               // a merge.requiredLabels label is set (one condition per label)
-	IDHold           = "hold"                // the pull request is not on hold
-	IDOpen           = "open"                // the pull request is open
-	IDDraft          = "draft"               // the pull request is not a draft
-	IDMergeable      = "mergeable"           // GitHub reports no merge conflict
-	IDStaleApprovals = "stale-approvals"     // information: approvals a push dropped
-	IDWithdrawn      = "withdrawn-approvals" // information: approvals withdrawn (/approve cancel, a later review)
+	IDChecks           = "checks"              // the checks passed on the head
+	IDCheckedBase      = "checked-base"        // the check ran against the pull request's current base branch
+	IDBaseCurrent      = "base-current"        // the base branch's tip is the one the check merged the head into
+	IDCheckApprovals   = "check-approvals"     // no approval the check weighed was withdrawn since
+	IDConfig           = "config"              // the base branch's configuration is valid
+	IDApprovals        = "approvals"           // merge.requiredApprovals approvals count
+	IDMaintainerReview = "maintainer-review"   // a maintainer approved the App's review-needed promotion
+	IDLabel            = "label"               // a merge.requiredLabels label is set (one condition per label)
+	IDHold             = "hold"                // the pull request is not on hold
+	IDOpen             = "open"                // the pull request is open
+	IDDraft            = "draft"               // the pull request is not a draft
+	IDMergeable        = "mergeable"           // GitHub reports no merge conflict
+	IDStaleApprovals   = "stale-approvals"     // information: approvals a push dropped
+	IDWithdrawn        = "withdrawn-approvals" // information: approvals withdrawn (/approve cancel, a later review)
 )
 
 // Check is a completed check of the pull request.
@@ -83,6 +84,14 @@ type Facts struct {
 	// changing only that package's templates and catalogs, under release.autoMerge of the base
 	// configuration: it needs no approvals. "" for every other pull request.
 	Release string
+	// Promotion names the package when the check found the pull request to be the App's own promotion of
+	// it (strategy always) into a new catalog, changing only its ci.yaml and its directory there, under
+	// promotion.autoMerge of the base configuration: it needs no approvals. "" for every other pull request.
+	Promotion string
+	// ReviewNeeded names the package when the pull request is the App's promotion of a package whose
+	// fbc.version_promotion_strategy is review-needed: a maintainer's approval (Approvals.Maintainers) is
+	// required, whoever else approved. "" for every other pull request.
+	ReviewNeeded string
 }
 
 // Condition is one requirement for merging, met or not, or a line of information (Info: Met is ignored).
@@ -129,8 +138,18 @@ func Decide(f Facts) []Condition {
 	switch n := f.RequiredApprovals; {
 	case n > 0 && f.Release != "":
 		add(IDApprovals, true, "no approval needed: the App's release of %s changes only its templates and catalogs (release.autoMerge)", code(f.Release))
+	case n > 0 && f.Promotion != "":
+		add(IDApprovals, true, "no approval needed: the App's promotion of %s changes only its ci.yaml and its new catalog (promotion.autoMerge)", code(f.Promotion))
 	case n > 0:
 		add(IDApprovals, len(f.Approvals.Counted) >= n, "%s", approvalText(f.Approvals, n))
+	}
+	if f.ReviewNeeded != "" {
+		if m := f.Approvals.Maintainers; len(m) > 0 {
+			add(IDMaintainerReview, true, "a maintainer approved the promotion of %s (%s)", code(f.ReviewNeeded), report.Text(strings.Join(m, ", ")))
+		} else {
+			add(IDMaintainerReview, false, "a maintainer must approve the promotion of %s (its fbc.version_promotion_strategy is review-needed; a package owner's approval is not enough)",
+				code(f.ReviewNeeded))
+		}
 	}
 	for _, l := range f.RequiredLabels {
 		if hasLabel(f.Labels, l) {

@@ -92,3 +92,27 @@ func TestDecideTexts(t *testing.T) {
 		t.Error("met conditions are listed before unmet ones")
 	}
 }
+
+// The App's review-needed promotion waits for a maintainer's approval whoever else approved (a package
+// owner's approval counts toward merge.requiredApprovals, not for this); the App's always promotion under
+// promotion.autoMerge needs no approval.
+func TestDecidePromotion(t *testing.T) {
+	f := Facts{Check: &Check{Verdict: "pass", HeadSHA: "h1", BaseRef: "main"}, Head: "h1", BaseRef: "main", State: "open",
+		RequiredApprovals: 1, ReviewNeeded: "dotvirt-operator",
+		Approvals: approval.Result{Current: []string{"epheo"}, Counted: []string{"epheo"}}}
+	cs := Decide(f)
+	if got := unmetIDs(cs); !slices.Equal(got, []string{IDMaintainerReview}) {
+		t.Errorf("an owner's approval of a review-needed promotion: unmet %v", got)
+	}
+	if md := Markdown(cs); !strings.Contains(md, "- [ ] a maintainer must approve the promotion of `dotvirt-operator`") {
+		t.Errorf("text:\n%s", md)
+	}
+	f.Approvals = approval.Result{Current: []string{"admin", "epheo"}, Counted: []string{"admin", "epheo"}, Maintainers: []string{"admin"}}
+	if cs := Decide(f); !Ready(cs) || !strings.Contains(Markdown(cs), "a maintainer approved the promotion of `dotvirt-operator` (admin)") {
+		t.Errorf("a maintainer's approval: %+v", cs)
+	}
+	f = Facts{Check: f.Check, Head: "h1", BaseRef: "main", State: "open", RequiredApprovals: 1, Promotion: "ecr-secret-operator"}
+	if cs := Decide(f); !Ready(cs) || !strings.Contains(Markdown(cs), "no approval needed: the App's promotion of `ecr-secret-operator`") {
+		t.Errorf("the App's always promotion under promotion.autoMerge: %+v", cs)
+	}
+}

@@ -279,8 +279,9 @@ func runValidator(v interfaces.Validator, args []any) (results []apierrors.Manif
 }
 
 // ofValidate runs operator-framework's validators on each checked bundle whose objects the catalog holds
-// (olm.bundle.object), a bundle per core at a time. Each finding is a diagnostic of its validator's rule:
-// an error of the validator at the rule's severity, a warning as a warning.
+// (olm.bundle.object), a bundle per core at a time, each distinct bundle once (Input.OFCache). Each
+// finding is a diagnostic of its validator's rule: an error of the validator at the rule's severity, a
+// warning as a warning.
 func (r *run) ofValidate() {
 	if !r.on(ofRules...) {
 		return
@@ -301,7 +302,10 @@ func (r *run) ofValidate() {
 		}
 	}
 	on := func(rule string) bool { return r.sev[rule] != "" }
-	crds := &crdCache{m: map[[32]byte]apierrors.ManifestResult{}}
+	cache := r.in.OFCache
+	if cache == nil {
+		cache = NewOFCache("")
+	}
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, j := range jobs {
@@ -309,11 +313,15 @@ func (r *run) ofValidate() {
 			break
 		}
 		g.Go(func() error {
-			ob, keys, err := ofBundle(j.c.manifests)
+			manifests := j.c.manifests
 			j.c.manifests = nil // read once: a catalog's worth of manifests is not kept
-			if j.err = err; err == nil {
-				j.out = runOF(ob, keys, crds, r.in.Kubernetes, on)
-			}
+			j.out, j.err = cache.findings(ofKey(manifests, r.in.Kubernetes, on), func() ([]ofFinding, error) {
+				ob, keys, err := ofBundle(manifests)
+				if err != nil {
+					return nil, err
+				}
+				return runOF(ob, keys, cache.crds, r.in.Kubernetes, on), nil
+			})
 			return nil
 		})
 	}

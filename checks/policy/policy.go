@@ -40,6 +40,9 @@ type Input struct {
 	Collected *Collector
 	// MaxPerRule bounds the diagnostics kept per rule (diag.DefaultMaxPerRule when zero).
 	MaxPerRule int
+	// OFCache, when set, keeps operator-framework's validators' findings by bundle content across the
+	// catalogs and runs it serves (NewOFCache); nil keeps them for this run only.
+	OFCache *OFCache
 	// ImageObjects, when set, reads the objects of checked bundles whose catalog entry holds none
 	// (olm.csv.metadata form) from their image, for the rules that need them (imageRules).
 	ImageObjects ImageObjects

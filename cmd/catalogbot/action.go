@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/internal/ghaction"
 )
 
@@ -27,9 +28,11 @@ func newActionCmd(runF runner[actionOptions]) *cobra.Command {
 the pipeline between the pull request's base and head SHAs in the checked-out repository (checkout with
 fetch-depth: 0), with the approvals given on the head commit and team membership read with the token in
 CATALOGBOT_GITHUB_TOKEN, and with --merge merges when every rule holds (head SHA as guard). On push to the
-default branch it publishes the branch's tip as the bot does. It prints workflow annotations and the text
+default branch it publishes the branch's tip as the bot does, and with --release releases each bundle
+directory the push added with a release-config.yaml (bundle image pushed by digest, then one pull request
+"Add <package> <version> to FBC" per bundle, opened with the token; docs/release.md). It prints workflow annotations and the text
 report, appends the markdown report to GITHUB_STEP_SUMMARY and writes the outputs verdict, head_sha and
-(when set) catalog_digest, merged and merge_sha to GITHUB_OUTPUT.`,
+(when set) catalog_digest, merged, merge_sha, released, release_prs and release_failed to GITHUB_OUTPUT.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ao.io = streamsOf(cmd)
@@ -39,6 +42,7 @@ report, appends the markdown report to GITHUB_STEP_SUMMARY and writes the output
 	cmd.Flags().StringVar(&o.RepoDir, "repo", ".", "the checked-out repository")
 	cmd.Flags().BoolVar(&o.SkipImages, "skip-images", false, "skip the image existence checks")
 	ao.smoke.add(cmd)
+	cmd.Flags().BoolVar(&o.Release, "release", false, "on a push to the default branch, release the bundle directories it added with a release-config.yaml (release.bundleImage of "+config.ConfigFile+")")
 	cmd.Flags().BoolVar(&o.Merge, "merge", false, "merge the pull request (head SHA as guard) when the checks pass and every merge rule holds")
 	return cmd
 }

@@ -16,8 +16,14 @@ import (
 
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/internal/initgc"
 	"github.com/catalogbot/catalogbot/report"
 )
+
+// init gives the garbage collector back: package main's initialiser runs after every other package's,
+// which ran without collections (internal/initgc). Here rather than in main, so that a process that never
+// runs main (a test binary of this package) collects too.
+func init() { initgc.Restore() }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

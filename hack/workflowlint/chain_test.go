@@ -19,26 +19,30 @@ func steps(workflow string) []string {
 
 // The example workflows work together on GitHub: a merge made with the workflow's GITHUB_TOKEN starts
 // no push workflow, so merge-on-approval.yml merges with a GitHub App's installation token (minted by an
-// earlier step of the job), for publish-on-push.yml to run after its merge; and every step that prints
+// earlier step of the job), for publish-on-push.yml to run after its merge, and release-on-push.yml opens
+// its release pull requests with one, for pr-checks.yml to check them; and every step that prints
 // catalogbot's outputs runs when catalogbot failed too (if: always()), in the examples and in the
 // README's snippet.
 func TestExampleWorkflowsChainAndPrintOnFailure(t *testing.T) {
 	ex := examples(t)
-	merge := ex["merge-on-approval.yml"]
-	var minted, merger string
-	for _, s := range steps(merge) {
-		if strings.Contains(s, "uses: actions/create-github-app-token@") {
-			minted = regexp.MustCompile(`id: ([\w-]+)`).FindStringSubmatch(s)[1]
+	// What GITHUB_TOKEN does starts no workflow: the merge (publish-on-push.yml would not run after it)
+	// and the release pull requests (pr-checks.yml would not check them) are made with an App's token.
+	for name, input := range map[string]string{"merge-on-approval.yml": `merge: "true"`, "release-on-push.yml": `release: "true"`} {
+		var minted, step string
+		for _, s := range steps(ex[name]) {
+			if strings.Contains(s, "uses: actions/create-github-app-token@") {
+				minted = regexp.MustCompile(`id: ([\w-]+)`).FindStringSubmatch(s)[1]
+			}
+			if strings.Contains(s, "uses: catalogbot/catalogbot@") {
+				step = s
+			}
 		}
-		if strings.Contains(s, "uses: catalogbot/catalogbot@") {
-			merger = s
+		if !strings.Contains(step, input) {
+			t.Fatalf("%s has no catalogbot step with %s:\n%s", name, input, step)
 		}
-	}
-	if !strings.Contains(merger, `merge: "true"`) {
-		t.Fatalf("merge-on-approval.yml has no catalogbot step that merges:\n%s", merger)
-	}
-	if minted == "" || !strings.Contains(merger, "github-token: ${{ steps."+minted+".outputs.token }}") {
-		t.Errorf("merge-on-approval.yml merges with GITHUB_TOKEN (no App token minted before the merge and passed as github-token), so publish-on-push.yml would never run after it:\n%s", merger)
+		if minted == "" || !strings.Contains(step, "github-token: ${{ steps."+minted+".outputs.token }}") {
+			t.Errorf("%s runs %s with GITHUB_TOKEN (no App token minted before it and passed as github-token), so no workflow would run after what it does:\n%s", name, input, step)
+		}
 	}
 	if _, ok := ex["publish-on-push.yml"]; !ok || !strings.Contains(ex["publish-on-push.yml"], "\n  push:") {
 		t.Error("publish-on-push.yml does not run on push")

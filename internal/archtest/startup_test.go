@@ -56,7 +56,7 @@ func TestStartupInitialisersStayCheap(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	run := exec.Command(bin, "version")
-	run.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	run.Env = append(os.Environ(), "GODEBUG=inittrace=1,gctrace=1", "GOGC=100")
 	var stderr strings.Builder
 	run.Stderr = &stderr
 	if err := run.Run(); err != nil {
@@ -65,6 +65,9 @@ func TestStartupInitialisersStayCheap(t *testing.T) {
 	inits, err := parseInitTrace(stderr.String())
 	if err != nil {
 		t.Fatal(err)
+	}
+	if gc := collectionDuringInit(stderr.String()); gc != "" {
+		t.Errorf("a garbage collection started while packages initialised (internal/initgc holds it off until main):\n%s", gc)
 	}
 	if len(inits) < 100 {
 		t.Fatalf("only %d initialisers traced: is GODEBUG=inittrace=1 still the format this test reads?\n%s", len(inits), stderr.String())
@@ -85,6 +88,25 @@ func TestStartupInitialisersStayCheap(t *testing.T) {
 		t.Errorf("catalogbot's initialisers allocate %d bytes (budget %d); the largest:\n%s", total, maxInitBytes, largest(inits, 10))
 	}
 	t.Logf("%d initialisers allocate %d bytes; the largest:\n%s", len(inits), total, largest(inits, 5))
+}
+
+// collectionDuringInit returns the first gctrace line (GODEBUG=gctrace=1) that comes before the trace's
+// last initialiser, or "". A collection during initialisation marks a heap of regular expressions, maps
+// and descriptors that all stay live: it costs every run and frees nothing.
+func collectionDuringInit(trace string) string {
+	lines := strings.Split(trace, "\n")
+	last := -1
+	for i, l := range lines {
+		if strings.HasPrefix(l, "init ") {
+			last = i
+		}
+	}
+	for _, l := range lines[:last+1] {
+		if strings.HasPrefix(l, "gc ") {
+			return l
+		}
+	}
+	return ""
 }
 
 // parseInitTrace maps each package of a GODEBUG=inittrace=1 trace to the bytes its initialisers allocated.
@@ -118,4 +140,18 @@ func largest(inits map[string]int, n int) string {
 		fmt.Fprintf(&b, "  %8d %s\n", inits[p], p)
 	}
 	return b.String()
+}
+
+func TestCollectionDuringInit(t *testing.T) {
+	for _, c := range []struct {
+		name, trace, want string
+	}{
+		{"none", "init a @0.1 ms, 0.1 ms clock, 10 bytes, 1 allocs\ninit b @0.2 ms, 0.1 ms clock, 10 bytes, 1 allocs\n", ""},
+		{"after the last initialiser", "init a @0.1 ms, 0.1 ms clock, 10 bytes, 1 allocs\ngc 1 @0.030s 6%: ...\n", ""},
+		{"between initialisers", "init a @0.1 ms, 0.1 ms clock, 10 bytes, 1 allocs\ngc 1 @0.029s 6%: ...\ninit b @30 ms, 0.1 ms clock, 10 bytes, 1 allocs\n", "gc 1 @0.029s 6%: ..."},
+	} {
+		if got := collectionDuringInit(c.trace); got != c.want {
+			t.Errorf("%s: collectionDuringInit = %q, want %q", c.name, got, c.want)
+		}
+	}
 }

@@ -1,7 +1,8 @@
 // Package ghaction is the GitHub Action front-end: it reads the workflow's event and environment, runs
 // the pipeline for a pull request (and merges it when asked and every rule holds) or publishes the
-// default branch on a push, and writes the step summary, annotations and outputs. action.yml only gets
-// catalogbot (the release binary of its ref, or a build) and calls `catalogbot action`.
+// default branch on a push (and, when asked, releases the bundles it merged: release.go), and writes the
+// step summary, annotations and outputs. action.yml only gets catalogbot (the release binary of its ref,
+// or a build) and calls `catalogbot action`.
 package ghaction
 
 import (
@@ -59,13 +60,17 @@ type Options struct {
 	// Merge merges a pull request when the merge decision (checks/merge, the bot's too) finds every
 	// condition met (see merge.go).
 	Merge bool
+	// Release releases, on a push to the default branch, the bundle directories the push added with a
+	// release-config.yaml (release.go). It does nothing on pull requests.
+	Release bool
 	// Smoke is the smoke stage's cluster (a kind cluster created on the runner); nil when the workflow
 	// gives none (a catalog with smoke.enabled then ends action_required).
 	Smoke *pipeline.SmokeInput
 }
 
 // Run runs the front-end for the workflow's event: the pull request's checks (and, with Merge, the
-// merge) on pull_request and pull_request_target, the publish of the default branch on push. stdout
+// merge) on pull_request and pull_request_target, the publish of the default branch on push (and, with
+// Release, the release of the bundle directories the push added). stdout
 // gets the annotations and the text report.
 func Run(ctx context.Context, env Env, stdout, progress io.Writer, o Options) (*report.Report, error) {
 	name := env("GITHUB_EVENT_NAME")

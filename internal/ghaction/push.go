@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing/object"
+
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/build"
 	"github.com/catalogbot/catalogbot/diag"
@@ -32,7 +34,8 @@ type pushEvent struct {
 // PublishCommit): the committed catalog must be what its references config renders, validate, and it is
 // pushed by digest and then tagged, the tag moving only forward. A push that is not the branch's current
 // tip publishes nothing: the newer push's run publishes, comparing with the commit the tag holds, so
-// runs cancelled or finished out of order lose nothing.
+// runs cancelled or finished out of order lose nothing. With Options.Release it then releases the bundle
+// directories the push added (release.go), whether or not the push is still the tip.
 func runPush(ctx context.Context, env Env, data []byte, path string, o Options) (*report.Report, error) {
 	var ev pushEvent
 	if err := json.Unmarshal(data, &ev); err != nil {
@@ -43,15 +46,19 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 	}
 	branch := ev.Repository.DefaultBranch
 	r := &report.Report{Title: fmt.Sprintf("publish %s at %s", ev.Repository.FullName, short(ev.After)), Outputs: map[string]string{"head_sha": ev.After}}
-	skip := func(why string) (*report.Report, error) {
-		r.Stages = append(r.Stages, report.Stage{Name: "publish", Status: report.Skipped, Summary: why})
-		return r, nil
-	}
+	why := ""
 	switch {
 	case ev.Ref != "refs/heads/"+branch:
-		return skip(fmt.Sprintf("not published: %s is not a push to the default branch %s", ev.Ref, branch))
+		why = fmt.Sprintf("%s is not a push to the default branch %s", ev.Ref, branch)
 	case ev.Deleted:
-		return skip(fmt.Sprintf("not published: the push deleted %s", ev.Ref))
+		why = fmt.Sprintf("the push deleted %s", ev.Ref)
+	}
+	if why != "" {
+		r.Stages = append(r.Stages, report.Stage{Name: "publish", Status: report.Skipped, Summary: "not published: " + why})
+		if o.Release {
+			r.Stages = append(r.Stages, report.Stage{Name: releaseCheck, Status: report.Skipped, Summary: "not released: " + why})
+		}
+		return r, nil
 	}
 	gh, err := newGitHub(env)
 	if err != nil {
@@ -64,24 +71,42 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 	if err != nil {
 		return nil, diag.UsageError(err)
 	}
+	if err := publish(ctx, gh, repoName, &ev, o, r); err != nil {
+		return nil, err
+	}
+	if o.Release {
+		if err := releaseStage(ctx, gh, repoName, env("CATALOGBOT_GITHUB_TOKEN"), &ev, o, r); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// publish adds the publish stages of the push's commit to r.
+func publish(ctx context.Context, gh ghclient.GitHub, repoName ghclient.Repo, ev *pushEvent, o Options, r *report.Report) error {
+	branch := ev.Repository.DefaultBranch
+	skip := func(why string) error {
+		r.Stages = append(r.Stages, report.Stage{Name: "publish", Status: report.Skipped, Summary: why})
+		return nil
+	}
 	tip, err := gh.BranchSHA(ctx, repoName, branch)
 	if err != nil {
-		return nil, diag.InfraError(err)
+		return diag.InfraError(err)
 	}
 	if tip != ev.After {
 		return skip(fmt.Sprintf("not published: %s moved on to %s since this push; that push's run publishes it", branch, short(tip)))
 	}
 	repo, err := gitrepo.Open(o.RepoDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	commit, err := repo.Resolve(ev.After)
+	commit, err := checkedOut(repo, ev.After, "pushed commit")
 	if err != nil {
-		return nil, fmt.Errorf("pushed commit %s: %w (check out with fetch-depth: 0)", short(ev.After), err)
+		return err
 	}
 	cfg, err := pipeline.ConfigAt(repo, commit)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	since := ""
 	if cfg.Publish.Image != "" {
@@ -89,7 +114,7 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 		// run of an earlier push leaves its changes to be published by this one.
 		rev, found, err := pipeline.TagRevision(ctx, cfg.Publish.Image, build.Options{})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if found && rev != "" {
 			if held, err := repo.Resolve(rev); err == nil {
@@ -101,14 +126,14 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 	}
 	plan, why, err := pipeline.PlanPublish(ctx, repo, since, ev.After)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if plan == nil {
 		return skip("not published: " + why)
 	}
 	res, err := pipeline.PublishCommit(ctx, repo, plan, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer res.Cleanup()
 	r.Stages = append(r.Stages, res.Stages...)
@@ -134,5 +159,14 @@ func runPush(ctx context.Context, env Env, data []byte, path string, o Options) 
 			}
 		}
 	}
-	return r, nil
+	return nil
+}
+
+// checkedOut is commit sha of the checkout g; what names it in the error when the checkout lacks it.
+func checkedOut(g *gitrepo.Repo, sha, what string) (*object.Commit, error) {
+	c, err := g.Resolve(sha)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w (check out with fetch-depth: 0)", what, short(sha), err)
+	}
+	return c, nil
 }

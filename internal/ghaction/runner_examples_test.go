@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -141,6 +142,19 @@ func TestExampleWorkflowsRunTheAction(t *testing.T) {
 		outs := run(t, "merge-on-approval.yml", "pull_request_target", prPayload(t, 8, base, head, "mallory"), dir, gh.URL)
 		if merged, at := gh.Merged(full, 8); outs["merged"] != "true" || !merged || at != head {
 			t.Fatalf("merged %v at %s, outputs %v", merged, at, outs)
+		}
+	})
+
+	t.Run("release-on-push.yml", func(t *testing.T) {
+		wf, with, _ := example(t, "release-on-push.yml")
+		if !permits(wf, "packages", "write") || with["release"] != "true" || !strings.Contains(with["github-token"], "steps.app-token.outputs.token") {
+			t.Fatalf("permissions %v, with %v: the bundle images need packages write, the pull requests an App's token", wf.Permissions, with)
+		}
+		w := newReleaseWorld(t, nil, nil)
+		outs := run(t, "release-on-push.yml", "push", pushPayload(t, w.before, w.after), w.dir, w.gh.URL)
+		if prs := w.releasePRs(); outs["verdict"] != "pass" || len(prs) != 1 || outs["release-prs"] != strconv.Itoa(prs[0].Number) ||
+			!strings.HasPrefix(outs["released"], "kube-green 0.7.2 "+w.reg.Host+"/pipeline/kube-green@sha256:") || outs["release-failed"] != "" {
+			t.Fatalf("outputs %v, release pull requests %+v", outs, prs)
 		}
 	})
 

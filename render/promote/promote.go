@@ -188,7 +188,7 @@ func (p *Promotion) plan(dir string, named bool) {
 		skip(mappings[0].Line, "add "+p.Target.Name+" to a mapping by hand", "maps no template to %s, the catalog before %s, so none to promote", p.Source.Name, p.Target.Name)
 		return
 	}
-	strategy, line, err := strategyOf(data)
+	strategy, line, err := StrategyOf(data)
 	switch {
 	case err != nil && named:
 		refuse(line, "", "%v", err)

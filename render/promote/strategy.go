@@ -26,10 +26,10 @@ const (
 // StrategyKey is the ci.yaml field, under fbc.
 const StrategyKey = "version_promotion_strategy"
 
-// strategyOf reads fbc.version_promotion_strategy of a ci.yaml and the line it is on (0 when absent:
+// StrategyOf reads fbc.version_promotion_strategy of a ci.yaml and the line it is on (0 when absent:
 // ReviewNeeded, upstream's default since operator-pipelines fa3914c0, 2025-05). A value upstream does
 // not know is an error on its line (upstream's script skips such a package with a warning).
-func strategyOf(data []byte) (Strategy, int, error) {
+func StrategyOf(data []byte) (Strategy, int, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return "", 0, err

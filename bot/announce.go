@@ -36,6 +36,9 @@ type announcer struct {
 	creates []*announcement         // pending creates, oldest first
 	closes  []announcement          // pending closes, oldest first
 	pending map[int64]*announcement // the pending creates by job
+	// creating counts the creates pending or being sent; idle is closed when it falls to 0.
+	creating int
+	idle     chan struct{}
 }
 
 // announcement is one queued delivery's work: create the check run of the claimed run (ref, lease; lease 0:
@@ -57,7 +60,41 @@ const (
 )
 
 func newAnnouncer(b *Bot) *announcer {
-	return &announcer{b: b, ready: make(chan struct{}, announceBacklog), pending: map[int64]*announcement{}}
+	idle := make(chan struct{})
+	close(idle)
+	return &announcer{b: b, ready: make(chan struct{}, announceBacklog), pending: map[int64]*announcement{}, idle: idle}
+}
+
+// firstAnswersWait bounds how long an idle worker waits for the pending creates before it takes a job
+// (workersWait): in a burst, creates keep coming, and the checks must start all the same.
+const firstAnswersWait = time.Second
+
+// workersWait is the queue's gate (queue.Pool.Gate): an idle worker waits, up to firstAnswersWait, until
+// no create is pending or being sent. A check's pipeline, its GitHub requests and its database writes
+// compete with the announcements for the same processor, connections and API; the first answers to
+// deliveries go out first.
+func (a *announcer) workersWait(ctx context.Context) {
+	a.mu.Lock()
+	idle := a.idle
+	a.mu.Unlock()
+	t := time.NewTimer(firstAnswersWait)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// created counts a create pending (+1) or done (-1). Called with a.mu held.
+func (a *announcer) created(delta int) {
+	if a.creating == 0 && delta > 0 {
+		a.idle = make(chan struct{})
+	}
+	a.creating += delta
+	if a.creating == 0 {
+		close(a.idle)
+	}
 }
 
 // send hands an announcement to the announcer's workers: its create (when it claimed one) and its closes
@@ -77,6 +114,7 @@ func (a *announcer) send(an announcement) {
 		p := &create
 		a.creates = append(a.creates, p)
 		a.pending[create.job] = p
+		a.created(1)
 		queued++
 	}
 	if len(an.closeJobs) > 0 {
@@ -125,8 +163,9 @@ func (a *announcer) drop(an announcement) {
 	}
 }
 
-// next takes the announcement to do now: the oldest pending create, else the oldest pending close.
-func (a *announcer) next() announcement {
+// next takes the announcement to do now: the oldest pending create (create is then true), else the
+// oldest pending close.
+func (a *announcer) next() (an announcement, create bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if len(a.creates) > 0 {
@@ -136,15 +175,24 @@ func (a *announcer) next() announcement {
 		if a.pending[p.job] == p {
 			delete(a.pending, p.job)
 		}
-		return *p
+		return *p, true
 	}
 	if len(a.closes) > 0 {
 		an := a.closes[0]
 		a.closes[0] = announcement{}
 		a.closes = a.closes[1:]
-		return an
+		return an, false
 	}
-	return announcement{}
+	return announcement{}, false
+}
+
+// finish ends an announcement next returned (a create when create is true).
+func (a *announcer) finish(create bool) {
+	if create {
+		a.mu.Lock()
+		a.created(-1)
+		a.mu.Unlock()
+	}
 }
 
 // run starts the announcer's workers; they stop with ctx.
@@ -156,9 +204,11 @@ func (a *announcer) run(ctx context.Context) {
 				case <-ctx.Done():
 					return
 				case <-a.ready:
-					if an := a.next(); an.lease != 0 || len(an.closeJobs) > 0 {
+					an, create := a.next()
+					if an.lease != 0 || len(an.closeJobs) > 0 {
 						a.announce(ctx, an)
 					}
+					a.finish(create)
 				}
 			}
 		}()

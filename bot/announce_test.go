@@ -147,7 +147,7 @@ func TestAnnouncerCreatesFirstAndReplacesSuperseded(t *testing.T) {
 	var got []string
 	for len(a.ready) > 0 {
 		<-a.ready
-		an := a.next()
+		an, _ := a.next()
 		switch {
 		case an.lease != 0:
 			got = append(got, fmt.Sprintf("create %d", an.job))
@@ -158,5 +158,45 @@ func TestAnnouncerCreatesFirstAndReplacesSuperseded(t *testing.T) {
 	want := []string{"create 3", "create 4", "create 5", "close [1]", "close [2]", "close [5]"}
 	if !slices.Equal(got, want) {
 		t.Errorf("announced %q, want %q", got, want)
+	}
+}
+
+// Idle workers wait while a create is pending or being sent (queue.Pool.Gate), and go on once the last
+// one is done.
+func TestWorkersWaitForPendingCreates(t *testing.T) {
+	a := newAnnouncer(nil)
+	waiting := func() bool {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // a cancelled wait returns at once: whether idle was closed decides
+		a.mu.Lock()
+		idle := a.idle
+		a.mu.Unlock()
+		a.workersWait(ctx)
+		select {
+		case <-idle:
+			return false
+		default:
+			return true
+		}
+	}
+	if waiting() {
+		t.Fatal("workers wait with nothing to announce")
+	}
+	a.send(announcement{job: 1, lease: 1})
+	a.send(announcement{job: 2, lease: 2, closeJobs: []int64{1}}) // takes job 1's place
+	a.send(announcement{job: 3, lease: 3})
+	for range 2 {
+		if !waiting() {
+			t.Fatal("workers go on while creates are pending")
+		}
+		<-a.ready
+		_, create := a.next()
+		if !create {
+			t.Fatal("a close before the creates")
+		}
+		a.finish(create)
+	}
+	if waiting() {
+		t.Error("workers still wait once every create is done (only a close is pending)")
 	}
 }

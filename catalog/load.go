@@ -117,9 +117,11 @@ func (r rootFS) open(name string) (fs.File, error) {
 	return f, nil
 }
 
-// maxKeptBuffer is the largest read buffer a worker keeps for its next file. A larger one (a file of
-// several MB) would stay live for the rest of the load, and the collector lets the heap grow to twice
-// what is live.
+// maxKeptBuffer is the largest read buffer, or YAML document's JSON buffer, a worker keeps for its next
+// file. A larger one (a file of several MB) would stay live for the rest of the load, and the collector
+// lets the heap grow to twice what is live. Within a file, a larger JSON buffer is kept from one document
+// to the next as long as the next is larger than this too (community-operators-prod v4.22's stackgres
+// package is two documents of 1.2 MB).
 const maxKeptBuffer = 1 << 20
 
 // LoadFS loads the catalog in fsys.
@@ -186,7 +188,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 				//lint:ignore SA6002 a 24-byte slice header per file, against the buffer of up to maxKeptBuffer it keeps
 				bufs.Put(buf)
 			}
-			if l.js != nil {
+			if l.js != nil && cap(l.js) <= maxKeptBuffer {
 				//lint:ignore SA6002 as above
 				jsBufs.Put(l.js)
 				l.js = nil

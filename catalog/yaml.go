@@ -128,8 +128,12 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 		l.releaseBefore(d.start)
 		l.yamlDoc = nil
 		pos := l.pos(d.first)
-		js, err := docJSON(l.js, data, d)
-		if reuseJSON && cap(js) <= maxKeptBuffer {
+		dst := l.js
+		if cap(dst) > maxKeptBuffer && d.end-d.start <= maxKeptBuffer {
+			dst = nil // a large document's buffer serves the next large one only (see maxKeptBuffer)
+		}
+		js, err := docJSON(dst, data, d)
+		if reuseJSON {
 			l.js = js[:0] // nothing the catalog keeps points into it (the decoders copy what they keep)
 		}
 		if err != nil {

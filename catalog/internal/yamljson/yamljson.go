@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/bits"
+	"slices"
 	"sync"
 )
 
@@ -42,6 +43,9 @@ func AppendConvert(dst, doc []byte) (js []byte, ok bool) {
 	p.doc, p.pos, p.depth = doc, 0, 0
 	p.lineFrom, p.lineTo = 1, 0 // no line yet
 	p.out = dst
+	if free := cap(dst) - len(dst); free < len(doc) {
+		p.out = slices.Grow(dst, jsonSizeHint(len(doc)))
+	}
 	err := p.document()
 	js, p.out = p.out, nil // the caller's memory, never the pool's
 	if err != nil {
@@ -49,6 +53,14 @@ func AppendConvert(dst, doc []byte) (js []byte, ok bool) {
 	}
 	return js, true
 }
+
+// jsonSizeHint is the room the JSON of a YAML document of n bytes is given at once when dst has less
+// than n bytes free: a block-style document's JSON is its text less the indentation, plus quotes and
+// escapes, 0.87 to 1.0 times the document over the real catalogs (community-operators-prod v4.16, v4.20
+// and v4.22's 2,000 documents; more only for documents of a few bytes). Given at once, a document of a
+// megabyte costs one buffer of its size, not the chain of ever larger ones a doubling append allocates
+// and copies on the way (about twice its size together, the last two live at once).
+func jsonSizeHint(n int) int { return n + n/8 }
 
 // keepBuffer is the largest scratch buffer a pooled parser keeps: a typical document's size (v4.20's
 // largest is 190 kB), so the pool never holds a large document's worth of memory.

@@ -117,11 +117,9 @@ func (r rootFS) open(name string) (fs.File, error) {
 	return f, nil
 }
 
-// maxKeptBuffer is the largest read buffer, or YAML document's JSON buffer, a worker keeps for its next
-// file. A larger one (a file of several MB) would stay live for the rest of the load, and the collector
-// lets the heap grow to twice what is live. Within a file, a larger JSON buffer is kept from one document
-// to the next as long as the next is larger than this too (community-operators-prod v4.22's stackgres
-// package is two documents of 1.2 MB).
+// maxKeptBuffer is the largest read or JSON buffer a worker keeps for its next file: a larger one would
+// stay live for the rest of the load, and the collector lets the heap grow to twice what is live. A
+// larger JSON buffer serves the file's next document only if that one is larger than this too.
 const maxKeptBuffer = 1 << 20
 
 // LoadFS loads the catalog in fsys.

@@ -2,7 +2,9 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,5 +128,75 @@ func TestAnnouncedCheckRunClosedWhenTheJobFails(t *testing.T) {
 	r, err := h.bot.store.runOf(context.Background(), 1, kindCheck, 9)
 	if err != nil || r == nil || r.Status != runCompleted || r.Conclusion != "failure" {
 		t.Errorf("run: %+v, %v", r, err)
+	}
+}
+
+// The announcer's line: creates go before closes, and a newer job's create takes the place of the
+// pending create of the job it superseded, which is never created (its close finds no check run).
+func TestAnnouncerCreatesFirstAndReplacesSuperseded(t *testing.T) {
+	a := newAnnouncer(nil)
+	create := func(job int64, closes ...int64) announcement {
+		return announcement{job: job, lease: 100 + job, closeJobs: closes, task: Task{PR: int(job)}}
+	}
+	a.send(create(1))    // pull request 1's first push
+	a.send(create(2))    // pull request 2
+	a.send(create(3, 1)) // pull request 1 pushed again: job 3 supersedes job 1
+	a.send(create(4, 2)) // and pull request 2
+	a.send(create(5))    // pull request 5
+	a.send(announcement{closeJobs: []int64{5}, reason: "closed"})
+	var got []string
+	for len(a.ready) > 0 {
+		<-a.ready
+		an, _ := a.next()
+		switch {
+		case an.lease != 0:
+			got = append(got, fmt.Sprintf("create %d", an.job))
+		case len(an.closeJobs) > 0:
+			got = append(got, fmt.Sprintf("close %v", an.closeJobs))
+		}
+	}
+	want := []string{"create 3", "create 4", "create 5", "close [1]", "close [2]", "close [5]"}
+	if !slices.Equal(got, want) {
+		t.Errorf("announced %q, want %q", got, want)
+	}
+}
+
+// Idle workers wait while a create is pending or being sent (queue.Pool.Gate), and go on once the last
+// one is done.
+func TestWorkersWaitForPendingCreates(t *testing.T) {
+	a := newAnnouncer(nil)
+	waiting := func() bool {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // a cancelled wait returns at once: whether idle was closed decides
+		a.mu.Lock()
+		idle := a.idle
+		a.mu.Unlock()
+		a.workersWait(ctx)
+		select {
+		case <-idle:
+			return false
+		default:
+			return true
+		}
+	}
+	if waiting() {
+		t.Fatal("workers wait with nothing to announce")
+	}
+	a.send(announcement{job: 1, lease: 1})
+	a.send(announcement{job: 2, lease: 2, closeJobs: []int64{1}}) // takes job 1's place
+	a.send(announcement{job: 3, lease: 3})
+	for range 2 {
+		if !waiting() {
+			t.Fatal("workers go on while creates are pending")
+		}
+		<-a.ready
+		_, create := a.next()
+		if !create {
+			t.Fatal("a close before the creates")
+		}
+		a.finish(create)
+	}
+	if waiting() {
+		t.Error("workers still wait once every create is done (only a close is pending)")
 	}
 }

@@ -146,7 +146,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	b.announcer = newAnnouncer(b)
 	b.pool = &queue.Pool{Queue: o.Queue, Handler: b.handleJob, Workers: o.Config.Queue.Workers, Lease: o.Config.Queue.Lease,
 		Grace: o.Config.Queue.ShutdownGrace, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log, Observe: b.metrics.observeJob,
-		Deadline: o.Config.Timeouts.Job, Abandon: min(30*time.Second, o.Config.Queue.Lease/2),
+		Deadline: o.Config.Timeouts.Job, Abandon: min(30*time.Second, o.Config.Queue.Lease/2), Gate: b.announcer.workersWait,
 		OnEvent: func(event string) {
 			if event == checkRunEvent {
 				b.checks.Wake()

@@ -14,24 +14,20 @@ import (
 // runQueued is the status of a run announced at enqueue time whose job has not started it yet.
 const runQueued = "queued"
 
-// claimRun records the run of (job, kind, pr) as queued, unless a run of it exists already: then claimed
-// is false and nothing changes.
-// It runs in tx, the job's enqueue.
-func (s *store) claimRun(ctx context.Context, tx *queue.Tx, jobID int64, kind, repo string, pr int, head string) (r *run, claimed bool, err error) {
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (job_id, kind, repo, pr, head_sha, status, started_at)
-		VALUES (?,?,?,?,?,?,?) ON CONFLICT (job_id, kind, pr) DO NOTHING`,
-		jobID, kind, repo, pr, head, runQueued, time.Now().UnixMilli())
+// claimRun records the run of (job, kind, pr) as queued and returns its ID, unless a run of it exists
+// already: then claimed is false and nothing changes. It runs in tx, the job's enqueue (one statement:
+// every delivery pays for it).
+func (s *store) claimRun(ctx context.Context, tx *queue.Tx, jobID int64, kind, repo string, pr int, head string) (id int64, claimed bool, err error) {
+	err = tx.QueryRowContext(ctx, `INSERT INTO runs (job_id, kind, repo, pr, head_sha, status, started_at)
+		VALUES (?,?,?,?,?,?,?) ON CONFLICT (job_id, kind, pr) DO NOTHING RETURNING id`,
+		jobID, kind, repo, pr, head, runQueued, time.Now().UnixMilli()).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
 	if err != nil {
-		return nil, false, fmt.Errorf("announce run of job %d: %w", jobID, err)
+		return 0, false, fmt.Errorf("announce run of job %d: %w", jobID, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return nil, false, err
-	}
-	r, err = scanRun(tx.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE job_id = ? AND kind = ? AND pr = ?", jobID, kind, pr))
-	if err != nil {
-		return nil, false, fmt.Errorf("announce run of job %d: %w", jobID, err)
-	}
-	return r, true, nil
+	return id, true, nil
 }
 
 // runsOfJobs lists the runs of jobs in status.

@@ -117,9 +117,9 @@ func (r rootFS) open(name string) (fs.File, error) {
 	return f, nil
 }
 
-// maxKeptBuffer is the largest read buffer a worker keeps for its next file. A larger one (a file of
-// several MB) would stay live for the rest of the load, and the collector lets the heap grow to twice
-// what is live.
+// maxKeptBuffer is the largest read or JSON buffer a worker keeps for its next file: a larger one would
+// stay live for the rest of the load, and the collector lets the heap grow to twice what is live. A
+// larger JSON buffer serves the file's next document only if that one is larger than this too.
 const maxKeptBuffer = 1 << 20
 
 // LoadFS loads the catalog in fsys.
@@ -186,7 +186,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 				//lint:ignore SA6002 a 24-byte slice header per file, against the buffer of up to maxKeptBuffer it keeps
 				bufs.Put(buf)
 			}
-			if l.js != nil {
+			if l.js != nil && cap(l.js) <= maxKeptBuffer {
 				//lint:ignore SA6002 as above
 				jsBufs.Put(l.js)
 				l.js = nil

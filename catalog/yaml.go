@@ -34,12 +34,12 @@ func (y *yamlDocs) next() (d yamlDoc, ok bool, err error) {
 		i := y.i // a line's start
 		if !isSeparator(data[i:]) {
 			// only a line starting with "---" matters: jump to the next one
-			k := bytes.Index(data[i:], separatorLine)
+			k := nextSeparatorLine(data[i:])
 			if k < 0 {
 				y.i = len(data)
 				break
 			}
-			i += k + 1
+			i += k
 		}
 		eol := bytes.IndexByte(data[i:], '\n')
 		next := len(data)
@@ -71,10 +71,29 @@ func (y *yamlDocs) next() (d yamlDoc, ok bool, err error) {
 }
 
 // isSeparator reports whether a line starts with the document separator "---".
-func isSeparator(line []byte) bool { return bytes.HasPrefix(line, separatorLine[1:]) }
+func isSeparator(line []byte) bool { return bytes.HasPrefix(line, separator) }
 
-// separatorLine is a line break followed by a separator line's start.
-var separatorLine = []byte("\n---")
+var separator = []byte("---")
+
+// nextSeparatorLine returns the offset in b of the first line after b's first that starts with "---", or
+// -1. It looks for the dashes and then at the byte before them, not for a line feed followed by them:
+// bytes.Index jumps from one occurrence of its needle's first byte to the next, and a catalog's lines are
+// short (44 bytes on average in community-operators-prod v4.22, whose 12.6 MB hold 285,000 line feeds
+// and 128,000 dashes but only 1,230 pairs of dashes).
+func nextSeparatorLine(b []byte) int {
+	for off := 1; off < len(b); {
+		k := bytes.Index(b[off:], separator)
+		if k < 0 {
+			return -1
+		}
+		at := off + k
+		if b[at-1] == '\n' {
+			return at
+		}
+		off = at + 1
+	}
+	return -1
+}
 
 func newDoc(data []byte, start, end int) yamlDoc {
 	d := yamlDoc{start: start, end: end, first: start}
@@ -128,8 +147,12 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 		l.releaseBefore(d.start)
 		l.yamlDoc = nil
 		pos := l.pos(d.first)
-		js, err := docJSON(l.js, data, d)
-		if reuseJSON && cap(js) <= maxKeptBuffer {
+		dst := l.js
+		if cap(dst) > maxKeptBuffer && d.end-d.start <= maxKeptBuffer {
+			dst = nil // a large document's buffer serves the next large one only (see maxKeptBuffer)
+		}
+		js, err := docJSON(dst, data, d)
+		if reuseJSON {
 			l.js = js[:0] // nothing the catalog keeps points into it (the decoders copy what they keep)
 		}
 		if err != nil {

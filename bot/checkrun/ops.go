@@ -37,10 +37,16 @@ type execer interface {
 }
 
 // Announce creates the check run of a run claimed with lease, queued (shown in progress) with title and
-// summary; false when the claim ran out before (a worker creates it). A worker that started the run
-// meanwhile waits for this create and then updates it.
+// summary; false when the claim ran out or was released before (a worker creates it). A worker that
+// started the run meanwhile waits for this create and then updates it. The claim is taken for the create
+// in one compare-and-set, with nothing read first: the announcement is the bot's first answer.
 func (o *Owner) Announce(ctx context.Context, gh GitHub, ref Ref, lease int64, title, summary string) (bool, error) {
-	_, created, err := o.create(ctx, gh, ref, lease, o.output(ref, title, summary))
+	until, ok, err := o.takeLease(ctx, ref, lease)
+	if err != nil || !ok {
+		return false, err
+	}
+	// Nothing was sent under the claim's lease: every create sent moved the lease first.
+	_, created, err := o.send(ctx, gh, ref, false, until, o.output(ref, title, summary))
 	return created, err
 }
 
@@ -79,7 +85,7 @@ func (o *Owner) Start(ctx context.Context, gh GitHub, ref Ref, title, summary st
 		return 0, false, ErrNotOwner
 	}
 	cr := o.output(ref, title, summary)
-	if id, created, err = o.create(ctx, gh, ref, 0, cr); err != nil || created {
+	if id, created, err = o.create(ctx, gh, ref, cr); err != nil || created {
 		return id, created, err
 	}
 	if err := o.write(ctx, gh, ref, id, cr); err != nil {
@@ -209,8 +215,8 @@ func (o *Owner) write(ctx context.Context, gh GitHub, ref Ref, id int64, cr ghcl
 
 // create returns the run's check run, creating it with cr unless it exists (created is then false). A
 // create in flight elsewhere is waited for; a create that was sent but never recorded is looked up by
-// external ID first. held is the create lease the caller holds (Claim), 0 for none.
-func (o *Owner) create(ctx context.Context, gh GitHub, ref Ref, held int64, cr ghclient.CheckRun) (id int64, created bool, err error) {
+// external ID first (the announcer's create is Announce).
+func (o *Owner) create(ctx context.Context, gh GitHub, ref Ref, cr ghclient.CheckRun) (id int64, created bool, err error) {
 	var r *row
 	for {
 		if r == nil {
@@ -225,19 +231,14 @@ func (o *Owner) create(ctx context.Context, gh GitHub, ref Ref, held int64, cr g
 			return r.id, false, nil
 		}
 		lease := r.creatingUntil
-		if held != 0 && lease != held {
-			return 0, false, nil // the claim ran out or was released: the worker creates it
-		}
-		if lease > now() && lease != held {
+		if lease > now() {
 			if err := o.wait(ctx, lease); err != nil {
 				return 0, false, err
 			}
 			r = nil
 			continue
 		}
-		until := max(now()+o.createLease.Milliseconds(), lease+1)
-		ok, err := o.exec(ctx, "start creating the check run", ref.Run, `UPDATE check_runs SET create_started = 1, creating_until = ?
-			WHERE run_id = ? AND check_run_id = 0 AND creating_until = ? AND head_sha = ?`, until, ref.Run, lease, ref.HeadSHA)
+		until, ok, err := o.takeLease(ctx, ref, lease)
 		if err != nil {
 			return 0, false, err
 		}
@@ -247,6 +248,15 @@ func (o *Owner) create(ctx context.Context, gh GitHub, ref Ref, held int64, cr g
 		}
 		return o.send(ctx, gh, ref, r.started, until, cr)
 	}
+}
+
+// takeLease marks a create started under a new lease, if the run's create lease is still lease and no
+// check run is recorded (compare-and-set), and returns the new lease.
+func (o *Owner) takeLease(ctx context.Context, ref Ref, lease int64) (int64, bool, error) {
+	until := max(now()+o.createLease.Milliseconds(), lease+1)
+	ok, err := o.exec(ctx, "start creating the check run", ref.Run, `UPDATE check_runs SET create_started = 1, creating_until = ?
+		WHERE run_id = ? AND check_run_id = 0 AND creating_until = ? AND head_sha = ?`, until, ref.Run, lease, ref.HeadSHA)
+	return until, ok, err
 }
 
 // send creates the check run under the lease until (found again by external ID first when an earlier
@@ -268,21 +278,16 @@ func (o *Owner) send(ctx context.Context, gh GitHub, ref Ref, sentBefore bool, u
 			return 0, false, fmt.Errorf("create the check run of run %d: %w", ref.Run, err)
 		}
 	}
-	ok, err := o.exec(context.WithoutCancel(ctx), "record check run", ref.Run,
-		"UPDATE check_runs SET check_run_id = ?, creating_until = 0 WHERE run_id = ? AND check_run_id = 0 AND creating_until = ?", id, ref.Run, until)
+	r, err := o.record(context.WithoutCancel(ctx), ref.Run, id, until)
 	if err != nil {
 		return 0, false, err
 	}
-	if !ok {
+	if r == nil {
 		// The lease ran out and another writer took over; its check run is the one recorded.
 		return 0, false, fmt.Errorf("check run %d of run %d: created after its create lease ran out", id, ref.Run)
 	}
 	// A settle that happened while the create was in flight found nothing to close: close it now.
-	r, err := o.get(context.WithoutCancel(ctx), ref.Run)
-	if err != nil {
-		return 0, false, err
-	}
-	if r != nil && (r.state == Completed || r.state == Superseded) && r.conclusion != "" {
+	if (r.state == Completed || r.state == Superseded) && r.conclusion != "" {
 		if err := o.write(context.WithoutCancel(ctx), gh, ref, id, ghclient.CheckRun{Name: o.name, Conclusion: r.conclusion,
 			Title: r.title, Summary: r.summary}); err != nil {
 			return id, created, err

@@ -37,6 +37,23 @@ func (o *Owner) get(ctx context.Context, run int64) (*row, error) {
 	return &r, nil
 }
 
+// record records the check run id created under the create lease until, and returns the run as it is
+// then (a settle may have come while the create was in flight); nil when the lease was no longer until.
+func (o *Owner) record(ctx context.Context, run, id, until int64) (*row, error) {
+	var r row
+	err := o.db.QueryRowContext(ctx, `UPDATE check_runs SET check_run_id = ?, creating_until = 0
+		WHERE run_id = ? AND check_run_id = 0 AND creating_until = ? RETURNING state, conclusion, title, summary`, id, run, until).Scan(
+		&r.state, &r.conclusion, &r.title, &r.summary)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record check run %d of run %d: %w", id, run, err)
+	}
+	r.id = id
+	return &r, nil
+}
+
 // exec runs a compare-and-set statement: true when it changed the row.
 func (o *Owner) exec(ctx context.Context, what string, run int64, query string, args ...any) (bool, error) {
 	res, err := o.db.ExecContext(ctx, query, args...)

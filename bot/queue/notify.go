@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/stdlib"
@@ -28,14 +29,20 @@ type execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
-// notify sends event to every listening process, when tx commits if db is a transaction (PostgreSQL
-// only: on SQLite one process has the queue).
-func (q *Queue) notify(ctx context.Context, db execer, event string) error {
-	if q.db.dialect != Postgres {
+// notify sends events to every listening process, in one statement, when tx commits if db is a
+// transaction (PostgreSQL only: on SQLite one process has the queue).
+func (q *Queue) notify(ctx context.Context, db execer, events ...string) error {
+	if q.db.dialect != Postgres || len(events) == 0 {
 		return nil
 	}
-	if _, err := db.ExecContext(ctx, "SELECT pg_notify(?, ?)", notifyChannel, event); err != nil {
-		return fmt.Errorf("notify %s: %w", event, err)
+	calls := make([]string, len(events))
+	args := make([]any, 0, 2*len(events))
+	for i, e := range events {
+		calls[i] = "pg_notify(?, ?)"
+		args = append(args, notifyChannel, e)
+	}
+	if _, err := db.ExecContext(ctx, "SELECT "+strings.Join(calls, ", "), args...); err != nil {
+		return fmt.Errorf("notify %s: %w", strings.Join(events, ", "), err)
 	}
 	return nil
 }

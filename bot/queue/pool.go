@@ -101,6 +101,9 @@ type Pool struct {
 	Logger *slog.Logger
 	// Observe, when set, is called after every execution with its outcome and duration.
 	Observe func(j *Job, outcome string, d time.Duration)
+	// Gate, when set, is called before each claim: an idle worker waits in it before taking a job (the
+	// bot lets its first answers to deliveries out first). It must return in bounded time.
+	Gate func(ctx context.Context)
 	// Deadline bounds one execution (0: none). At the deadline the job's context is cancelled with
 	// ErrDeadline and its heartbeat stops renewing the lease; a handler that has not returned Abandon
 	// after its context was cancelled (default 30s; only with a Deadline) is left behind, the job fails
@@ -285,6 +288,9 @@ func (p *Pool) reaper(ctx context.Context) {
 
 func (p *Pool) worker(ctx, jobCtx context.Context) {
 	for ctx.Err() == nil {
+		if p.Gate != nil {
+			p.Gate(ctx)
+		}
 		j, err := p.Queue.Claim(ctx, p.Lease)
 		if err != nil {
 			if ctx.Err() == nil {

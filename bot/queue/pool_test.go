@@ -340,3 +340,33 @@ func childWorker(dsn, dir string) {
 		}}
 	_ = p.Run(context.Background())
 }
+
+// An idle worker passes the pool's gate before it claims a job: while the gate holds, a queued job stays
+// queued.
+func TestPoolGateHoldsClaims(t *testing.T) {
+	q := backends[0].open(t) // the gate is the pool's, whatever the engine
+	gate := make(chan struct{})
+	var passed atomic.Int32
+	p := &Pool{Queue: q, Workers: 2, Poll: 10 * time.Millisecond, Handler: func(context.Context, *Job) error { return nil },
+		Gate: func(ctx context.Context) {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+			}
+			passed.Add(1)
+		}}
+	runPool(t, p)
+	e := enqueue(t, q, Job{Delivery: "held", Repo: "o/r"})
+	p.Wake()
+	for range 20 { // the workers poll meanwhile: nothing passes the gate
+		time.Sleep(5 * time.Millisecond)
+		if j, err := q.Get(context.Background(), e.ID); err != nil || j.State != Queued {
+			t.Fatalf("job %v %v while the gate holds", j, err)
+		}
+	}
+	close(gate)
+	waitState(t, q, e.ID, Done)
+	if passed.Load() == 0 {
+		t.Error("the job ran without its worker passing the gate")
+	}
+}

@@ -197,31 +197,39 @@ func (q *Queue) Enqueue(ctx context.Context, j Job) (Enqueued, error) {
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
 	}
-	if err := q.notify(ctx, tx, EventJob); err != nil {
-		return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
-	}
 	if j.WithJob != nil {
 		if err := j.WithJob(ctx, tx, out.ID); err != nil {
 			return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
 		}
 	}
+	events := []string{EventJob}
 	if j.Key != "" {
-		if out.Superseded, err = ids(ctx, tx, `UPDATE jobs SET state = ?, finished_at = ?, error = ?
-			WHERE supersede_key = ? AND state = ? AND id < ? RETURNING id`,
-			Superseded, now, fmt.Sprintf("superseded by job %d", out.ID), j.Key, Queued, out.ID); err != nil {
+		// One statement supersedes the queued jobs of the key and (with CancelRunning) asks its running
+		// ones to stop: the enqueue is on every delivery's path.
+		running := Queued // without CancelRunning, running jobs are left alone
+		if j.CancelRunning {
+			running = Running
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE jobs SET
+			state = CASE WHEN state = ? THEN ? ELSE state END,
+			finished_at = CASE WHEN state = ? THEN ? ELSE finished_at END,
+			error = CASE WHEN state = ? THEN ? ELSE error END,
+			cancel_requested = CASE WHEN state = ? THEN 1 ELSE cancel_requested END
+			WHERE supersede_key = ? AND state IN (?, ?) AND id < ? RETURNING id, state`,
+			Queued, Superseded, Queued, now, Queued, fmt.Sprintf("superseded by job %d", out.ID), Running,
+			j.Key, Queued, running, out.ID)
+		if err != nil {
 			return Enqueued{}, fmt.Errorf("enqueue %s: supersede: %w", j.Delivery, err)
 		}
-		if j.CancelRunning {
-			if out.Cancel, err = ids(ctx, tx, `UPDATE jobs SET cancel_requested = 1
-				WHERE supersede_key = ? AND state = ? AND id < ? RETURNING id`, j.Key, Running, out.ID); err != nil {
-				return Enqueued{}, fmt.Errorf("enqueue %s: cancel: %w", j.Delivery, err)
-			}
-			if len(out.Cancel) > 0 {
-				if err := q.notify(ctx, tx, EventCancel); err != nil {
-					return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
-				}
-			}
+		if out.Superseded, out.Cancel, err = byState(rows); err != nil {
+			return Enqueued{}, fmt.Errorf("enqueue %s: supersede: %w", j.Delivery, err)
 		}
+		if len(out.Cancel) > 0 {
+			events = append(events, EventCancel)
+		}
+	}
+	if err := q.notify(ctx, tx, events...); err != nil {
+		return Enqueued{}, fmt.Errorf("enqueue %s: %w", j.Delivery, err)
 	}
 	return out, tx.Commit()
 }
@@ -249,6 +257,25 @@ func (q *Queue) CancelKey(ctx context.Context, key, reason string) (superseded, 
 		}
 	}
 	return superseded, cancel, tx.Commit()
+}
+
+// byState splits the (id, state) rows of a supersede into the jobs superseded and the running ones asked
+// to stop.
+func byState(rows *sql.Rows) (superseded, cancel []int64, err error) {
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var s State
+		if err := rows.Scan(&id, &s); err != nil {
+			return nil, nil, err
+		}
+		if s == Running {
+			cancel = append(cancel, id)
+		} else {
+			superseded = append(superseded, id)
+		}
+	}
+	return superseded, cancel, rows.Err()
 }
 
 func ids(ctx context.Context, tx *Tx, query string, args ...any) ([]int64, error) {

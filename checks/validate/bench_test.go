@@ -37,6 +37,23 @@ func BenchmarkValidateYAML(b *testing.B) {
 	}
 }
 
+// BenchmarkValidateDir validates the catalog directory CATALOGBOT_BENCH_CATALOG names (skipped without it):
+// the profile of a real catalog outside the shared data, such as one of community-operators-prod's
+// catalogs/v4.x at another commit, without copying it into the repository.
+func BenchmarkValidateDir(b *testing.B) {
+	dir := os.Getenv("CATALOGBOT_BENCH_CATALOG")
+	if dir == "" {
+		b.Skip("CATALOGBOT_BENCH_CATALOG names no catalog directory")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Dir(context.Background(), dir, Options{})
+		if err != nil || !res.Valid() {
+			b.Fatalf("%v %v", err, res.Diagnostics)
+		}
+	}
+}
+
 // BenchmarkValidateOnePackage is the pre-commit path: one changed package of composed-279 (its file as it
 // is, before and after), selected by package identity among all the catalog's files, reading every file
 // (no select cache: the first run in a repository).

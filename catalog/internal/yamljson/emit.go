@@ -2,6 +2,7 @@ package yamljson
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"slices"
 	"strconv"
@@ -277,52 +278,75 @@ func appendString(dst, src []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(src); {
-		b := src[i]
-		if htmlSafeSet[b] { // one lookup for the common byte: the table is false for every non-ASCII byte
-			i++
+		if i+8 <= len(src) && htmlSafe8(binary.LittleEndian.Uint64(src[i:])) {
+			i += 8
 			continue
 		}
-		if b < utf8.RuneSelf {
-			dst = append(dst, src[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+		// the next eight bytes one at a time (a word with a byte to escape is not tested again a byte on)
+		for end := min(i+8, len(src)); i < end; {
+			b := src[i]
+			if htmlSafeSet[b] { // one lookup for the common byte: the table is false for every non-ASCII byte
+				i++
+				continue
 			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRune(src[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, src[start:i]...)
-			dst = append(dst, `\ufffd`...)
+			if b < utf8.RuneSelf {
+				dst = append(dst, src[start:i]...)
+				switch b {
+				case '\\', '"':
+					dst = append(dst, '\\', b)
+				case '\b':
+					dst = append(dst, '\\', 'b')
+				case '\f':
+					dst = append(dst, '\\', 'f')
+				case '\n':
+					dst = append(dst, '\\', 'n')
+				case '\r':
+					dst = append(dst, '\\', 'r')
+				case '\t':
+					dst = append(dst, '\\', 't')
+				default:
+					dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+				}
+				i++
+				start = i
+				continue
+			}
+			c, size := utf8.DecodeRune(src[i:])
+			if c == utf8.RuneError && size == 1 {
+				dst = append(dst, src[start:i]...)
+				dst = append(dst, `\ufffd`...)
+				i += size
+				start = i
+				continue
+			}
+			if c == '\u2028' || c == '\u2029' {
+				dst = append(dst, src[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+				i += size
+				start = i
+				continue
+			}
 			i += size
-			start = i
-			continue
 		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, src[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
 	}
 	dst = append(dst, src[start:]...)
 	return append(dst, '"')
+}
+
+// htmlSafe8 reports whether encoding/json writes the 8 bytes of w as they are, with HTML escaping on: all
+// printable ASCII (0x7f, which it writes as is too, is left to the byte loop), none of '"', '&' (0x22, 0x26:
+// equal once bit 0x04 is set), '<', '>' (0x3c, 0x3e: bit 0x02) or '\\'. Each test is hasZero8 on w XOR the
+// byte repeated.
+func htmlSafe8(w uint64) bool {
+	const ones = 0x0101010101010101
+	return printable8(w) && !hasZero8((w|0x04*ones)^0x26*ones) && !hasZero8((w|0x02*ones)^0x3e*ones) &&
+		!hasZero8(w^'\\'*ones)
+}
+
+// hasZero8 reports whether a byte of w is zero (exact as a yes or no: a borrow only runs past a zero byte).
+func hasZero8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (w-ones)&^w&highs != 0
 }
 
 // htmlSafeSet holds the ASCII bytes encoding/json writes as is with HTML escaping on; it has an entry for

@@ -62,6 +62,9 @@ func FuzzConvert(f *testing.F) {
 	for _, s := range hostile {
 		f.Add([]byte(s))
 	}
+	for _, s := range realShapes {
+		f.Add([]byte(s))
+	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		same(t, doc)
 	})

@@ -18,6 +18,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/bits"
+	"slices"
 	"sync"
 )
 
@@ -42,6 +43,9 @@ func AppendConvert(dst, doc []byte) (js []byte, ok bool) {
 	p.doc, p.pos, p.depth = doc, 0, 0
 	p.lineFrom, p.lineTo = 1, 0 // no line yet
 	p.out = dst
+	if free := cap(dst) - len(dst); free < len(doc) {
+		p.out = slices.Grow(dst, jsonSizeHint(len(doc)))
+	}
 	err := p.document()
 	js, p.out = p.out, nil // the caller's memory, never the pool's
 	if err != nil {
@@ -49,6 +53,14 @@ func AppendConvert(dst, doc []byte) (js []byte, ok bool) {
 	}
 	return js, true
 }
+
+// jsonSizeHint is the room the JSON of a YAML document of n bytes is given at once when dst has less
+// than n bytes free: a block-style document's JSON is its text less the indentation, plus quotes and
+// escapes, 0.84 to 1.06 times every document of 4 kB or more of community-operators-prod v4.16, v4.18,
+// v4.20, v4.21 and v4.22 (up to 1.14 for smaller ones, which then grow once more). Given at once, a
+// document of a megabyte costs one buffer of its size, not the chain of ever larger ones append allocates
+// and copies on the way (it grows a large slice by a quarter at a time: 4.1 MB for 0.74 MB of JSON).
+func jsonSizeHint(n int) int { return n + n/8 }
 
 // keepBuffer is the largest scratch buffer a pooled parser keeps: a typical document's size (v4.20's
 // largest is 190 kB), so the pool never holds a large document's worth of memory.

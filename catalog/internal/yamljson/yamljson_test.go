@@ -3,6 +3,7 @@ package yamljson
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
@@ -164,6 +165,35 @@ func TestPrintable8(t *testing.T) {
 			t.Fatalf("printable8(% x) = %v, want %v", w, got, want)
 		}
 	})
+}
+
+// TestHTMLSafe8 checks the eight-byte fast path of the string escaping against its byte-wise definition,
+// and the escaping against encoding/json on strings with each byte value at every offset of a word
+// (the bytes after it taking the word path or not).
+func TestHTMLSafe8(t *testing.T) {
+	eachWord([]byte{'a', 0x20, 0x7e, '"', '&', '<', '>', '\\', 0x24, 0x3d, 0x5d}, func(w [8]byte, _ byte) {
+		want := true
+		for _, c := range w {
+			want = want && htmlSafeSet[c] && c != 0x7f
+		}
+		if got := htmlSafe8(binary.LittleEndian.Uint64(w[:])); got != want {
+			t.Fatalf("htmlSafe8(% x) = %v, want %v", w, got, want)
+		}
+	})
+	for off := range 17 {
+		for b := range 256 {
+			for _, tail := range []string{"", "x", "0123456789abcdef", "\xc3\xa9 caf\xc3\xa9 \xe2\x80\xa8 <&>"} {
+				src := strings.Repeat("a", off) + string([]byte{byte(b)}) + tail
+				want, err := json.Marshal(src)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := appendString(nil, []byte(src)); !bytes.Equal(got, want) {
+					t.Fatalf("appendString(%q) = %s, want %s", src, got, want)
+				}
+			}
+		}
+	}
 }
 
 // eachWord calls fn with every word of eight fill bytes, for each fill, with one of them replaced by each

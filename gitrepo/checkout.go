@@ -17,11 +17,10 @@ import (
 // Checkout writes the tree of commit c into a new temporary directory and returns it with a cleanup
 // function. It reads git objects through go-git (no git executable), each blob streamed from its pack
 // (objectStore), and walks the tree once, writing each file as it comes (go-git's own Worktree.Checkout
-// is quadratic on catalog-sized trees). Every write
-// goes through an os.Root of the directory; an entry whose name could leave it (empty, ".", "..", holding
-// a slash or NUL) or is .git is refused, as git refuses it. Symlinks are written as symlinks, after every
-// file and directory, so no write follows one; gitlinks (submodules) become empty directories, as git
-// checks them out without their submodule.
+// is quadratic on catalog-sized trees). Every write goes through an os.Root of the directory; an entry
+// whose name could leave it (empty, ".", "..", holding a slash or NUL) or is .git is refused, as git
+// refuses it. Symlinks are written as symlinks, after every file and directory, so no write follows one;
+// gitlinks (submodules) become empty directories, as git checks them out without their submodule.
 func (r *Repo) Checkout(ctx context.Context, c *object.Commit) (string, func(), error) {
 	dir, err := os.MkdirTemp("", "catalogbot-"+c.Hash.String()[:12]+"-")
 	if err != nil {

@@ -322,7 +322,7 @@ func (o *objectStore) looseReader(h plumbing.Hash) (io.ReadCloser, plumbing.Obje
 		f.Close()
 		return nil, 0, 0, fmt.Errorf("loose object %s: %w", h, err)
 	}
-	return &closers{Reader: io.LimitReader(r, size), close: []io.Closer{r, f}}, t, size, nil
+	return &closers{Reader: &exactReader{r: r, left: size}, close: []io.Closer{r, f}}, t, size, nil
 }
 
 // looseAll reads a whole loose object (at most maxObject bytes).

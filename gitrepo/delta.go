@@ -8,8 +8,8 @@ import (
 var errBadDelta = errors.New("a delta that does not apply to its base")
 
 // patch applies a git delta (pack-format.txt: the base's size, the result's size, then copy and insert
-// instructions) to base. The result is allocated once, at the size the delta declares, which may be at
-// most limit: a small delta can declare, and copy its way to, a huge result.
+// instructions) to base. The size the delta declares may be at most limit (a small delta can declare,
+// and copy its way to, a huge result); up to preallocate bytes of it are allocated at once.
 func patch(base, delta []byte, limit int64) ([]byte, error) {
 	src, delta, ok := uvarint(delta)
 	if !ok || src != uint64(len(base)) {
@@ -22,7 +22,7 @@ func patch(base, delta []byte, limit int64) ([]byte, error) {
 	if size > uint64(limit) {
 		return nil, fmt.Errorf("a delta's result of %d bytes, more than the %d-byte limit of one object held in memory", size, limit)
 	}
-	out := make([]byte, 0, size)
+	out := make([]byte, 0, min(size, preallocate)) // grown as the instructions fill it: they may not
 	for len(delta) > 0 {
 		cmd := delta[0]
 		delta = delta[1:]

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,8 @@ type packEntry struct {
 	delta []byte
 	ofs   int // -1: not an offset delta
 	ref   plumbing.Hash
+	size  int  // the size the header declares (0: the content's)
+	tree  bool // blob holds a tree object
 }
 
 // craftedRepo writes entries as the one pack of a new repository, as no git would write it.
@@ -46,6 +49,9 @@ func craftedRepo(t *testing.T, entries []packEntry) *Repo {
 	for i, e := range entries {
 		offsets[i] = int64(pack.Len())
 		typ, data := plumbing.BlobObject, e.blob
+		if e.tree {
+			typ = plumbing.TreeObject
+		}
 		if e.delta != nil {
 			typ, data = plumbing.REFDeltaObject, e.delta
 			if e.ofs >= 0 {
@@ -54,6 +60,9 @@ func craftedRepo(t *testing.T, entries []packEntry) *Repo {
 		}
 		start := pack.Len()
 		size := len(data)
+		if e.size > 0 {
+			size = e.size
+		}
 		b := byte(typ)<<4 | byte(size&0xf)
 		for size >>= 4; size > 0; size >>= 7 {
 			pack.WriteByte(b | 0x80)
@@ -75,7 +84,7 @@ func craftedRepo(t *testing.T, entries []packEntry) *Repo {
 		z.Reset(&pack)
 		z.Write(data)
 		z.Close()
-		idx.OnInflatedObjectHeader(typ, int64(len(data)), offsets[i])
+		idx.OnInflatedObjectHeader(typ, int64(size), offsets[i])
 		idx.OnInflatedObjectContent(e.name, offsets[i], crc32.ChecksumIEEE(pack.Bytes()[start:]), nil)
 	}
 	sum := sha1.Sum(pack.Bytes())
@@ -182,5 +191,27 @@ func TestCraftedDeltaBombIsRefused(t *testing.T) {
 	})
 	if _, err := readObject(t, r, fakeHash(1)); err == nil || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("reading a delta declaring 1 TB: %v, want the limit named", err)
+	}
+}
+
+// An object whose header declares far more than its content holds is refused, having allocated a bounded
+// part of what it declared: a tree (read into memory) and a blob (streamed: a short stream is an error,
+// not a shorter file).
+func TestCraftedSizeLieIsRefused(t *testing.T) {
+	r := craftedRepo(t, []packEntry{
+		{name: fakeHash(0), blob: []byte("tree"), ofs: -1, size: 200 << 20, tree: true},
+		{name: fakeHash(1), blob: []byte("blob"), ofs: -1, size: 200 << 20},
+	})
+	for _, h := range []plumbing.Hash{fakeHash(0), fakeHash(1)} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := readObject(t, r, h)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s: an object declaring 200 MB and holding 4 bytes read", h)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+			t.Errorf("%s: refusing it allocated %d MB", h, alloc>>20)
+		}
 	}
 }

@@ -144,15 +144,30 @@ func (rd *reading) header(pk int, offset int64) (*packfile.ObjectHeader, *packfi
 
 // inflate reads the content the scanner is at, of the size its header declared (at most maxObject).
 func inflate(s *packfile.Scanner, size int64) ([]byte, error) {
+	r, err := s.ReadObject()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	return readSized(r, size)
+}
+
+// preallocate bounds what is allocated for an object before its content is read: a header may declare
+// a size its content does not have.
+const preallocate = 16 << 20
+
+// readSized reads an object's content of the declared size (at most maxObject) from r.
+func readSized(r io.Reader, size int64) ([]byte, error) {
 	if size > maxObject {
 		return nil, fmt.Errorf("an object of %d bytes, more than the %d-byte limit of one object held in memory", size, maxObject)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	if _, _, err := s.NextObject(buf); err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, min(size, preallocate)))
+	n, err := io.Copy(buf, io.LimitReader(r, size))
+	if err != nil {
 		return nil, err
 	}
-	if int64(buf.Len()) != size {
-		return nil, fmt.Errorf("an object of %d bytes where its header says %d", buf.Len(), size)
+	if n != size {
+		return nil, fmt.Errorf("an object of %d bytes where its header says %d", n, size)
 	}
 	return buf.Bytes(), nil
 }
@@ -332,11 +347,8 @@ func (o *objectStore) looseAll(h plumbing.Hash) (plumbing.ObjectType, []byte, er
 		return 0, nil, err
 	}
 	defer r.Close()
-	if size > maxObject {
-		return 0, nil, fmt.Errorf("loose object %s of %d bytes, more than the %d-byte limit of one object held in memory", h, size, maxObject)
-	}
-	data := make([]byte, size)
-	if _, err := io.ReadFull(r, data); err != nil {
+	data, err := readSized(r, size)
+	if err != nil {
 		return 0, nil, fmt.Errorf("loose object %s: %w", h, err)
 	}
 	return t, data, nil

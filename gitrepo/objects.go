@@ -161,7 +161,14 @@ func readSized(r io.Reader, size int64) ([]byte, error) {
 	if size > maxObject {
 		return nil, fmt.Errorf("an object of %d bytes, more than the %d-byte limit of one object held in memory", size, maxObject)
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, min(size, preallocate)))
+	if size <= preallocate { // read into exactly its size (bytes.Buffer would grow past it to look for more)
+		data := make([]byte, size)
+		if n, err := io.ReadFull(r, data); err != nil {
+			return nil, fmt.Errorf("an object of %d bytes where its header says %d: %w", n, size, err)
+		}
+		return data, nil
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, preallocate))
 	n, err := io.Copy(buf, io.LimitReader(r, size))
 	if err != nil {
 		return nil, err

@@ -241,16 +241,12 @@ func (rd *reading) rootType(loc location, hd *packfile.ObjectHeader) (plumbing.O
 
 var errChainTooLong = fmt.Errorf("a chain of more than %d deltas (git writes none that long)", maxDeltaChain)
 
-// link is one delta of a chain: the delta at loc, to apply to the object below it.
-type link struct {
-	loc   location
-	delta []byte
-}
-
 // materialise reads the whole object at loc (a pack's: loose objects read through looseAll), resolving
-// deltas through the base cache; the bases it resolves go into the cache, the object itself does not.
+// deltas through the base cache; the bases it resolves go into the cache, the object itself does not. It
+// walks the chain's headers down to a base, then reads each delta as it applies it: memory holds one base,
+// one delta and its result, however long the chain.
 func (rd *reading) materialise(h plumbing.Hash, loc location) (plumbing.ObjectType, []byte, error) {
-	var chain []link
+	var chain []location
 	var t plumbing.ObjectType
 	var data []byte
 	for depth := 0; ; depth++ {
@@ -275,11 +271,7 @@ func (rd *reading) materialise(h plumbing.Hash, loc location) (plumbing.ObjectTy
 			}
 			break
 		}
-		delta, err := inflate(s, hd.Length)
-		if err != nil {
-			return 0, nil, fmt.Errorf("object %s: %w", h, err)
-		}
-		chain = append(chain, link{loc, delta})
+		chain = append(chain, loc)
 		if hd.Type == plumbing.OFSDeltaObject {
 			loc.offset = hd.OffsetReference
 			continue
@@ -297,12 +289,19 @@ func (rd *reading) materialise(h plumbing.Hash, loc location) (plumbing.ObjectTy
 		loc = base
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		var err error
-		if data, err = patch(data, chain[i].delta, maxObject); err != nil {
+		hd, s, err := rd.header(chain[i].pk, chain[i].offset)
+		if err != nil {
+			return 0, nil, err
+		}
+		delta, err := inflate(s, hd.Length)
+		if err != nil {
+			return 0, nil, fmt.Errorf("object %s: %w", h, err)
+		}
+		if data, err = patch(data, delta, maxObject); err != nil {
 			return 0, nil, fmt.Errorf("object %s: %w", h, err)
 		}
 		if i > 0 {
-			rd.o.cache.put(chain[i].loc, t, data)
+			rd.o.cache.put(chain[i], t, data)
 		}
 	}
 	return t, data, nil

@@ -9,35 +9,18 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
-// Checkouts read objects through a storage of their own whose object cache (which keeps the bases of
-// deltas) is a third of go-git's default 96 MiB: on the shared composed-279 catalog as a repository, 8 MiB
-// made `catalogbot pr` 70% slower, 32 MiB costs the same memory as the default. (go-git's
-// LargeObjectThreshold, which would stream big objects, wrote wrong contents in that checkout: not used.)
-const checkoutCache = 32 * cache.MiByte
-
-// objects is the storage a checkout reads from, and what closes it (its open packfiles).
-func (r *Repo) objects() (storer.EncodedObjectStorer, func()) {
-	if fs, ok := r.r.Storer.(*filesystem.Storage); ok {
-		st := filesystem.NewStorageWithOptions(fs.Filesystem(), cache.NewObjectLRU(checkoutCache), filesystem.Options{})
-		return st, func() { st.Close() }
-	}
-	return r.r.Storer, func() {}
-}
-
 // Checkout writes the tree of commit c into a new temporary directory and returns it with a cleanup
-// function. It reads git objects through go-git (no git executable) and walks the tree once, writing
-// each file as it comes (go-git's own Worktree.Checkout is quadratic on catalog-sized trees). Every write
-// goes through an os.Root of the directory; an entry whose name could leave it (empty, ".", "..", holding
-// a slash or NUL) or is .git is refused, as git refuses it. Symlinks are written as symlinks, after every
-// file and directory, so no write follows one; gitlinks (submodules) become empty directories, as git
-// checks them out without their submodule.
+// function. It reads git objects through go-git (no git executable), each blob streamed from its pack
+// (objectStore), and walks the tree once, writing each file as it comes (go-git's own Worktree.Checkout
+// is quadratic on catalog-sized trees). Every write goes through an os.Root of the directory; an entry
+// whose name could leave it (empty, ".", "..", holding a slash or NUL) or is .git is refused, as git
+// refuses it. Symlinks are written as symlinks, after every file and directory, so no write follows one;
+// gitlinks (submodules) become empty directories, as git checks them out without their submodule.
 func (r *Repo) Checkout(ctx context.Context, c *object.Commit) (string, func(), error) {
 	dir, err := os.MkdirTemp("", "catalogbot-"+c.Hash.String()[:12]+"-")
 	if err != nil {
@@ -64,10 +47,8 @@ func (r *Repo) checkoutInto(ctx context.Context, c *object.Commit, dir string) e
 	if err != nil {
 		return fmt.Errorf("tree: %w", err)
 	}
-	objects, done := r.objects()
-	defer done()
 	var links []symlink
-	w := &writer{objects: objects, root: root, links: &links}
+	w := &writer{objects: r.r.Storer, root: root, links: &links}
 	if err := w.tree(ctx, tree, "."); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -230,9 +229,7 @@ func TestCheckoutStopsWhenCanceled(t *testing.T) {
 // A checkout of a real catalog repository, packed by git with deltas between the two commits' versions of
 // big files, holds exactly the files of each commit.
 func TestCheckoutOfPackedCatalogMatchesCommits(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("GIT NOT INSTALLED (it packs the repository as people's repositories are packed)")
-	}
+	needGit(t)
 	src := shareddata.Dir(t, "catalogs", "community-operators-prod-v4.20")
 	repo := t.TempDir()
 	runGit(t, repo, "init", "-q")

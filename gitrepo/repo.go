@@ -17,7 +17,8 @@ import (
 	"github.com/catalogbot/catalogbot/diag"
 )
 
-// Repo is a local git repository (work tree or bare) read through go-git.
+// Repo is a local git repository (work tree or bare) read through go-git, its objects through
+// objectStore (blobs stream from their packs; storage.go).
 type Repo struct {
 	Path string
 	r    *git.Repository
@@ -29,6 +30,9 @@ func Open(path string) (*Repo, error) {
 	r, err := git.PlainOpen(path)
 	if err != nil {
 		r, err = git.PlainOpenWithOptions(path, &git.PlainOpenOptions{DetectDotGit: true})
+	}
+	if err == nil {
+		r, err = streaming(r)
 	}
 	if err != nil {
 		return nil, diag.UsageError(fmt.Errorf("open git repository %s: %w", path, err))

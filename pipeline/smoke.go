@@ -118,10 +118,10 @@ type SmokeRunner func(ctx context.Context, opts smoke.Options) (smoke.Result, er
 
 // smoke builds the head's catalog image of every catalog whose committed content of a package changed,
 // for this machine's platform, loads it into a kind cluster by digest, and installs every changed package
-// that is in the head catalog (smokeruns.go). A package the base catalog already offers on the same
-// channel is installed from the base's catalog image first, then the CatalogSource is pointed at the
-// head's and the package must upgrade to the head's channel head: what clusters subscribed to the catalog
-// will do after the merge. An existing cluster (--smoke-kubeconfig, --smoke-kind-cluster) takes one
+// that is in the head catalog (smokeruns.go, smokejobs.go). A package the base catalog already offers on
+// the same channel is installed from the base's catalog image first, then the CatalogSource is pointed at
+// the head's and the package must upgrade to the head's channel head: what clusters subscribed to the
+// catalog will do after the merge. An existing cluster (--smoke-kubeconfig, --smoke-kind-cluster) takes one
 // install of a catalog without a cluster version.
 func (s *state) smoke(ctx context.Context) report.Stage {
 	if !s.cfg.Smoke.Enabled {

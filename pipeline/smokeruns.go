@@ -2,20 +2,15 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/catalogbot/catalogbot/checks/smoke"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
-	"github.com/catalogbot/catalogbot/render/template"
-	"github.com/catalogbot/catalogbot/report"
 )
 
 // The smoke stage of a template-driven repository (catalogs: in the base configuration): every catalog
@@ -138,197 +133,6 @@ func (s *state) buildRunImages(ctx context.Context, runs []*catalogRun, tmp stri
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// smokeJob is one call of the smoke runner: a run's catalogs installed with one OLM.
-type smokeJob struct {
-	r   *catalogRun
-	olm string
-}
-
-// runCatalogs runs the installs one after the other (one kind cluster at a time), each run once per OLM
-// it is installed with, and makes the stage: a line per run and OLM, diagnostics prefixed with the
-// catalogs (and, when OLM v1 is in the stage, the OLM) they are about.
-func (s *state) runCatalogs(ctx context.Context, runs []*catalogRun, excluded, order []string, ds []diag.Diagnostic) report.Stage {
-	var jobs []smokeJob
-	anyV1 := false
-	for _, r := range runs {
-		for _, o := range r.olms {
-			jobs = append(jobs, smokeJob{r: r, olm: o})
-			anyV1 = anyV1 || o == config.SmokeOLMv1
-		}
-	}
-	in := s.in.Smoke
-	runner := in.Run
-	if runner == nil {
-		runner = smoke.Run
-	}
-	status := report.Pass
-	var errs []string
-	var lines strings.Builder
-	var failed []string
-	installs, succeeded, fromBase, upgraded := 0, 0, 0, 0
-	leftover := ""                 // the catalogs whose cluster could not be deleted: no other is created
-	refused := map[string]string{} // per OLM, the catalogs whose install refused the settings: no other is tried
-	progress := s.stageWriter("smoke")
-	if progress == nil {
-		progress = io.Discard
-	}
-	start := time.Now()
-	one := len(order) == 1 // a layout of one catalog names no catalog
-	var plain []string     // the errors as a layout of one catalog says them
-	for i, job := range jobs {
-		r := job.r
-		names := r.names()
-		span := template.CatalogSpan(names, order)
-		kube := r.kubernetes()
-		// with OLM v1 in the stage every line, error and diagnostic says its OLM
-		label, prefix, olmTag := span, span+": ", ""
-		if anyV1 {
-			label, olmTag = span+" (OLM "+job.olm+")", "OLM "+job.olm+", "
-			prefix = label + ": "
-			if one {
-				prefix = "OLM " + job.olm + ": "
-			}
-		}
-		why := ""
-		switch {
-		case ctx.Err() != nil:
-			why = context.Cause(ctx).Error() // cancelled or out of time before this run
-		case leftover != "":
-			why = "the cluster of " + leftover + " could not be deleted, and only one kind cluster may exist at a time"
-		case refused[job.olm] != "":
-			why = "the smoke settings were refused for " + refused[job.olm] + " (see there), and would be for it too"
-		}
-		if why != "" {
-			failed = append(failed, names...)
-			status = report.Worse(status, report.Error)
-			errs = append(errs, fmt.Sprintf("%s: not run: %s", label, why))
-			fmt.Fprintf(&lines, "- %s (%sKubernetes %s, node image %s): not run: %s\n", span, olmTag, kube, nodeImageLabel(r.nodeImage), why)
-			continue
-		}
-		rctx, cancel := ctx, context.CancelFunc(func() {})
-		var share time.Duration
-		if deadline, ok := ctx.Deadline(); ok {
-			share = time.Until(deadline) / time.Duration(len(jobs)-i)
-			rctx, cancel = context.WithTimeout(ctx, share)
-		}
-		opts := smoke.Options{
-			NodeImage: r.nodeImage, KindConfig: in.KindConfig, OLMManifestsDir: in.OLMManifestsDir,
-			Keep: in.Keep, ImageArchives: in.ImageArchives, CreateCluster: true,
-			ClusterName:  smokeClusterName(s.head.Hash.String(), i, names[0]),
-			CatalogImage: r.headRef, CatalogArchive: r.headArchive,
-			BaseCatalogImage: r.baseRef, BaseCatalogArchive: r.baseArchive, FromBase: r.plan.FromBase,
-			Packages: r.plan.Packages, Expect: r.plan.Expect, BundleImages: r.plan.BundleImages,
-			Timeout: s.cfg.Smoke.TimeoutDuration(), Progress: progress, PodSecurity: s.cfg.Smoke.PodSecurity,
-		}
-		if job.olm == config.SmokeOLMv1 {
-			// catalogd and operator-controller pull the catalog images themselves: the references pushed
-			// to the push target, no archives (see smoke.Options.OLM); the versions pin each
-			// ClusterExtension to the bundles of the plan.
-			opts.OLM, opts.OLMv1ManifestsDir = smoke.OLMv1, in.OLMv1ManifestsDir
-			opts.CatalogImage, opts.BaseCatalogImage = r.headPushed, r.basePushed
-			opts.CatalogArchive, opts.BaseCatalogArchive = "", ""
-			opts.Versions, opts.BaseVersions = r.plan.Versions, r.plan.BaseVersions
-		}
-		if in.KubeconfigPath != "" || in.ClusterName != "" {
-			// an existing cluster (the smoke stage allows one install on it), not deleted
-			opts.KubeconfigPath, opts.ClusterName, opts.CreateCluster = in.KubeconfigPath, in.ClusterName, false
-			if opts.ClusterName == "" {
-				// a kubeconfig cluster cannot be given archives: its nodes pull the catalog themselves
-				opts.CatalogArchive, opts.BaseCatalogArchive = "", ""
-			}
-		}
-		if !one || anyV1 {
-			fmt.Fprintf(progress, "smoke: %s (%sKubernetes %s) on a kind cluster with node image %s (%d of %d)\n", span, olmTag, kube, nodeImageLabel(r.nodeImage), i+1, len(jobs))
-		}
-		t0 := time.Now()
-		res, err := runner(rctx, opts)
-		if rctx.Err() != nil && ctx.Err() == nil {
-			err = diag.InfraError(errors.Join(fmt.Errorf("did not finish within its share (%s) of the smoke stage's deadline (an infrastructure failure, not this change's: give the stage more time, e.g. catalogbot pr --stage-timeout, or limit smoke.clusterVersions)", share.Round(time.Second)), err))
-		}
-		cancel()
-		if errors.Is(err, smoke.ErrClusterNotDeleted) {
-			leftover = span
-		}
-		if err != nil && diag.CategoryOf(err) == diag.Usage {
-			refused[job.olm] = label // no OLM and no manifests to install it, say: every next cluster would repeat it
-		}
-		took := time.Since(t0).Round(time.Second)
-		rds, ok, up := tally(res)
-		for j := range rds {
-			if !one || anyV1 {
-				rds[j].Message = prefix + rds[j].Message
-			}
-		}
-		ds = append(ds, rds...)
-		installs += len(r.plan.Packages)
-		succeeded += ok
-		fromBase += len(r.plan.FromBase)
-		upgraded += up
-		runStatus := report.StatusOf(rds, nil)
-		if err != nil {
-			runStatus = report.StatusOf(nil, err)
-			if runStatus != report.Fail {
-				errs = append(errs, fmt.Sprintf("%s (%sKubernetes %s): %v", span, olmTag, kube, err))
-				plain = append(plain, err.Error())
-			}
-		}
-		status = report.Worse(status, runStatus)
-		result := "passed"
-		if runStatus != report.Pass {
-			result = map[report.Status]string{report.Fail: "FAILED", report.Error: "ERROR (infrastructure)", report.ActionRequired: "ACTION REQUIRED"}[runStatus]
-			failed = append(failed, names...)
-		}
-		line := fmt.Sprintf("%d of %d installed (%s)", ok, len(r.plan.Packages), strings.Join(r.plan.Packages, ", "))
-		if len(r.plan.FromBase) > 0 {
-			line += fmt.Sprintf(", %d of %d upgraded from the base catalog", up, len(r.plan.FromBase))
-		}
-		shared := ""
-		if len(names) > 1 {
-			shared = ", one install: the same node image, catalog images and packages"
-		}
-		fmt.Fprintf(&lines, "- %s (%sKubernetes %s, node image %s%s): %s, %s in %s\n", span, olmTag, kube, nodeImageLabel(r.nodeImage), shared, result, line, took)
-	}
-	if len(excluded) > 0 {
-		fmt.Fprintf(&lines, "- %s: not installed (outside smoke.clusterVersions)\n", template.CatalogSpan(excluded, order))
-	}
-	if one && len(plain) == len(errs) && !anyV1 {
-		sum := fmt.Sprintf("%d of %d changed packages reached CSV Succeeded", succeeded, installs)
-		if fromBase > 0 {
-			sum += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, fromBase)
-		}
-		st := report.Stage{Status: status, Summary: fmt.Sprintf("%s (%s)", sum, time.Since(start).Round(time.Second)), Diagnostics: ds}
-		if len(plain) > 0 && status != report.Fail {
-			st.Err = strings.Join(plain, "; ")
-		}
-		return st
-	}
-	catalogs := 0
-	for _, r := range runs {
-		catalogs += len(r.cats)
-	}
-	reached := "reached CSV Succeeded"
-	if anyV1 {
-		reached = "succeeded (OLM v0: CSV Succeeded; OLM v1: Installed and its Deployments Available)"
-	}
-	sum := fmt.Sprintf("%s smoke-installed in %s one after the other: %d of %d package installs %s",
-		plural(catalogs, "catalog"), plural(len(jobs), "kind cluster"), succeeded, installs, reached)
-	if fromBase > 0 {
-		sum += fmt.Sprintf(", %d of %d upgraded from the base catalog", upgraded, fromBase)
-	}
-	if len(failed) > 0 {
-		sum += "; failed: " + template.CatalogSpan(failed, order)
-	}
-	if len(excluded) > 0 {
-		sum += "; not installed (smoke.clusterVersions): " + template.CatalogSpan(excluded, order)
-	}
-	sum += fmt.Sprintf(" (%s)", time.Since(start).Round(time.Second))
-	st := report.Stage{Status: status, Summary: sum, Diagnostics: ds, Details: "#### Catalogs\n\n" + lines.String()}
-	if len(errs) > 0 && status != report.Fail {
-		st.Err = strings.Join(errs, "; ")
-	}
-	return st
 }
 
 // changedPackagesByCatalog lists, per catalog, the packages whose committed files under the catalog's

@@ -163,26 +163,5 @@ func (t *appPRTable[R]) ofPR(ctx context.Context, s *store, repo string, pr int)
 
 // recent are the rows most recently worked on, newest first.
 func (t *appPRTable[R]) recent(ctx context.Context, s *store, limit int) ([]R, error) {
-	return listRows(ctx, s, t.name, t.scan, "SELECT "+t.columns+" FROM "+t.name+" ORDER BY updated_at DESC LIMIT ?", limit)
-}
-
-// rowScanner is a *sql.Row or *sql.Rows.
-type rowScanner interface{ Scan(...any) error }
-
-// listRows runs query and scans each row it returns with scan; what names the rows in errors.
-func listRows[T any](ctx context.Context, s *store, what string, scan func(rowScanner) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		r, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", what, err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return listRows(ctx, s, "list "+t.name, t.scan, "SELECT "+t.columns+" FROM "+t.name+" ORDER BY updated_at DESC LIMIT ?", limit)
 }

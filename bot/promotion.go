@@ -99,12 +99,12 @@ func (jc *jobCtx) promotions(ctx context.Context, repo *gitrepo.Repo, before, af
 // attempt did first, as a release does.
 func (jc *jobCtx) promotion(ctx context.Context) error {
 	b, t := jc.b, jc.task
-	row, err := b.store.startPromotion(ctx, t.Repo, t.Catalog, t.Package, t.After)
+	row, err := b.store.promotions.start(ctx, &promotionRow{appPR: appPR{Repo: t.Repo, Dir: t.Package, PushSHA: t.After}, Catalog: t.Catalog})
 	if err != nil {
 		return err
 	}
 	row.Branch = promotionBranch(row.Dir, row.Catalog)
-	return jc.runAppPRJob(ctx, &appPRJob{rec: row, save: func(ctx context.Context) error { return b.store.savePromotion(ctx, row) },
+	return jc.runAppPRJob(ctx, &appPRJob{rec: row, save: func(ctx context.Context) error { return b.store.promotions.save(ctx, row) },
 		name: "promotion of " + row.Dir + " into " + row.Catalog, noun: "promotion", done: "already promoted",
 		attrs: []any{"catalog", row.Catalog, "package", row.Dir},
 		change: func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {

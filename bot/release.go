@@ -121,13 +121,13 @@ func (jc *jobCtx) release(ctx context.Context) error {
 	if b.pusher == nil {
 		return queue.Permanent(fmt.Errorf("release %s: this bot has no bundle image pusher", t.Bundle))
 	}
-	row, err := b.store.startRelease(ctx, t.Repo, t.Bundle, t.After)
+	row, err := b.store.releases.start(ctx, &releaseRow{appPR: appPR{Repo: t.Repo, Dir: t.Bundle, PushSHA: t.After}})
 	if err != nil {
 		return err
 	}
 	names := pipeline.ReleaseNamesOf(row.Dir)
 	row.Branch = names.Branch
-	save := func(ctx context.Context) error { return b.store.saveRelease(ctx, row) }
+	save := func(ctx context.Context) error { return b.store.releases.save(ctx, row) }
 	return jc.runAppPRJob(ctx, &appPRJob{rec: row, save: save, name: "release " + row.Dir, noun: "release", done: "already released",
 		attrs: []any{"bundle", row.Dir},
 		change: func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {

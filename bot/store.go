@@ -17,7 +17,12 @@ import (
 // store keeps the bot's own records next to the queue: runs (one per check, merge group or publish),
 // /approve approvals and their withdrawals, the bot's own lifts of holds (the hold history: store_holds.go), the readiness comment of each pull request, and merges. Statements use `?`
 // placeholders and SQL both SQLite and PostgreSQL accept (the queue's DB rebinds them).
-type store struct{ db *queue.DB }
+type store struct {
+	db *queue.DB
+	// releases and promotions are the App pull-request job tables (store_apppr.go).
+	releases   *appPRTable[*releaseRow]
+	promotions *appPRTable[*promotionRow]
+}
 
 const storeSchema = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -83,7 +88,7 @@ func newStore(ctx context.Context, db *queue.DB) (*store, error) {
 	if err := db.CreateTables(ctx, "the promotions", promotionSchema); err != nil {
 		return nil, err
 	}
-	return &store{db: db}, nil
+	return &store{db: db, releases: newReleaseTable(db), promotions: newPromotionTable(db)}, nil
 }
 
 // Run statuses.
@@ -231,7 +236,7 @@ func (s *store) recentRuns(ctx context.Context, limit int) ([]*run, error) {
 
 // queryRuns runs a query of runColumns; what names it in errors.
 func (s *store) queryRuns(ctx context.Context, what, query string, args ...any) ([]*run, error) {
-	return listRows(ctx, s, what, scanRun, query, args...)
+	return listRows(ctx, s.db, what, scanRun, query, args...)
 }
 
 // addApproval records an /approve by login on the pull request's head: it counts for that head only (and
@@ -278,14 +283,14 @@ func (s *store) withdrawApprovals(ctx context.Context, repo string, pr int, logi
 
 // cancelled are the logins whose /approve cancel stands (sorted).
 func (s *store) cancelled(ctx context.Context, repo string, pr int) ([]string, error) {
-	return listRows(ctx, s, fmt.Sprintf("read the withdrawn approvals of %s#%d", repo, pr), func(row rowScanner) (l string, err error) {
+	return listRows(ctx, s.db, fmt.Sprintf("read the withdrawn approvals of %s#%d", repo, pr), func(row rowScanner) (l string, err error) {
 		return l, row.Scan(&l)
 	}, "SELECT login FROM approval_cancels WHERE repo = ? AND pr = ? ORDER BY login", repo, pr)
 }
 
 // approvals are the /approve commands of a pull request with the head each was given on, oldest first.
 func (s *store) approvals(ctx context.Context, repo string, pr int) ([]approval.Slash, error) {
-	return listRows(ctx, s, fmt.Sprintf("read approvals of %s#%d", repo, pr), func(row rowScanner) (a approval.Slash, err error) {
+	return listRows(ctx, s.db, fmt.Sprintf("read approvals of %s#%d", repo, pr), func(row rowScanner) (a approval.Slash, err error) {
 		return a, row.Scan(&a.User, &a.HeadSHA)
 	}, "SELECT login, head_sha FROM head_approvals WHERE repo = ? AND pr = ? ORDER BY at, login", repo, pr)
 }
@@ -375,8 +380,8 @@ func (s *store) recordMerge(ctx context.Context, repo string, pr int, head, merg
 type rowScanner interface{ Scan(...any) error }
 
 // listRows runs query and scans each row it returns with scan; what names the query in errors ("list runs").
-func listRows[T any](ctx context.Context, s *store, what string, scan func(rowScanner) (T, error), query string, args ...any) ([]T, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
+func listRows[T any](ctx context.Context, db *queue.DB, what string, scan func(rowScanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

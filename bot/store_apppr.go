@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/catalogbot/catalogbot/bot/queue"
 )
 
 // The App's pull-request jobs (releases, promotions) each record their progress in a table of their own
@@ -52,8 +54,9 @@ type appPRRecord interface {
 	subject() string
 }
 
-// appPRTable is the statements of one App pull-request job table, whose rows are R.
+// appPRTable is the statements of one App pull-request job table, whose rows are R, in db.
 type appPRTable[R appPRRecord] struct {
+	db   *queue.DB
 	name string // the table
 	noun string // what a row is, in errors: "release"
 	keys []string
@@ -63,8 +66,8 @@ type appPRTable[R appPRRecord] struct {
 	columns, where string
 }
 
-func newAppPRTable[R appPRRecord](name, noun string, keys, own []string, newRow func() R) *appPRTable[R] {
-	t := &appPRTable[R]{name: name, noun: noun, keys: keys, own: own, new: newRow}
+func newAppPRTable[R appPRRecord](db *queue.DB, name, noun string, keys, own []string, newRow func() R) *appPRTable[R] {
+	t := &appPRTable[R]{db: db, name: name, noun: noun, keys: keys, own: own, new: newRow}
 	t.columns = strings.Join(append(append(append([]string{"repo"}, keys...), "push_sha", "state", "branch", "commit_sha", "pr", "attempts",
 		"error", "updated_at"), own...), ", ")
 	t.where = "repo = ?"
@@ -105,23 +108,23 @@ func keyArgs(r appPRRecord) []any {
 
 // start returns the row of r's key, recording r (pending, from its push) when it is new, and counts an
 // attempt.
-func (t *appPRTable[R]) start(ctx context.Context, s *store, r R) (R, error) {
+func (t *appPRTable[R]) start(ctx context.Context, r R) (R, error) {
 	r.record().Repo = strings.ToLower(r.record().Repo)
 	args := append(keyArgs(r), r.record().PushSHA, releasePending, time.Now().UnixMilli())
 	keys := strings.Join(append([]string{"repo"}, t.keys...), ", ")
-	_, err := s.db.ExecContext(ctx, `INSERT INTO `+t.name+` (`+keys+`, push_sha, state, attempts, updated_at) VALUES (`+
+	_, err := t.db.ExecContext(ctx, `INSERT INTO `+t.name+` (`+keys+`, push_sha, state, attempts, updated_at) VALUES (`+
 		strings.Repeat("?,", len(t.keys)+3)+`1,?)
 		ON CONFLICT (`+keys+`) DO UPDATE SET attempts = `+t.name+`.attempts + 1, updated_at = excluded.updated_at`, args...)
 	if err != nil {
 		var zero R
 		return zero, fmt.Errorf("record the %s in %s: %w", r.subject(), r.record().Repo, err)
 	}
-	return t.get(ctx, s, r)
+	return t.get(ctx, r)
 }
 
 // get reads the row of r's key.
-func (t *appPRTable[R]) get(ctx context.Context, s *store, r R) (R, error) {
-	got, err := t.scan(s.db.QueryRowContext(ctx, "SELECT "+t.columns+" FROM "+t.name+" WHERE "+t.where, keyArgs(r)...))
+func (t *appPRTable[R]) get(ctx context.Context, r R) (R, error) {
+	got, err := t.scan(t.db.QueryRowContext(ctx, "SELECT "+t.columns+" FROM "+t.name+" WHERE "+t.where, keyArgs(r)...))
 	if err != nil {
 		var zero R
 		return zero, fmt.Errorf("read the %s in %s: %w", r.subject(), r.record().Repo, err)
@@ -130,7 +133,7 @@ func (t *appPRTable[R]) get(ctx context.Context, s *store, r R) (R, error) {
 }
 
 // save writes r's progress (every field but the key and the attempts).
-func (t *appPRTable[R]) save(ctx context.Context, s *store, r R) error {
+func (t *appPRTable[R]) save(ctx context.Context, r R) error {
 	c := r.record()
 	set := ""
 	var args []any
@@ -139,7 +142,7 @@ func (t *appPRTable[R]) save(ctx context.Context, s *store, r R) error {
 		args = append(args, *o)
 	}
 	args = append(append(args, c.State, c.Branch, c.Commit, c.PR, clipRunes(c.Error, maxErrorRunes), time.Now().UnixMilli()), keyArgs(r)...)
-	_, err := s.db.ExecContext(ctx, "UPDATE "+t.name+" SET "+set+"state = ?, branch = ?, commit_sha = ?, pr = ?, error = ?, updated_at = ?\n\t\tWHERE "+
+	_, err := t.db.ExecContext(ctx, "UPDATE "+t.name+" SET "+set+"state = ?, branch = ?, commit_sha = ?, pr = ?, error = ?, updated_at = ?\n\t\tWHERE "+
 		t.where, args...)
 	if err != nil {
 		return fmt.Errorf("record the %s in %s: %w", r.subject(), c.Repo, err)
@@ -149,8 +152,8 @@ func (t *appPRTable[R]) save(ctx context.Context, s *store, r R) error {
 
 // ofPR is the row whose pull request is pr, or nil: only the App records one, when it opened that pull
 // request itself.
-func (t *appPRTable[R]) ofPR(ctx context.Context, s *store, repo string, pr int) (R, error) {
-	r, err := t.scan(s.db.QueryRowContext(ctx, "SELECT "+t.columns+" FROM "+t.name+" WHERE repo = ? AND pr = ?", strings.ToLower(repo), pr))
+func (t *appPRTable[R]) ofPR(ctx context.Context, repo string, pr int) (R, error) {
+	r, err := t.scan(t.db.QueryRowContext(ctx, "SELECT "+t.columns+" FROM "+t.name+" WHERE repo = ? AND pr = ?", strings.ToLower(repo), pr))
 	if errors.Is(err, sql.ErrNoRows) {
 		var zero R
 		return zero, nil
@@ -162,6 +165,6 @@ func (t *appPRTable[R]) ofPR(ctx context.Context, s *store, repo string, pr int)
 }
 
 // recent are the rows most recently worked on, newest first.
-func (t *appPRTable[R]) recent(ctx context.Context, s *store, limit int) ([]R, error) {
-	return listRows(ctx, s, "list "+t.name, t.scan, "SELECT "+t.columns+" FROM "+t.name+" ORDER BY updated_at DESC LIMIT ?", limit)
+func (t *appPRTable[R]) recent(ctx context.Context, limit int) ([]R, error) {
+	return listRows(ctx, t.db, "list "+t.name, t.scan, "SELECT "+t.columns+" FROM "+t.name+" ORDER BY updated_at DESC LIMIT ?", limit)
 }

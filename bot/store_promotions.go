@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+
+	"github.com/catalogbot/catalogbot/bot/queue"
 )
 
 // promotionSchema is the App's promotions of packages into a catalog a push added to the configuration:
@@ -31,31 +33,19 @@ func (r *promotionRow) record() *appPR  { return &r.appPR }
 func (r *promotionRow) keys() []*string { return []*string{&r.Catalog, &r.Dir} }
 func (r *promotionRow) own() []*string  { return []*string{&r.Strategy} }
 func (r *promotionRow) subject() string { return "promotion of " + r.Dir + " into " + r.Catalog }
-func newPromotionRow() *promotionRow    { return &promotionRow{} }
 
-var promotionTable = newAppPRTable("promotions", "promotion", []string{"catalog", "dir"}, []string{"strategy"}, newPromotionRow)
-
-// startPromotion returns the promotion of dir into catalog, recording it (pending, from push) when it is
-// new, and counts an attempt.
-func (s *store) startPromotion(ctx context.Context, repo, catalog, dir, push string) (*promotionRow, error) {
-	return promotionTable.start(ctx, s, &promotionRow{appPR: appPR{Repo: repo, Dir: dir, PushSHA: push}, Catalog: catalog})
+// newPromotionTable is the promotions table in db.
+func newPromotionTable(db *queue.DB) *appPRTable[*promotionRow] {
+	return newAppPRTable(db, "promotions", "promotion", []string{"catalog", "dir"}, []string{"strategy"},
+		func() *promotionRow { return &promotionRow{} })
 }
 
+// promotion reads the promotion of dir into catalog.
 func (s *store) promotion(ctx context.Context, repo, catalog, dir string) (*promotionRow, error) {
-	return promotionTable.get(ctx, s, &promotionRow{appPR: appPR{Repo: repo, Dir: dir}, Catalog: catalog})
-}
-
-// savePromotion writes r's progress (every field but the key and the attempts).
-func (s *store) savePromotion(ctx context.Context, r *promotionRow) error {
-	return promotionTable.save(ctx, s, r)
-}
-
-// promotionOfPR is the promotion whose pull request is pr, or nil (appPRTable.ofPR).
-func (s *store) promotionOfPR(ctx context.Context, repo string, pr int) (*promotionRow, error) {
-	return promotionTable.ofPR(ctx, s, repo, pr)
+	return s.promotions.get(ctx, &promotionRow{appPR: appPR{Repo: repo, Dir: dir}, Catalog: catalog})
 }
 
 // recentPromotions are the promotions most recently worked on, newest first.
 func (s *store) recentPromotions(ctx context.Context, limit int) ([]*promotionRow, error) {
-	return promotionTable.recent(ctx, s, limit)
+	return s.promotions.recent(ctx, limit)
 }

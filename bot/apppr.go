@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -85,17 +86,118 @@ func (jc *jobCtx) appSignature() gitcache.Signature {
 	return gitcache.Signature{Name: jc.b.cfg.Checks.Name, Email: jc.b.cfg.Checks.Name + "@users.noreply.github.com"}
 }
 
-// settleAppPRJob records the failed attempt err of a release or promotion job (state and msg are its
-// row's, save writes the row). Stopped (a shutdown requeues the job), or an infrastructure failure with
-// attempts left: pending, to be retried; anything else, or the last attempt, fails it, and the status
-// page says why.
-func (jc *jobCtx) settleAppPRJob(ctx context.Context, err error, state, msg *string, save func(context.Context) error) error {
-	*msg = err.Error()
+// appPRJob is one App pull-request job (a release, a promotion): what its kind does itself. runAppPRJob
+// does the rest, the same for every kind: the job's record says whether its pull request is already
+// open; a pull request of its branch (an earlier attempt's) is adopted; otherwise the pushed commit is
+// checked out, the kind computes its change, the App commits it on the branch (recorded), pushes the
+// branch, opens the pull request and adopts it. A failed attempt is settled (settleAppPRJob).
+type appPRJob struct {
+	// rec is the job's row (its table's), save writes it.
+	rec  appPRRecord
+	save func(context.Context) error
+	// name names the job in errors ("release <dir>"), noun in its logs, the check's reason and delivery
+	// ("release"), done in the log of a job found already done ("already released").
+	name, noun, done string
+	// attrs are the log attributes naming the job.
+	attrs []any
+	// change computes the App's commit and pull request at the pushed commit's checkout pc.
+	change func(ctx context.Context, pc *pushCheckout) (*appPRChange, error)
+	// adopting, when set, is done to the App's pull request before it is recorded (a promotion labels it).
+	adopting func(ctx context.Context, pr *ghclient.PullRequest) error
+}
+
+// appPRChange is what an App pull-request job commits and opens.
+type appPRChange struct {
+	files          map[string][]byte
+	message, title string
+	// body is the pull request's body naming commit, the App's commit.
+	body func(commit string) string
+}
+
+// logAttrs are j's log attributes followed by more.
+func (j *appPRJob) logAttrs(more ...any) []any { return append(slices.Clip(j.attrs), more...) }
+
+// runAppPRJob runs the App pull-request job j (appPRJob).
+func (jc *jobCtx) runAppPRJob(ctx context.Context, j *appPRJob) error {
+	row := j.rec.record()
+	if row.State == releaseOpened {
+		jc.log.Info(j.done, j.logAttrs("pr", row.PR)...)
+		return nil
+	}
+	err := jc.appPRSteps(ctx, j)
+	if err == nil {
+		return nil
+	}
+	return jc.settleAppPRJob(ctx, err, j)
+}
+
+func (jc *jobCtx) appPRSteps(ctx context.Context, j *appPRJob) error {
+	row := j.rec.record()
+	// A pull request of the branch opened by an earlier attempt that stopped before recording it.
+	if pr, err := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch); err != nil {
+		return diag.InfraError(err)
+	} else if pr != nil {
+		return jc.adoptAppPR(ctx, j, pr)
+	}
+	pc, err := jc.checkoutPush(ctx, row.PushSHA)
+	if err != nil {
+		return err
+	}
+	defer pc.cleanup()
+	c, err := j.change(ctx, pc)
+	if err != nil {
+		return err
+	}
+	sha, err := gitcache.CommitFiles(pc.clone, row.PushSHA, c.files, jc.appSignature(), c.message, pc.commit.Committer.When)
+	if err != nil {
+		return fmt.Errorf("commit the %s: %w", j.rec.subject(), err)
+	}
+	row.Commit = sha
+	if err := j.save(ctx); err != nil {
+		return err
+	}
+	if err := jc.pushAppBranch(ctx, pc.repo, j.name, row.Branch, row.Commit); err != nil {
+		return err
+	}
+	pr, err := jc.openAppPR(ctx, ghclient.NewPullRequest{Title: c.title, Body: c.body(sha), Head: row.Branch, Base: jc.task.DefaultBranch})
+	if err != nil {
+		return err
+	}
+	return jc.adoptAppPR(ctx, j, pr)
+}
+
+// adoptAppPR records pr as j's pull request when its head is j's commit, and queues its check. A pull
+// request of the branch whose head is another commit is not the App's: the job fails, naming it, and
+// nothing is granted on the App's behalf.
+func (jc *jobCtx) adoptAppPR(ctx context.Context, j *appPRJob, pr *ghclient.PullRequest) error {
+	row := j.rec.record()
+	if err := foreignAppPR(j.name, row.Branch, row.Commit, pr); err != nil {
+		return err
+	}
+	if j.adopting != nil {
+		if err := j.adopting(ctx, pr); err != nil {
+			return err
+		}
+	}
+	row.PR, row.State, row.Error = pr.Number, releaseOpened, ""
+	if err := j.save(ctx); err != nil {
+		return err
+	}
+	jc.log.Info(j.noun+" pull request opened", j.logAttrs("pr", pr.Number, "head", pr.HeadSHA)...)
+	return jc.queueAppPRCheck(ctx, pr, j.noun+" pull request opened", j.noun+"-check")
+}
+
+// settleAppPRJob records the failed attempt err of j. Stopped (a shutdown requeues the job), or an
+// infrastructure failure with attempts left: pending, to be retried; anything else, or the last attempt,
+// fails it, and the status page says why.
+func (jc *jobCtx) settleAppPRJob(ctx context.Context, err error, j *appPRJob) error {
+	row := j.rec.record()
+	row.Error = err.Error()
 	infra := diag.CategoryOf(err) == diag.Infra
 	if ctx.Err() == nil && (!infra || jc.job.Attempts >= jc.b.cfg.Queue.MaxAttempts) {
-		*state = releaseFailed
+		row.State = releaseFailed
 	}
-	if serr := save(context.WithoutCancel(ctx)); serr != nil {
+	if serr := j.save(context.WithoutCancel(ctx)); serr != nil {
 		return errors.Join(err, serr)
 	}
 	if !infra && ctx.Err() == nil {

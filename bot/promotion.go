@@ -8,7 +8,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
@@ -100,80 +99,41 @@ func (jc *jobCtx) promotions(ctx context.Context, repo *gitrepo.Repo, before, af
 // attempt did first, as a release does.
 func (jc *jobCtx) promotion(ctx context.Context) error {
 	b, t := jc.b, jc.task
-	row, err := b.store.startPromotion(ctx, t.Repo, t.Catalog, t.Package, t.After)
+	row, err := b.store.promotions.start(ctx, &promotionRow{appPR: appPR{Repo: t.Repo, Dir: t.Package, PushSHA: t.After}, Catalog: t.Catalog})
 	if err != nil {
 		return err
 	}
-	if row.State == releaseOpened {
-		jc.log.Info("already promoted", "catalog", row.Catalog, "package", row.Dir, "pr", row.PR)
-		return nil
-	}
-	err = jc.promotionSteps(ctx, row)
-	if err == nil {
-		return nil
-	}
-	return jc.settleAppPRJob(ctx, err, &row.State, &row.Error, func(ctx context.Context) error { return b.store.savePromotion(ctx, row) })
+	row.Branch = promotionBranch(row.Dir, row.Catalog)
+	return jc.runAppPRJob(ctx, &appPRJob{rec: row, save: func(ctx context.Context) error { return b.store.promotions.save(ctx, row) },
+		name: "promotion of " + row.Dir + " into " + row.Catalog, noun: "promotion", done: "already promoted",
+		attrs: []any{"catalog", row.Catalog, "package", row.Dir},
+		change: func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {
+			return jc.promotionChange(ctx, pc, row)
+		},
+		// Labelled as upstream labels a promotion pull request: catalog-promotion/<strategy>.
+		adopting: func(ctx context.Context, pr *ghclient.PullRequest) error {
+			if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, promotionLabel(row.Strategy)); err != nil {
+				return diag.InfraError(err)
+			}
+			return nil
+		}})
 }
 
-func (jc *jobCtx) promotionSteps(ctx context.Context, row *promotionRow) error {
-	b, t := jc.b, jc.task
-	row.Branch = promotionBranch(row.Dir, row.Catalog)
-	// A pull request of the branch opened by an earlier attempt that stopped before recording it.
-	if pr, err := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch); err != nil {
-		return diag.InfraError(err)
-	} else if pr != nil {
-		return jc.adoptPromotionPR(ctx, row, pr)
-	}
-	pc, err := jc.checkoutPush(ctx, row.PushSHA)
-	if err != nil {
-		return err
-	}
-	defer pc.cleanup()
+// promotionChange computes the promotion of row at the pushed commit's checkout pc: the package's ci.yaml
+// edit and its catalog, the commit's message and the pull request's title and body.
+func (jc *jobCtx) promotionChange(ctx context.Context, pc *pushCheckout, row *promotionRow) (*appPRChange, error) {
 	prom, err := pipeline.ComputePromotion(ctx, pc.work, pc.cfg, pc.layout, row.Catalog, row.Dir, jc.remoteOptions())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	row.Strategy = string(prom.Package.Strategy)
-	message := fmt.Sprintf("%s\n\n%s\nPromoted-from: %s\n", prom.Package.Title, prom.Summary, row.PushSHA)
-	sha, err := gitcache.CommitFiles(pc.clone, row.PushSHA, prom.Files, jc.appSignature(), message, pc.commit.Committer.When)
-	if err != nil {
-		return fmt.Errorf("commit the promotion of %s into %s: %w", row.Dir, row.Catalog, err)
-	}
-	row.Commit = sha
-	if err := b.store.savePromotion(ctx, row); err != nil {
-		return err
-	}
-	subject := "promotion of " + row.Dir + " into " + row.Catalog
-	if err := jc.pushAppBranch(ctx, pc.repo, subject, row.Branch, row.Commit); err != nil {
-		return err
-	}
 	review := "It merges as the base branch's merge rules say."
 	if prom.Package.ReviewNeeded {
 		review = "Its `fbc.version_promotion_strategy` is `review-needed`: a maintainer must approve it before it merges."
 	}
-	body := fmt.Sprintf("Promotion of %s into the new catalog %s (added to `catalogs` in %s), by catalogbot.\n\n%s\n\n%s\n\n- promotion commit: %s\n",
-		report.CodeSpan(row.Dir), report.CodeSpan(row.Catalog), row.PushSHA, prom.Summary, review, sha)
-	pr, err := jc.openAppPR(ctx, ghclient.NewPullRequest{Title: prom.Package.Title, Body: body, Head: row.Branch, Base: t.DefaultBranch})
-	if err != nil {
-		return err
-	}
-	return jc.adoptPromotionPR(ctx, row, pr)
-}
-
-// adoptPromotionPR records pr as the promotion's pull request when its head is the promotion commit,
-// labels it as upstream does (catalog-promotion/<strategy>), and queues its check. A pull request of the
-// branch whose head is another commit is not the App's promotion: the promotion fails, naming it.
-func (jc *jobCtx) adoptPromotionPR(ctx context.Context, row *promotionRow, pr *ghclient.PullRequest) error {
-	if err := foreignAppPR("promotion of "+row.Dir+" into "+row.Catalog, row.Branch, row.Commit, pr); err != nil {
-		return err
-	}
-	if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, promotionLabel(row.Strategy)); err != nil {
-		return diag.InfraError(err)
-	}
-	row.PR, row.State, row.Error = pr.Number, releaseOpened, ""
-	if err := jc.b.store.savePromotion(ctx, row); err != nil {
-		return err
-	}
-	jc.log.Info("promotion pull request opened", "catalog", row.Catalog, "package", row.Dir, "pr", pr.Number, "head", pr.HeadSHA)
-	return jc.queueAppPRCheck(ctx, pr, "promotion pull request opened", "promotion-check")
+	return &appPRChange{files: prom.Files, message: fmt.Sprintf("%s\n\n%s\nPromoted-from: %s\n", prom.Package.Title, prom.Summary, row.PushSHA),
+		title: prom.Package.Title, body: func(commit string) string {
+			return fmt.Sprintf("Promotion of %s into the new catalog %s (added to `catalogs` in %s), by catalogbot.\n\n%s\n\n%s\n\n- promotion commit: %s\n",
+				report.CodeSpan(row.Dir), report.CodeSpan(row.Catalog), row.PushSHA, prom.Summary, review, commit)
+		}}, nil
 }

@@ -25,7 +25,7 @@ func (jc *jobCtx) promotionGrant(ctx context.Context, br *baseRules, pr *ghclien
 	if br.rules == nil {
 		return grant, "", nil
 	}
-	row, err := jc.b.store.promotionOfPR(ctx, jc.task.Repo, pr.Number)
+	row, err := jc.b.store.promotions.ofPR(ctx, jc.task.Repo, pr.Number)
 	if err != nil || row == nil {
 		return grant, "", err
 	}

@@ -9,8 +9,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
-	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
@@ -123,85 +121,43 @@ func (jc *jobCtx) release(ctx context.Context) error {
 	if b.pusher == nil {
 		return queue.Permanent(fmt.Errorf("release %s: this bot has no bundle image pusher", t.Bundle))
 	}
-	row, err := b.store.startRelease(ctx, t.Repo, t.Bundle, t.After)
+	row, err := b.store.releases.start(ctx, &releaseRow{appPR: appPR{Repo: t.Repo, Dir: t.Bundle, PushSHA: t.After}})
 	if err != nil {
 		return err
 	}
-	if row.State == releaseOpened {
-		jc.log.Info("already released", "bundle", row.Dir, "pr", row.PR)
-		return nil
-	}
-	err = jc.releaseSteps(ctx, row)
-	if err == nil {
-		return nil
-	}
-	return jc.settleAppPRJob(ctx, err, &row.State, &row.Error, func(ctx context.Context) error { return b.store.saveRelease(ctx, row) })
-}
-
-func (jc *jobCtx) releaseSteps(ctx context.Context, row *releaseRow) error {
-	b, t := jc.b, jc.task
 	names := pipeline.ReleaseNamesOf(row.Dir)
 	row.Branch = names.Branch
-	// A pull request of the branch opened by an earlier attempt that stopped before recording it.
-	if pr, err := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch); err != nil {
-		return diag.InfraError(err)
-	} else if pr != nil {
-		return jc.adoptReleasePR(ctx, row, pr)
-	}
-	pc, err := jc.checkoutPush(ctx, row.PushSHA)
-	if err != nil {
-		return err
-	}
-	defer pc.cleanup()
+	save := func(ctx context.Context) error { return b.store.releases.save(ctx, row) }
+	return jc.runAppPRJob(ctx, &appPRJob{rec: row, save: save, name: "release " + row.Dir, noun: "release", done: "already released",
+		attrs: []any{"bundle", row.Dir},
+		change: func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {
+			return jc.releaseChange(ctx, pc, row, names, save)
+		}})
+}
+
+// releaseChange pushes the bundle image of row (once: recorded with save) and computes the release at the
+// pushed commit's checkout pc: the edited templates and the rendered catalogs.
+func (jc *jobCtx) releaseChange(ctx context.Context, pc *pushCheckout, row *releaseRow, names pipeline.ReleaseNames,
+	save func(context.Context) error) (*appPRChange, error) {
 	_, _, ref, err := pipeline.ReleaseImage(pc.cfg, row.Dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if row.Image == "" {
-		digest, err := b.pusher.Push(ctx, filepath.Join(pc.work, filepath.FromSlash(row.Dir)), ref, jc.remoteOptions())
+		digest, err := jc.b.pusher.Push(ctx, filepath.Join(pc.work, filepath.FromSlash(row.Dir)), ref, jc.remoteOptions())
 		if err != nil {
-			return diag.InfraError(fmt.Errorf("pushing bundle image %s: %w", ref, err))
+			return nil, diag.InfraError(fmt.Errorf("pushing bundle image %s: %w", ref, err))
 		}
 		row.Image = digest
-		if err := b.store.saveRelease(ctx, row); err != nil {
-			return err
+		if err := save(ctx); err != nil {
+			return nil, err
 		}
 		jc.log.Info("bundle image pushed", "bundle", row.Dir, "image", digest)
 	}
 	rel, err := pipeline.ComputeRelease(ctx, pc.work, pc.cfg, pc.layout, row.Dir, jc.remoteOptions())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	sha, err := gitcache.CommitFiles(pc.clone, row.PushSHA, rel.Files, jc.appSignature(), rel.Message(names, row.Image, row.PushSHA), pc.commit.Committer.When)
-	if err != nil {
-		return fmt.Errorf("commit the release of %s: %w", row.Dir, err)
-	}
-	row.Commit = sha
-	if err := b.store.saveRelease(ctx, row); err != nil {
-		return err
-	}
-	if err := jc.pushAppBranch(ctx, pc.repo, "release "+row.Dir, row.Branch, row.Commit); err != nil {
-		return err
-	}
-	pr, err := jc.openAppPR(ctx, ghclient.NewPullRequest{Title: names.Title, Body: rel.Body(row.Dir, row.Image, row.PushSHA, sha),
-		Head: row.Branch, Base: t.DefaultBranch})
-	if err != nil {
-		return err
-	}
-	return jc.adoptReleasePR(ctx, row, pr)
-}
-
-// adoptReleasePR records pr as the release's pull request when its head is the release commit, and queues
-// its check. A pull request of the branch whose head is another commit is not the App's release: the
-// release fails, naming it, and nothing is merged on the App's behalf.
-func (jc *jobCtx) adoptReleasePR(ctx context.Context, row *releaseRow, pr *ghclient.PullRequest) error {
-	if err := foreignAppPR("release "+row.Dir, row.Branch, row.Commit, pr); err != nil {
-		return err
-	}
-	row.PR, row.State, row.Error = pr.Number, releaseOpened, ""
-	if err := jc.b.store.saveRelease(ctx, row); err != nil {
-		return err
-	}
-	jc.log.Info("release pull request opened", "bundle", row.Dir, "pr", pr.Number, "head", pr.HeadSHA)
-	return jc.queueAppPRCheck(ctx, pr, "release pull request opened", "release-check")
+	return &appPRChange{files: rel.Files, message: rel.Message(names, row.Image, row.PushSHA), title: names.Title,
+		body: func(commit string) string { return rel.Body(row.Dir, row.Image, row.PushSHA, commit) }}, nil
 }

@@ -17,7 +17,12 @@ import (
 // store keeps the bot's own records next to the queue: runs (one per check, merge group or publish),
 // /approve approvals and their withdrawals, the bot's own lifts of holds (the hold history: store_holds.go), the readiness comment of each pull request, and merges. Statements use `?`
 // placeholders and SQL both SQLite and PostgreSQL accept (the queue's DB rebinds them).
-type store struct{ db *queue.DB }
+type store struct {
+	db *queue.DB
+	// releases and promotions are the App pull-request job tables (store_apppr.go).
+	releases   *appPRTable[*releaseRow]
+	promotions *appPRTable[*promotionRow]
+}
 
 const storeSchema = `
 CREATE TABLE IF NOT EXISTS runs (
@@ -83,7 +88,7 @@ func newStore(ctx context.Context, db *queue.DB) (*store, error) {
 	if err := db.CreateTables(ctx, "the promotions", promotionSchema); err != nil {
 		return nil, err
 	}
-	return &store{db: db}, nil
+	return &store{db: db, releases: newReleaseTable(db), promotions: newPromotionTable(db)}, nil
 }
 
 // Run statuses.
@@ -134,7 +139,7 @@ type run struct {
 const runColumns = `id, job_id, kind, repo, pr, head_sha, base_ref, base_sha, base_tip, status, verdict, conclusion,
 	approvers, settings, report, log, started_at, finished_at`
 
-func scanRun(row interface{ Scan(...any) error }) (*run, error) {
+func scanRun(row rowScanner) (*run, error) {
 	var r run
 	var approvers, sets, rep string
 	var started, finished int64
@@ -231,20 +236,7 @@ func (s *store) recentRuns(ctx context.Context, limit int) ([]*run, error) {
 
 // queryRuns runs a query of runColumns; what names it in errors.
 func (s *store) queryRuns(ctx context.Context, what, query string, args ...any) ([]*run, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	defer rows.Close()
-	var out []*run
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return listRows(ctx, s.db, what, scanRun, query, args...)
 }
 
 // addApproval records an /approve by login on the pull request's head: it counts for that head only (and
@@ -291,38 +283,16 @@ func (s *store) withdrawApprovals(ctx context.Context, repo string, pr int, logi
 
 // cancelled are the logins whose /approve cancel stands (sorted).
 func (s *store) cancelled(ctx context.Context, repo string, pr int) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT login FROM approval_cancels WHERE repo = ? AND pr = ? ORDER BY login", repo, pr)
-	if err != nil {
-		return nil, fmt.Errorf("read the withdrawn approvals of %s#%d: %w", repo, pr, err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var l string
-		if err := rows.Scan(&l); err != nil {
-			return nil, fmt.Errorf("read the withdrawn approvals of %s#%d: %w", repo, pr, err)
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return listRows(ctx, s.db, fmt.Sprintf("read the withdrawn approvals of %s#%d", repo, pr), func(row rowScanner) (l string, err error) {
+		return l, row.Scan(&l)
+	}, "SELECT login FROM approval_cancels WHERE repo = ? AND pr = ? ORDER BY login", repo, pr)
 }
 
 // approvals are the /approve commands of a pull request with the head each was given on, oldest first.
 func (s *store) approvals(ctx context.Context, repo string, pr int) ([]approval.Slash, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT login, head_sha FROM head_approvals WHERE repo = ? AND pr = ? ORDER BY at, login", repo, pr)
-	if err != nil {
-		return nil, fmt.Errorf("read approvals of %s#%d: %w", repo, pr, err)
-	}
-	defer rows.Close()
-	var out []approval.Slash
-	for rows.Next() {
-		var a approval.Slash
-		if err := rows.Scan(&a.User, &a.HeadSHA); err != nil {
-			return nil, fmt.Errorf("read approvals of %s#%d: %w", repo, pr, err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return listRows(ctx, s.db, fmt.Sprintf("read approvals of %s#%d", repo, pr), func(row rowScanner) (a approval.Slash, err error) {
+		return a, row.Scan(&a.User, &a.HeadSHA)
+	}, "SELECT login, head_sha FROM head_approvals WHERE repo = ? AND pr = ? ORDER BY at, login", repo, pr)
 }
 
 // headSeen is when the bot first recorded a check of head on the pull request (ok false: never).
@@ -404,4 +374,25 @@ func (s *store) recordMerge(ctx context.Context, repo string, pr int, head, merg
 	_, err := s.db.ExecContext(ctx, `INSERT INTO merges (repo, pr, head_sha, merge_sha, at) VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING`,
 		repo, pr, head, mergeSHA, time.Now().UnixMilli())
 	return err
+}
+
+// rowScanner is a *sql.Row or *sql.Rows.
+type rowScanner interface{ Scan(...any) error }
+
+// listRows runs query and scans each row it returns with scan; what names the query in errors ("list runs").
+func listRows[T any](ctx context.Context, db *queue.DB, what string, scan func(rowScanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		r, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }

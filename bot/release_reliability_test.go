@@ -147,10 +147,11 @@ func TestReleaseRegistryDownShownOnStatusPage(t *testing.T) {
 		!strings.Contains(page, "pushing bundle image") {
 		t.Errorf("the status page does not show the failed release:\n%s", page)
 	}
-	failed, _ := h.q.List(context.Background(), 10, queue.Failed)
-	if len(failed) != 1 || failed[0].Kind != kindRelease {
-		t.Errorf("failed jobs: %+v", failed)
-	}
+	// The job records its release failed before the queue records the job failed: wait for the queue too.
+	h.waitForWithin(releaseWait, "the release job to fail", func() bool {
+		failed, _ := h.q.List(context.Background(), 10, queue.Failed)
+		return len(failed) == 1 && failed[0].Kind == kindRelease
+	})
 }
 
 // GitHub failing while the release opens its pull request leaves exactly one: a create GitHub applied but

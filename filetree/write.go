@@ -60,6 +60,36 @@ func fill(f *os.File, perm fs.FileMode, write func(w io.Writer) error) error {
 	return f.Close()
 }
 
+// WriteCacheFile replaces the cache file at path with data: written to a temporary file (mode 0600) next
+// to it and renamed over path, so a concurrent reader sees the old file or the new one, whole. Not
+// synced: after a crash an entry may be missing or truncated, which a cache reads as a miss. Missing parent
+// directories are created with dirPerm. On any error path is unchanged and the temporary file is gone.
+func WriteCacheFile(path string, dirPerm fs.FileMode, data []byte) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	if err := os.MkdirAll(dir, dirPerm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
 // WriteNew creates the file at path, which must not exist, with what write writes, synced. It is for the
 // files of a tree that ReplaceDir puts in place (the tree is new, so no temporary file and rename are
 // needed, and ReplaceDir syncs its directories).

@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 
 	apierrors "github.com/operator-framework/api/pkg/validation/errors"
+
+	"github.com/catalogbot/catalogbot/filetree"
 )
 
 // ofCacheFormat names what an entry holds: change it whenever ofBundle or runOF would give other findings
@@ -143,24 +145,7 @@ func (c *OFCache) write(key [32]byte, out []ofFinding) {
 	if err != nil {
 		return
 	}
-	final := c.path(dir, key)
-	if os.MkdirAll(filepath.Dir(final), 0o755) != nil {
-		return
-	}
-	f, err := os.CreateTemp(filepath.Dir(final), ".entry-*")
-	if err != nil {
-		return
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), final)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
+	_ = filetree.WriteCacheFile(c.path(dir, key), 0o755, data)
 }
 
 // ofValidatorModules are the modules whose code decides the validators' findings, at the versions go.mod

@@ -20,6 +20,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/catalog"
 	"github.com/catalogbot/catalogbot/diag"
+	"github.com/catalogbot/catalogbot/filetree"
 )
 
 // SelectCache is where Changed remembers, between runs, which packages the blobs of each catalog file
@@ -187,29 +188,12 @@ func (c *SelectCache) write(dir string, entries map[string]cacheEntry) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(c.File), 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(c.File), ".select-*")
-	if err != nil {
-		return err
-	}
 	var buf bytes.Buffer
 	buf.WriteString(selectCacheMagic)
 	buf.WriteString(hex.EncodeToString(c.mac(payload)))
 	buf.WriteByte('\n')
 	buf.Write(payload)
-	_, err = f.Write(buf.Bytes())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), c.File)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return filetree.WriteCacheFile(c.File, 0o700, buf.Bytes())
 }
 
 // now is the time on the catalog's file system, the earlier of the system clock and the change time of a

@@ -35,10 +35,10 @@ var allowed = map[string][]string{
 	"checks/graph":                     {"catalog", "diag", "report"},
 	"checks/images":                    {"catalog", "diag", "registry"},
 	"checks/owners":                    {"config", "diag"},
-	"checks/policy":                    {"catalog", "config", "diag"},
+	"checks/policy":                    {"catalog", "config", "diag", "filetree"}, // filetree: its cache entries written whole
 	"checks/smoke":                     {"catalog", "diag"},
-	"checks/validate":                  {"catalog", "diag"},
-	"render/bundle/internal/kubetypes": nil, // decode-only copies of the Kubernetes and OLM API types
+	"checks/validate":                  {"catalog", "diag", "filetree"}, // filetree: the select cache written whole
+	"render/bundle/internal/kubetypes": nil,                             // decode-only copies of the Kubernetes and OLM API types
 	"render/bundle":                    {"catalog", "diag", "render/bundle/internal/kubetypes"},
 	"render":                           {"catalog", "diag", "filetree", "registry", "render/bundle"},
 	"render/template":                  {"catalog", "checks/validate", "config", "diag", "filetree", "render", "render/bundle"},

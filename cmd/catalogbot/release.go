@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -150,12 +149,7 @@ func renderAndWrite(ctx context.Context, f repoFlags, setup *repoSetup, jobs []t
 		return st
 	}
 	tcats := template.CatalogsOf(setup.layout.Catalogs)
-	store := template.NewStore(f.cacheDir)
-	if f.cacheDir == "" {
-		if base, err := os.UserCacheDir(); err == nil {
-			store = template.NewStore(filepath.Join(base, "catalogbot", "templates"))
-		}
-	}
+	store := templateStore(f.cacheDir, false)
 	var err error
 	if f.seedFrom != "" {
 		err = template.SeedFromCommitted(ctx, store, f.seedFrom, tcats, jobs)

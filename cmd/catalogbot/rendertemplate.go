@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/spf13/cobra"
@@ -127,13 +126,7 @@ func runRenderTemplate(ctx context.Context, o *renderTemplateOptions) error {
 	if err != nil {
 		return err
 	}
-	cacheDir := ""
-	if !o.noCache {
-		if base, err := os.UserCacheDir(); err == nil {
-			cacheDir = filepath.Join(base, "catalogbot", "templates")
-		}
-	}
-	src := &template.Images{Store: template.NewStore(cacheDir), Pull: pull}
+	src := &template.Images{Store: templateStore("", o.noCache), Pull: pull}
 	if o.offline || o.seedFrom != "" {
 		if err := seedTemplateStore(ctx, src.Store, o.seedFrom); err != nil {
 			return err

@@ -71,13 +71,7 @@ func renderJobs(ctx context.Context, io streams, f *repoFlags, setup *repoSetup,
 	start := time.Now()
 	tcats := template.CatalogsOf(setup.layout.Catalogs)
 	var err error
-	cacheDir := f.cacheDir
-	if cacheDir == "" && !opts.NoCache {
-		if base, err := os.UserCacheDir(); err == nil {
-			cacheDir = filepath.Join(base, "catalogbot", "templates")
-		}
-	}
-	store := template.NewStore(cacheDir)
+	store := templateStore(f.cacheDir, opts.NoCache)
 	held := store.Len()
 	seeded := ""
 	if f.seedFrom != "" {
@@ -203,4 +197,16 @@ func templateLayoutWithoutCatalogs(root string) error {
 		"but %s has no catalogs:, so it would be read as one catalog; run catalogbot init --force%s to write a complete %s (catalogs pattern, "+
 		"migration level and migrateFrom, opm per package, as the committed catalogs show them) and see what reproduces",
 		root, mapped, template.CIFile, template.OperatorsDir, template.Plural(len(versions), "catalog directory"), config.ConfigFile, repoArg(root), config.ConfigFile))
+}
+
+// templateStore is the bundle cache of template renders: in dir when given, else in the user cache
+// directory's catalogbot/templates, in memory only with noCache (and no dir) or without a user cache
+// directory.
+func templateStore(dir string, noCache bool) *template.Store {
+	if dir == "" && !noCache {
+		if base, err := os.UserCacheDir(); err == nil {
+			dir = filepath.Join(base, "catalogbot", "templates")
+		}
+	}
+	return template.NewStore(dir)
 }

@@ -198,3 +198,34 @@ func TestAttackHoldLiftedByOtherApp(t *testing.T) {
 		t.Errorf("after the maintainer's /unhold: merged %v at %s", merged, at)
 	}
 }
+
+// An argument in inline markup is still the argument: a maintainer's "/approve ~~later~~" or "/approve
+// www.example.com" reads "/approve later" to anyone looking at the rendered comment, so it is refused like
+// "/approve later", never counted as a plain /approve (goldmark put the argument in a strikethrough or
+// link node, and the command was read without it).
+func TestAttackApproveArgumentInMarkupIsNotApproval(t *testing.T) {
+	h := newHarness(t)
+	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n  requiredApprovals: 1\n")
+	head := h.releaseFoo("alice/foo", main, "alice")
+	h.openPR(32, "alice", head, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(32, "alice", head, main, nil))
+	h.waitIdle()
+	for _, body := range []string{"/approve ~~later~~", "/approve www.example.com", "/approve <b>later</b>"} {
+		h.comment(32, "catalog-admin", body)
+		h.waitIdle()
+	}
+	h.addLabel(32, "lgtm", head, main)
+	h.waitIdle()
+	h.requireNotMerged(32, "/approve with an argument in markup counted as an approval")
+	refusals := 0
+	for _, c := range h.gh.Comments(repoFull, 32) {
+		for _, arg := range []string{"`/approve later`: unknown argument", "`/approve www.example.com`: unknown argument"} {
+			if strings.Contains(c.Body, arg) {
+				refusals++
+			}
+		}
+	}
+	if refusals < 2 {
+		t.Errorf("want the markup arguments refused by name, found %d refusals", refusals)
+	}
+}

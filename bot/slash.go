@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -61,22 +62,49 @@ func paragraphCommands(p *ast.Paragraph, src []byte) []Cmd {
 	return out
 }
 
-// lineText is the plain text from t to the end of its line (consecutive text nodes: goldmark splits
-// text at characters that might start markup).
+// lineText is the text a reader sees from t to the end of its line: text, and the text inside the inline
+// markup that follows it on the line (links and autolinks, emphasis, strikethrough, code spans), so that an
+// argument in markup is still the command's argument ("/approve ~~x~~", "/approve www.example.com" and
+// "/approve <b>x</b>" each read "/approve x", never a plain /approve). goldmark splits text at characters
+// that might start markup.
 func lineText(t *ast.Text, src []byte) string {
 	var b strings.Builder
-	for {
-		b.Write(t.Value(src))
-		if t.SoftLineBreak() || t.HardLineBreak() {
+	for n := ast.Node(t); n != nil; n = n.NextSibling() {
+		if visibleText(n, src, &b) {
 			break
 		}
-		next, ok := t.NextSibling().(*ast.Text)
-		if !ok {
-			break
-		}
-		t = next
 	}
 	return b.String()
+}
+
+// visibleText appends what a reader sees of n to b, up to the line's end; it reports whether the line ends
+// in n. Inline HTML shows nothing of its own (the text between its tags is text nodes).
+func visibleText(n ast.Node, src []byte, b *strings.Builder) bool {
+	switch n := n.(type) {
+	case *ast.Text:
+		b.Write(n.Segment.Value(src))
+		return n.SoftLineBreak() || n.HardLineBreak()
+	case *ast.String:
+		b.Write(n.Value)
+		return false
+	case *ast.AutoLink:
+		b.Write(n.Label(src))
+		return false
+	case *ast.RawHTML:
+		for i := range n.Segments.Len() {
+			if seg := n.Segments.At(i); bytes.IndexByte(seg.Value(src), '\n') >= 0 {
+				return true
+			}
+		}
+		b.WriteByte(' ')
+		return false
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if visibleText(c, src, b) {
+			return true
+		}
+	}
+	return false
 }
 
 // command reads one line of plain text as a command.

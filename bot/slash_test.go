@@ -34,7 +34,19 @@ func TestParseCommandsAsReaderSees(t *testing.T) {
 		{"after a one-line comment in the paragraph", "<!-- x --> ok\n/hold", "[{hold }]"},
 		{"two paragraphs", "/hold\n\n/retest", "[{hold } {retest }]"},
 		{"unknown commands dropped", "/lgtm\n/assign @x\n/retest", "[{retest }]"},
-		{"argument after a link", "/approve [why](https://x.example)", "[{approve }]"},
+		// An argument in inline markup is the argument a reader sees (it was dropped: a plain /approve).
+		{"argument in a link", "/approve [why](https://x.example)", "[{approve why}]"},
+		{"argument linkified", "/approve www.example.com", "[{approve www.example.com}]"},
+		{"argument autolink", "/approve <https://x.example>", "[{approve https://x.example}]"},
+		{"argument struck through", "/approve ~~x~~", "[{approve x}]"},
+		{"argument emphasised", "/approve **now**", "[{approve now}]"},
+		{"argument in a code span", "/approve `x`", "[{approve x}]"},
+		{"argument in inline HTML", "/approve <b>x</b>", "[{approve x}]"},
+		{"argument after an inline comment", "/approve <!-- hidden --> x", "[{approve x}]"},
+		{"cancel emphasised", "/approve *cancel*", "[{approve cancel}]"},
+		{"argument in markup, next line a command", "/approve ~~x~~\n/hold", "[{approve x} {hold }]"},
+		{"markup over lines", "/approve **x\ny**\n/hold", "[{approve x} {hold }]"},
+		{"inline HTML over lines ends the line", "/approve <b\nclass=x>y</b>", "[{approve }]"},
 
 		// Not at the start of a line.
 		{"after text", "please /retest", "[]"},

@@ -11,6 +11,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 )
 
 // The announcer creates a pull request head's check run, in progress, as soon as its check job is queued:
@@ -273,7 +274,7 @@ func supersededReason(recorded string) string {
 // claimAnnouncement records the run of a check job being queued and claims the creation of its check
 // run, in the job's enqueue transaction (tx): no worker starts the job before the claim exists.
 func (b *Bot) claimAnnouncement(ctx context.Context, tx *queue.Tx, job int64, t Task) (checkrun.Ref, int64, error) {
-	run, claimed, err := b.store.claimRun(ctx, tx, job, kindCheck, t.Repo, t.PR, t.HeadSHA)
+	run, claimed, err := b.store.ClaimRun(ctx, tx, job, kindCheck, t.Repo, t.PR, t.HeadSHA)
 	if err != nil || !claimed {
 		return checkrun.Ref{}, 0, err
 	}
@@ -288,24 +289,24 @@ func (b *Bot) claimAnnouncement(ctx context.Context, tx *queue.Tx, job int64, t 
 
 // closeQueuedRuns completes, as cancelled, the announced check runs of jobs that will never run.
 func (b *Bot) closeQueuedRuns(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, jobs []int64, reason string) {
-	runs, err := b.store.runsOfJobs(ctx, jobs, runQueued)
+	runs, err := b.store.RunsOfJobs(ctx, jobs, store.RunQueued)
 	if err != nil {
 		b.log.Warn("find the runs of superseded jobs", "err", err)
 		return
 	}
 	for _, r := range runs {
-		b.settleRun(ctx, gh, repo, r, runQueued, "cancelled", "Cancelled", reason)
+		b.settleRun(ctx, gh, repo, r, store.RunQueued, "cancelled", "Cancelled", reason)
 	}
 }
 
 // settleRun completes a run that did not finish the normal way, and its check run, once: only the caller
 // that moves the run out of status from closes the check run (checkrun.Owner.Settle).
-func (b *Bot) settleRun(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, r *run, from, conclusion, title, summary string) {
-	status := runCancelled
+func (b *Bot) settleRun(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, r *store.Run, from, conclusion, title, summary string) {
+	status := store.RunCancelled
 	if conclusion != "cancelled" {
-		status = runCompleted
+		status = store.RunCompleted
 	}
-	ok, err := b.store.markRun(ctx, r.ID, from, status, conclusion, summary)
+	ok, err := b.store.MarkRun(ctx, r.ID, from, status, conclusion, summary)
 	if err != nil || !ok {
 		if err != nil {
 			b.log.Warn("settle run", "run", r.ID, "err", err)
@@ -313,7 +314,7 @@ func (b *Bot) settleRun(ctx context.Context, gh ghclient.GitHub, repo ghclient.R
 		return
 	}
 	states := []checkrun.State{checkrun.Queued}
-	if from == runRunning {
+	if from == store.RunRunning {
 		states = append(states, checkrun.InProgress)
 	}
 	ref := checkrun.Ref{Run: r.ID, Repo: repo, HeadSHA: r.HeadSHA}
@@ -334,14 +335,14 @@ func (jc *jobCtx) settleCheckJob(ctx context.Context, cause, err error) {
 	case errors.Is(cause, queue.ErrShutdown) || errors.Is(cause, queue.ErrLeaseLost):
 		return
 	case errors.Is(cause, queue.ErrSuperseded):
-		jc.settleRuns(ctx, []string{runQueued}, "cancelled", "Cancelled", cancelReason(cause))
+		jc.settleRuns(ctx, []string{store.RunQueued}, "cancelled", "Cancelled", cancelReason(cause))
 	case errors.Is(cause, queue.ErrDeadline):
-		jc.settleRuns(ctx, []string{runQueued, runRunning}, "failure", deadlineTitle, cancelReason(cause))
+		jc.settleRuns(ctx, []string{store.RunQueued, store.RunRunning}, "failure", deadlineTitle, cancelReason(cause))
 	case err == nil:
-		jc.settleRuns(ctx, []string{runQueued}, "skipped", "Not checked",
+		jc.settleRuns(ctx, []string{store.RunQueued}, "skipped", "Not checked",
 			"The pull request was closed, merged, turned into a draft or pushed again before the check started.")
 	case final:
-		jc.settleRuns(ctx, []string{runQueued, runRunning}, "failure", "catalogbot could not check this commit",
+		jc.settleRuns(ctx, []string{store.RunQueued, store.RunRunning}, "failure", "catalogbot could not check this commit",
 			"The check failed for a reason that is not about this pull request's content: "+truncate(err.Error(), 2000)+
 				"\n\nComment `/retest` to run it again.")
 	}
@@ -349,7 +350,7 @@ func (jc *jobCtx) settleCheckJob(ctx context.Context, cause, err error) {
 
 func (jc *jobCtx) settleRuns(ctx context.Context, statuses []string, conclusion, title, summary string) {
 	for _, status := range statuses {
-		runs, err := jc.b.store.runsOfJobs(ctx, []int64{jc.job.ID}, status)
+		runs, err := jc.b.store.RunsOfJobs(ctx, []int64{jc.job.ID}, status)
 		if err != nil {
 			jc.log.Warn("find the job's open runs", "err", err)
 			return

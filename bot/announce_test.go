@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
 
@@ -125,8 +126,8 @@ func TestAnnouncedCheckRunClosedWhenTheJobFails(t *testing.T) {
 		!strings.Contains(cr.Output.Summary, "/retest") {
 		t.Errorf("check run %s %q %q", cr.Conclusion, cr.Output.Title, cr.Output.Summary)
 	}
-	r, err := h.bot.store.runOf(context.Background(), 1, kindCheck, 9)
-	if err != nil || r == nil || r.Status != runCompleted || r.Conclusion != "failure" {
+	r, err := h.bot.store.RunOf(context.Background(), 1, kindCheck, 9)
+	if err != nil || r == nil || r.Status != store.RunCompleted || r.Conclusion != "failure" {
 		t.Errorf("run: %+v, %v", r, err)
 	}
 }

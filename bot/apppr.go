@@ -12,6 +12,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
@@ -92,8 +93,8 @@ func (jc *jobCtx) appSignature() gitcache.Signature {
 // checked out, the kind computes its change, the App commits it on the branch (recorded), pushes the
 // branch, opens the pull request and adopts it. A failed attempt is settled (settleAppPRJob).
 type appPRJob struct {
-	// rec is the job's row (its table's), save writes it.
-	rec  appPRRecord
+	// rec is the job's row (its table's), save writes it (saveRow).
+	rec  store.AppPRRecord
 	save func(context.Context) error
 	// name names the job in errors ("release <dir>"), noun in its logs, the check's reason and delivery
 	// ("release"), done in the log of a job found already done ("already released").
@@ -114,13 +115,21 @@ type appPRChange struct {
 	body func(commit string) string
 }
 
+// saveRow writes j's row (save), its error cut to maxErrorRunes: the status page shows it, and an error can
+// quote a registry's or GitHub's answer.
+func (j *appPRJob) saveRow(ctx context.Context) error {
+	row := j.rec.Record()
+	row.Error = clipRunes(row.Error, maxErrorRunes)
+	return j.save(ctx)
+}
+
 // logAttrs are j's log attributes followed by more.
 func (j *appPRJob) logAttrs(more ...any) []any { return append(slices.Clip(j.attrs), more...) }
 
 // runAppPRJob runs the App pull-request job j (appPRJob).
 func (jc *jobCtx) runAppPRJob(ctx context.Context, j *appPRJob) error {
-	row := j.rec.record()
-	if row.State == releaseOpened {
+	row := j.rec.Record()
+	if row.State == store.AppPROpened {
 		jc.log.Info(j.done, j.logAttrs("pr", row.PR)...)
 		return nil
 	}
@@ -132,7 +141,7 @@ func (jc *jobCtx) runAppPRJob(ctx context.Context, j *appPRJob) error {
 }
 
 func (jc *jobCtx) appPRSteps(ctx context.Context, j *appPRJob) error {
-	row := j.rec.record()
+	row := j.rec.Record()
 	// A pull request of the branch opened by an earlier attempt that stopped before recording it.
 	if pr, err := jc.gh.FindPullRequest(ctx, jc.repo, row.Branch); err != nil {
 		return diag.InfraError(err)
@@ -150,10 +159,10 @@ func (jc *jobCtx) appPRSteps(ctx context.Context, j *appPRJob) error {
 	}
 	sha, err := gitcache.CommitFiles(pc.clone, row.PushSHA, c.files, jc.appSignature(), c.message, pc.commit.Committer.When)
 	if err != nil {
-		return fmt.Errorf("commit the %s: %w", j.rec.subject(), err)
+		return fmt.Errorf("commit the %s: %w", j.rec.Subject(), err)
 	}
 	row.Commit = sha
-	if err := j.save(ctx); err != nil {
+	if err := j.saveRow(ctx); err != nil {
 		return err
 	}
 	if err := jc.pushAppBranch(ctx, pc.repo, j.name, row.Branch, row.Commit); err != nil {
@@ -170,7 +179,7 @@ func (jc *jobCtx) appPRSteps(ctx context.Context, j *appPRJob) error {
 // request of the branch whose head is another commit is not the App's: the job fails, naming it, and
 // nothing is granted on the App's behalf.
 func (jc *jobCtx) adoptAppPR(ctx context.Context, j *appPRJob, pr *ghclient.PullRequest) error {
-	row := j.rec.record()
+	row := j.rec.Record()
 	if err := foreignAppPR(j.name, row.Branch, row.Commit, pr); err != nil {
 		return err
 	}
@@ -179,8 +188,8 @@ func (jc *jobCtx) adoptAppPR(ctx context.Context, j *appPRJob, pr *ghclient.Pull
 			return err
 		}
 	}
-	row.PR, row.State, row.Error = pr.Number, releaseOpened, ""
-	if err := j.save(ctx); err != nil {
+	row.PR, row.State, row.Error = pr.Number, store.AppPROpened, ""
+	if err := j.saveRow(ctx); err != nil {
 		return err
 	}
 	jc.log.Info(j.noun+" pull request opened", j.logAttrs("pr", pr.Number, "head", pr.HeadSHA)...)
@@ -191,13 +200,13 @@ func (jc *jobCtx) adoptAppPR(ctx context.Context, j *appPRJob, pr *ghclient.Pull
 // infrastructure failure with attempts left: pending, to be retried; anything else, or the last attempt,
 // fails it, and the status page says why.
 func (jc *jobCtx) settleAppPRJob(ctx context.Context, err error, j *appPRJob) error {
-	row := j.rec.record()
+	row := j.rec.Record()
 	row.Error = err.Error()
 	infra := diag.CategoryOf(err) == diag.Infra
 	if ctx.Err() == nil && (!infra || jc.job.Attempts >= jc.b.cfg.Queue.MaxAttempts) {
-		row.State = releaseFailed
+		row.State = store.AppPRFailed
 	}
-	if serr := j.save(context.WithoutCancel(ctx)); serr != nil {
+	if serr := j.saveRow(context.WithoutCancel(ctx)); serr != nil {
 		return errors.Join(err, serr)
 	}
 	if !infra && ctx.Err() == nil {

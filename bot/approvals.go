@@ -16,11 +16,11 @@ func (jc *jobCtx) approvalsOf(ctx context.Context, pr *ghclient.PullRequest, pol
 	if err != nil {
 		return approval.Result{}, err
 	}
-	slash, err := jc.b.store.approvals(ctx, jc.task.Repo, pr.Number)
+	slash, err := jc.b.store.Approvals(ctx, jc.task.Repo, pr.Number)
 	if err != nil {
 		return approval.Result{}, err
 	}
-	cancelled, err := jc.b.store.cancelled(ctx, jc.task.Repo, pr.Number)
+	cancelled, err := jc.b.store.CancelledApprovals(ctx, jc.task.Repo, pr.Number)
 	if err != nil {
 		return approval.Result{}, err
 	}
@@ -45,9 +45,9 @@ func (jc *jobCtx) noteReview(ctx context.Context, pr *ghclient.PullRequest) erro
 	}
 	switch t.ReviewState {
 	case "approved":
-		return jc.b.store.reapproved(ctx, t.Repo, pr.Number, t.ReviewUser)
+		return jc.b.store.Reapproved(ctx, t.Repo, pr.Number, t.ReviewUser)
 	case "changes_requested", "dismissed":
-		return jc.b.store.withdrawApprovals(ctx, t.Repo, pr.Number, t.ReviewUser)
+		return jc.b.store.WithdrawApprovals(ctx, t.Repo, pr.Number, t.ReviewUser)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/registry"
 )
 
@@ -61,7 +62,7 @@ type Bot struct {
 	gh      Clients
 	queue   *queue.Queue
 	pool    *queue.Pool
-	store   *store
+	store   *store.Store
 	git     *gitcache.Cache
 	log     *slog.Logger
 	metrics *Metrics
@@ -99,7 +100,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 			return nil, fmt.Errorf("bot: an empty webhook secret would accept forged deliveries: refusing to start")
 		}
 	}
-	st, err := newStore(ctx, o.Queue.DB())
+	st, err := store.Open(ctx, o.Queue.DB())
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		}
 		b.kindConfig = string(data)
 	}
-	if b.pageKey, err = loadPageKey(ctx, st); err != nil {
+	if b.pageKey, err = loadPageKey(ctx, o.Queue.DB()); err != nil {
 		return nil, err
 	}
 	token := o.StatusToken

@@ -14,6 +14,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
 
@@ -137,7 +138,7 @@ func TestWebhookBurst(t *testing.T) {
 	}
 	// Every pull request ends with a completed check of its head. Time to in progress is from its first
 	// delivery to the arrival, at (fake) GitHub, of the request that created its first check run.
-	runs, err := h.bot.store.recentRuns(ctx, 100000)
+	runs, err := h.bot.store.RecentRuns(ctx, 100000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestWebhookBurst(t *testing.T) {
 			continue
 		}
 		prOfRun[checkrun.ExternalID(r.ID)] = r.PR
-		if r.Status == runCompleted && r.Conclusion == "success" {
+		if r.Status == store.RunCompleted && r.Conclusion == "success" {
 			completed[r.PR] = true
 		} else {
 			why := lastLines(r.Log, 5)

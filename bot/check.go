@@ -9,6 +9,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
@@ -52,7 +53,7 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 	if err := jc.dropStaleAnnouncement(ctx, number, pr.HeadSHA); err != nil {
 		return err
 	}
-	r, err := b.store.startRun(ctx, jc.job.ID, kindCheck, jc.task.Repo, number, pr.HeadSHA)
+	r, err := b.store.StartRun(ctx, jc.job.ID, kindCheck, jc.task.Repo, number, pr.HeadSHA)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func (jc *jobCtx) awaitAnnouncement(ctx context.Context) error {
 	if jc.task.PR == 0 {
 		return nil
 	}
-	r, err := jc.b.store.runOf(ctx, jc.job.ID, kindCheck, jc.task.PR)
+	r, err := jc.b.store.RunOf(ctx, jc.job.ID, kindCheck, jc.task.PR)
 	if err != nil || r == nil {
 		return err
 	}
@@ -106,39 +107,39 @@ func (jc *jobCtx) awaitAnnouncement(ctx context.Context) error {
 // dropStaleAnnouncement closes the check run announced for this job when the pull request's head moved
 // before the check started: the new head is checked instead (in a run of its own check run).
 func (jc *jobCtx) dropStaleAnnouncement(ctx context.Context, number int, head string) error {
-	r, err := jc.b.store.runOf(ctx, jc.job.ID, kindCheck, number)
-	if err != nil || r == nil || r.Status != runQueued || r.HeadSHA == head {
+	r, err := jc.b.store.RunOf(ctx, jc.job.ID, kindCheck, number)
+	if err != nil || r == nil || r.Status != store.RunQueued || r.HeadSHA == head {
 		return err
 	}
-	jc.b.settleRun(ctx, jc.gh, jc.repo, r, runQueued, "cancelled", "Cancelled",
+	jc.b.settleRun(ctx, jc.gh, jc.repo, r, store.RunQueued, "cancelled", "Cancelled",
 		fmt.Sprintf("The pull request's head moved to %s before this check started; that commit is checked instead.", short(head)))
 	return nil
 }
 
 // runPipeline fetches the repository and runs the pipeline on the merge of the head into the base
 // branch's current tip, from that tip. It fills the run's base fields.
-func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclient.PullRequest) (*report.Report, settings, error) {
+func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclient.PullRequest) (*report.Report, store.Settings, error) {
 	r := cr.run
 	// The base branch's current tip, as GitHub has it (the pull request's base.sha may be stale); fetch
 	// only when a commit is missing: one repository's fetches serialize.
 	tip, err := jc.gh.BranchSHA(ctx, jc.repo, pr.BaseRef)
 	if err != nil {
-		return nil, settings{}, diag.InfraError(err)
+		return nil, store.Settings{}, diag.InfraError(err)
 	}
 	dir, err := jc.fetch(ctx, []string{pr.HeadSHA, tip}, pr.Number)
 	if err != nil {
-		return nil, settings{}, err
+		return nil, store.Settings{}, err
 	}
 	repo, err := gitrepo.Open(dir)
 	if err != nil {
-		return nil, settings{}, diag.InfraError(err)
+		return nil, store.Settings{}, diag.InfraError(err)
 	}
 	head, err := repo.SHA(pr.HeadSHA)
 	if err != nil {
-		return nil, settings{}, diag.InfraError(fmt.Errorf("head %s of %s#%d is not in the fetched repository: %w", short(pr.HeadSHA), jc.task.Repo, pr.Number, err))
+		return nil, store.Settings{}, diag.InfraError(fmt.Errorf("head %s of %s#%d is not in the fetched repository: %w", short(pr.HeadSHA), jc.task.Repo, pr.Number, err))
 	}
 	if _, err := repo.SHA(tip); err != nil {
-		return nil, settings{}, diag.InfraError(fmt.Errorf("base %s of %s#%d is not in the fetched repository: %w", short(tip), jc.task.Repo, pr.Number, err))
+		return nil, store.Settings{}, diag.InfraError(fmt.Errorf("base %s of %s#%d is not in the fetched repository: %w", short(tip), jc.task.Repo, pr.Number, err))
 	}
 	// What lands is the merge of the head into the tip: every stage runs on it, against the tip (the merge
 	// base is the author's pick, and the head's tree alone is not what GitHub merges). The rules come
@@ -146,11 +147,11 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	r.BaseRef, r.BaseSHA, r.Tip = pr.BaseRef, tip, tip
 	br, err := loadBaseRules(ctx, dir, tip, head)
 	if err != nil {
-		return nil, settings{}, err
+		return nil, store.Settings{}, err
 	}
 	sets, err := br.settings()
 	if err != nil {
-		return nil, settings{}, err
+		return nil, store.Settings{}, err
 	}
 	if br.rules == nil {
 		// An invalid configuration on the base blocks merging; it never falls back to defaults.
@@ -158,15 +159,15 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	}
 	res, err := jc.approvalsOf(ctx, pr, *sets.Policy)
 	if err != nil {
-		return nil, settings{}, err
+		return nil, store.Settings{}, err
 	}
 	r.Approvers = res.Current
 	if sets.Release, err = jc.releaseGrant(ctx, br, pr); err != nil {
-		return nil, settings{}, err
+		return nil, store.Settings{}, err
 	}
 	grant, reviewNeeded, err := jc.promotionGrant(ctx, br, pr)
 	if err != nil {
-		return nil, settings{}, err
+		return nil, store.Settings{}, err
 	}
 	sets.Promotion, sets.ReviewNeeded = grant.Package, reviewNeeded
 	rep, err := pipeline.Run(ctx, pipeline.Input{Change: br.change, Author: pr.Author, Release: sets.Release, Promotion: grant,

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/report"
 	"strings"
 	"time"
@@ -98,12 +99,13 @@ func (cr *commandRun) do(ctx context.Context, c Cmd) error {
 // bounds say so.
 func (cr *commandRun) admitRetest(ctx context.Context) (bool, error) {
 	jc := cr.jc
-	a, err := jc.b.store.admitRetest(ctx, jc.task.Repo, cr.pr.Number, cr.user, jc.task.CommentID, time.Now())
-	if err != nil || a.admitted {
-		return a.admitted, err
+	a, err := jc.b.store.AdmitRetest(ctx, store.RetestComment{Repo: jc.task.Repo, PR: cr.pr.Number, Login: cr.user, Comment: jc.task.CommentID, At: time.Now()},
+		store.RetestLimit{Max: retestLimit, Window: retestWindow})
+	if err != nil || a.Admitted {
+		return a.Admitted, err
 	}
-	jc.log.Info("/retest over the limit: ignored", "pr", cr.pr.Number, "user", cr.user, "reply", a.reply)
-	if a.reply {
+	jc.log.Info("/retest over the limit: ignored", "pr", cr.pr.Number, "user", cr.user, "reply", a.Reply)
+	if a.Reply {
 		if _, err := jc.gh.CreateComment(ctx, jc.repo, cr.pr.Number, retestRefusal(cr.user, a)); err != nil {
 			return false, err
 		}
@@ -128,7 +130,7 @@ func (cr *commandRun) retestOrHold(ctx context.Context, name string) error {
 	} else {
 		// The history first, its mirror next: a label seen before its hold is recorded would be
 		// recorded as a hold of unknown origin.
-		if err := jc.b.store.recordHold(ctx, jc.task.Repo, pr.Number, cr.user, viaCommand); err != nil {
+		if err := jc.b.store.RecordHold(ctx, jc.task.Repo, pr.Number, cr.user, store.ViaCommand); err != nil {
 			return err
 		}
 		if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
@@ -168,7 +170,7 @@ func (cr *commandRun) unhold(ctx context.Context) error {
 		return nil
 	}
 	// The history first, its mirror next (as for /hold).
-	if err := jc.b.store.recordLift(ctx, jc.task.Repo, pr.Number, cr.user, viaCommand); err != nil {
+	if err := jc.b.store.RecordLift(ctx, jc.task.Repo, pr.Number, cr.user, store.ViaCommand); err != nil {
 		return err
 	}
 	if err := jc.unmirrorHold(ctx, pr); err != nil {
@@ -186,7 +188,7 @@ func (cr *commandRun) approve(ctx context.Context, arg string) error {
 	switch arg {
 	case "", "no-issue": // Prow's /approve no-issue approves
 	case "cancel":
-		if err := jc.b.store.cancelApproval(ctx, jc.task.Repo, pr.Number, user); err != nil {
+		if err := jc.b.store.CancelApproval(ctx, jc.task.Repo, pr.Number, user); err != nil {
 			return err
 		}
 		cr.accepted, cr.evaluate = true, true
@@ -223,7 +225,7 @@ func (cr *commandRun) approve(ctx context.Context, arg string) error {
 		cr.refuse("`/approve`: the head moved to %s after this comment was written; approve the current head again", short(pr.HeadSHA))
 		return nil
 	}
-	if err := jc.b.store.addApproval(ctx, jc.task.Repo, pr.Number, user, pr.HeadSHA); err != nil {
+	if err := jc.b.store.AddApproval(ctx, jc.task.Repo, pr.Number, user, pr.HeadSHA); err != nil {
 		return err
 	}
 	cr.accepted, cr.evaluate = true, true
@@ -299,7 +301,7 @@ func (jc *jobCtx) approvesEarlierHead(ctx context.Context, pr *ghclient.PullRequ
 	if at.IsZero() {
 		return false, nil // a task queued before comment times were recorded
 	}
-	seen, ok, err := jc.b.store.headSeen(ctx, jc.task.Repo, pr.Number, pr.HeadSHA)
+	seen, ok, err := jc.b.store.HeadSeen(ctx, jc.task.Repo, pr.Number, pr.HeadSHA)
 	if err != nil || !ok {
 		return !ok, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/report"
@@ -13,9 +14,9 @@ import (
 
 // holdOf is the hold of an open pull request when deciding: the label change being handled weighed into
 // the history (noteHoldLabel), then the history read, and the label made its mirror (syncHold).
-func (jc *jobCtx) holdOf(ctx context.Context, pr *ghclient.PullRequest) (holdState, error) {
+func (jc *jobCtx) holdOf(ctx context.Context, pr *ghclient.PullRequest) (store.HoldState, error) {
 	if err := jc.noteHoldLabel(ctx, pr); err != nil {
-		return holdState{}, err
+		return store.HoldState{}, err
 	}
 	return jc.syncHold(ctx, pr)
 }
@@ -23,27 +24,27 @@ func (jc *jobCtx) holdOf(ctx context.Context, pr *ghclient.PullRequest) (holdSta
 // syncHold reads the hold history and makes the label its mirror: a label nobody was heard placing is
 // recorded as a hold of unknown origin, and a hold in force whose label is gone (taken off while the
 // pull request was closed, when labels decide nothing) gets it back.
-func (jc *jobCtx) syncHold(ctx context.Context, pr *ghclient.PullRequest) (holdState, error) {
+func (jc *jobCtx) syncHold(ctx context.Context, pr *ghclient.PullRequest) (store.HoldState, error) {
 	st := jc.b.store
 	label := jc.b.cfg.Checks.HoldLabel
-	hold, err := st.holdOf(ctx, jc.task.Repo, pr.Number)
+	hold, err := st.HoldOf(ctx, jc.task.Repo, pr.Number)
 	if err != nil || label == "" || pr.State != "open" {
 		return hold, err
 	}
 	switch on := pr.HasLabel(label); {
 	case on && !hold.Held:
 		// The bot's own removal of the label of a lift it recorded may be under way (unmirrorHold).
-		if busy, err := st.liftNoted(ctx, jc.task.Repo, pr.Number); err != nil || busy {
+		if busy, err := st.LiftNoted(ctx, jc.task.Repo, pr.Number); err != nil || busy {
 			return hold, err
 		}
-		if err := st.recordHold(ctx, jc.task.Repo, pr.Number, "", viaFound); err != nil {
-			return holdState{}, err
+		if err := st.RecordHold(ctx, jc.task.Repo, pr.Number, "", store.ViaFound); err != nil {
+			return store.HoldState{}, err
 		}
-		return st.holdOf(ctx, jc.task.Repo, pr.Number)
+		return st.HoldOf(ctx, jc.task.Repo, pr.Number)
 	case !on && hold.Held:
 		jc.log.Info("a hold in force lost its label: putting it back", "pr", pr.Number)
 		if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, label); err != nil {
-			return holdState{}, err
+			return store.HoldState{}, err
 		}
 		pr.Labels = append(pr.Labels, label)
 	}
@@ -53,7 +54,7 @@ func (jc *jobCtx) syncHold(ctx context.Context, pr *ghclient.PullRequest) (holdS
 // unmirrorHold takes the hold label off after a lift was recorded, noting first that the removal the bot
 // hears of next is its own (so it is not taken for another app's).
 func (jc *jobCtx) unmirrorHold(ctx context.Context, pr *ghclient.PullRequest) error {
-	if err := jc.b.store.noteLift(ctx, jc.task.Repo, pr.Number); err != nil {
+	if err := jc.b.store.NoteLift(ctx, jc.task.Repo, pr.Number); err != nil {
 		return err
 	}
 	return jc.gh.RemoveLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel)
@@ -63,7 +64,7 @@ func (jc *jobCtx) unmirrorHold(ctx context.Context, pr *ghclient.PullRequest) er
 // decide nothing). Putting the label on by hand is a hold by whoever did. Taking it off lifts the hold
 // only when its remover may lift it (mayLift); anyone else's removal is undone, so the label cannot be
 // used to sidestep /unhold's rule. Only the bot's own changes are exempt: its labels, and the removal of
-// an /unhold it accepted (noted by noteLift). A removal by any other app (a labeler workflow the author
+// an /unhold it accepted (noted by Store.NoteLift). A removal by any other app (a labeler workflow the author
 // can trigger) is weighed like a person's, and an app is no maintainer: the hold is put back.
 func (jc *jobCtx) noteHoldLabel(ctx context.Context, pr *ghclient.PullRequest) error {
 	t := jc.task
@@ -77,17 +78,17 @@ func (jc *jobCtx) noteHoldLabel(ctx context.Context, pr *ghclient.PullRequest) e
 		if t.SenderBot || !pr.HasLabel(hold) {
 			return nil // the bot's own /hold (recorded with its holder), or removed again since
 		}
-		return st.recordHold(ctx, t.Repo, pr.Number, t.Sender, viaLabel)
+		return st.RecordHold(ctx, t.Repo, pr.Number, t.Sender, store.ViaLabel)
 	case "unlabeled":
 		if pr.HasLabel(hold) {
 			return nil // put back since
 		}
 		if t.SenderBot { // only an app's removal can be the bot's own
-			if own, err := st.takeLift(ctx, t.Repo, pr.Number); err != nil || own {
+			if own, err := st.TakeLift(ctx, t.Repo, pr.Number); err != nil || own {
 				return err // the bot's removal of an accepted /unhold (recorded with its lifter)
 			}
 		}
-		cur, err := st.holdOf(ctx, t.Repo, pr.Number)
+		cur, err := st.HoldOf(ctx, t.Repo, pr.Number)
 		if err != nil || !cur.Held {
 			return err // nothing in force: the label had nothing to mirror
 		}
@@ -98,7 +99,7 @@ func (jc *jobCtx) noteHoldLabel(ctx context.Context, pr *ghclient.PullRequest) e
 			}
 		}
 		if ok {
-			return st.recordLift(ctx, t.Repo, pr.Number, t.Sender, viaLabel)
+			return st.RecordLift(ctx, t.Repo, pr.Number, t.Sender, store.ViaLabel)
 		}
 		jc.log.Warn("hold label removed by someone who may not lift the hold: putting it back", "pr", pr.Number, "sender", t.Sender, "app", t.SenderBot)
 		if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, hold); err != nil {
@@ -113,8 +114,8 @@ func (jc *jobCtx) noteHoldLabel(ctx context.Context, pr *ghclient.PullRequest) e
 // base branch tip's configuration. Not an owner of a package the pull request touches: its author chooses
 // what to touch, so a second account owning a package dragged into the change must not lift a
 // maintainer's hold. The author lifts only the author's own hold.
-func (jc *jobCtx) mayLift(ctx context.Context, pr *ghclient.PullRequest, hold holdState, user string) (bool, error) {
-	if hold.liftableBy(user) {
+func (jc *jobCtx) mayLift(ctx context.Context, pr *ghclient.PullRequest, hold store.HoldState, user string) (bool, error) {
+	if hold.LiftableBy(user) {
 		return true, nil
 	}
 	if strings.EqualFold(user, pr.Author) {
@@ -127,7 +128,7 @@ func (jc *jobCtx) mayLift(ctx context.Context, pr *ghclient.PullRequest, hold ho
 	return approval.MayApprove(ctx, approval.Policy{Maintainers: br.rules.Config.Maintainers}, user, jc.lookup())
 }
 
-func unholdRefusal(user string, hold holdState) string {
+func unholdRefusal(user string, hold store.HoldState) string {
 	if len(hold.Holders) == 0 {
 		return fmt.Sprintf("`/unhold`: the hold was not placed by @%s; only a maintainer may lift it", user)
 	}
@@ -139,7 +140,7 @@ func unholdRefusal(user string, hold holdState) string {
 }
 
 // holdHistory is the hold's history as an information line of the readiness comment (none: nil).
-func holdHistory(hold holdState) []merge.Condition {
+func holdHistory(hold store.HoldState) []merge.Condition {
 	if len(hold.History) == 0 {
 		return nil
 	}
@@ -149,13 +150,13 @@ func holdHistory(hold holdState) []merge.Condition {
 		who := report.Text(e.Login)
 		var what string
 		switch {
-		case e.Action == holdLifted && e.Via == viaCommand:
+		case e.Action == store.HoldLifted && e.Via == store.ViaCommand:
 			what = "lifted by " + who + " with `/unhold`"
-		case e.Action == holdLifted:
+		case e.Action == store.HoldLifted:
 			what = "lifted by " + who + " (label taken off)"
-		case e.Via == viaCommand:
+		case e.Via == store.ViaCommand:
 			what = "held by " + who + " with `/hold`"
-		case e.Via == viaLabel:
+		case e.Via == store.ViaLabel:
 			what = "held by " + who + " (label put on)"
 		case e.Login == "":
 			what = "held by a label nobody was heard placing"

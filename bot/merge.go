@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
@@ -19,7 +20,7 @@ import (
 func (jc *jobCtx) evaluate(ctx context.Context) error {
 	b := jc.b
 	number := jc.task.PR
-	if sha, err := b.store.merged(ctx, jc.task.Repo, number); err != nil || sha != "" {
+	if sha, err := b.store.Merged(ctx, jc.task.Repo, number); err != nil || sha != "" {
 		return err // merged already: never twice
 	}
 	pr, err := jc.gh.PullRequest(ctx, jc.repo, number)
@@ -31,7 +32,7 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	}
 	// A check counts only against the base it ran against: a pull request retargeted after its check
 	// (edited with changes.base) is checked again against its new base before anything merges.
-	r, err := b.store.latestCheck(ctx, jc.task.Repo, number, pr.HeadSHA, pr.BaseRef)
+	r, err := b.store.LatestCheck(ctx, jc.task.Repo, number, pr.HeadSHA, pr.BaseRef)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	conds := func(r *run) []merge.Condition { return b.conditions(pr, r, res, holders) }
+	conds := func(r *store.Run) []merge.Condition { return b.conditions(pr, r, res, holders) }
 	rerun := func(reason, delivery string) error {
 		jc.log.Info("re-running the checks", "pr", number, "reason", reason)
 		// The comment first: once enqueued, the check may start at once.
@@ -101,7 +102,7 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	return jc.merge(ctx, pr, r, cs)
 }
 
-func ownersFailed(r *run) bool {
+func ownersFailed(r *store.Run) bool {
 	if r.Report == nil {
 		return false
 	}
@@ -115,7 +116,7 @@ func ownersFailed(r *run) bool {
 
 // merge merges the tested head (the sha guard makes GitHub refuse if the head moved) and classifies a
 // refusal by its status code.
-func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, cs []merge.Condition) error {
+func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *store.Run, cs []merge.Condition) error {
 	b := jc.b
 	method := r.Settings.MergeMethod
 	if method == "" {
@@ -127,7 +128,7 @@ func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, c
 	switch {
 	case err == nil:
 		b.metrics.merges.WithLabelValues("merged").Inc()
-		if err := b.store.recordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, sha); err != nil {
+		if err := b.store.RecordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, sha); err != nil {
 			return err
 		}
 		jc.log.Info("merged", "pr", pr.Number, "head", r.HeadSHA, "merge_commit", sha)
@@ -143,7 +144,7 @@ func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *run, c
 			// A retried merge whose first attempt went through is also refused: look before reporting.
 			if now, gerr := jc.gh.PullRequest(ctx, jc.repo, pr.Number); gerr == nil && now.Merged {
 				b.metrics.merges.WithLabelValues("merged").Inc()
-				if err := b.store.recordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, "(merged)"); err != nil {
+				if err := b.store.RecordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, "(merged)"); err != nil {
 					return err
 				}
 				return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs, fmt.Sprintf("Merged %s into %s.", short(r.HeadSHA), report.CodeSpan(pr.BaseRef))))

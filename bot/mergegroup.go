@@ -26,7 +26,7 @@ import (
 func (jc *jobCtx) mergeGroup(ctx context.Context) error {
 	b := jc.b
 	head := jc.task.HeadSHA
-	r, err := b.store.startRun(ctx, jc.job.ID, kindMergeGroup, jc.task.Repo, 0, head)
+	r, err := b.store.StartRun(ctx, jc.job.ID, kindMergeGroup, jc.task.Repo, 0, head)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (jc *jobCtx) groupRefusal(ctx context.Context) (string, error) {
 	case pr.BaseRef != m[1]:
 		return fmt.Sprintf("pull request #%d is into %q, not the group's %q: refusing the group", number, pr.BaseRef, m[1]), nil
 	}
-	r, err := jc.b.store.latestCheck(ctx, jc.task.Repo, number, pr.HeadSHA, pr.BaseRef)
+	r, err := jc.b.store.LatestCheck(ctx, jc.task.Repo, number, pr.HeadSHA, pr.BaseRef)
 	if err != nil {
 		return "", err
 	}
@@ -99,7 +99,7 @@ func (jc *jobCtx) groupRefusal(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	holders, err := jc.b.store.holdOf(ctx, jc.task.Repo, number)
+	holders, err := jc.b.store.HoldOf(ctx, jc.task.Repo, number)
 	if err != nil {
 		return "", err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
@@ -99,12 +100,12 @@ func (jc *jobCtx) promotions(ctx context.Context, repo *gitrepo.Repo, before, af
 // attempt did first, as a release does.
 func (jc *jobCtx) promotion(ctx context.Context) error {
 	b, t := jc.b, jc.task
-	row, err := b.store.promotions.start(ctx, &promotionRow{appPR: appPR{Repo: t.Repo, Dir: t.Package, PushSHA: t.After}, Catalog: t.Catalog})
+	row, err := b.store.Promotions().Start(ctx, &store.Promotion{AppPR: store.AppPR{Repo: t.Repo, Dir: t.Package, PushSHA: t.After}, Catalog: t.Catalog})
 	if err != nil {
 		return err
 	}
 	row.Branch = promotionBranch(row.Dir, row.Catalog)
-	return jc.runAppPRJob(ctx, &appPRJob{rec: row, save: func(ctx context.Context) error { return b.store.promotions.save(ctx, row) },
+	return jc.runAppPRJob(ctx, &appPRJob{rec: row, save: func(ctx context.Context) error { return b.store.Promotions().Save(ctx, row) },
 		name: "promotion of " + row.Dir + " into " + row.Catalog, noun: "promotion", done: "already promoted",
 		attrs: []any{"catalog", row.Catalog, "package", row.Dir},
 		change: func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {
@@ -121,7 +122,7 @@ func (jc *jobCtx) promotion(ctx context.Context) error {
 
 // promotionChange computes the promotion of row at the pushed commit's checkout pc: the package's ci.yaml
 // edit and its catalog, the commit's message and the pull request's title and body.
-func (jc *jobCtx) promotionChange(ctx context.Context, pc *pushCheckout, row *promotionRow) (*appPRChange, error) {
+func (jc *jobCtx) promotionChange(ctx context.Context, pc *pushCheckout, row *store.Promotion) (*appPRChange, error) {
 	prom, err := pipeline.ComputePromotion(ctx, pc.work, pc.cfg, pc.layout, row.Catalog, row.Dir, jc.remoteOptions())
 	if err != nil {
 		return nil, err

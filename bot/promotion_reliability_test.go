@@ -7,17 +7,18 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
 
 // promotionRows are the bot's promotion records, by package directory.
-func promotionRows(t *testing.T, h *harness) map[string]*promotionRow {
+func promotionRows(t *testing.T, h *harness) map[string]*store.Promotion {
 	t.Helper()
-	rows, err := h.bot.store.recentPromotions(context.Background(), 10)
+	rows, err := h.bot.store.RecentPromotions(context.Background(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]*promotionRow{}
+	out := map[string]*store.Promotion{}
 	for _, r := range rows {
 		out[r.Dir] = r
 	}
@@ -134,7 +135,7 @@ func TestPromotionGitHubDownShownOnStatusPage(t *testing.T) {
 	h.deliver("push", "push/payload.json", pushEdits(main, after))
 	h.waitForWithin(releaseWait, "the promotions to fail", func() bool {
 		rows := promotionRows(t, h)
-		return len(rows) == 2 && rows[promoteAlways].State == releaseFailed && rows[promoteReview].State == releaseFailed
+		return len(rows) == 2 && rows[promoteAlways].State == store.AppPRFailed && rows[promoteReview].State == store.AppPRFailed
 	})
 	for dir, r := range promotionRows(t, h) {
 		if !strings.Contains(r.Error, "503") || r.Attempts != h.cfg.Queue.MaxAttempts || r.PR != 0 || r.Commit == "" {

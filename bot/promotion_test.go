@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
@@ -126,8 +127,8 @@ func promotedOnce(t *testing.T, h *harness, pkgs ...string) map[string]githubtes
 		if head := h.git.Git("rev-parse", "refs/heads/catalogbot/promote/"+pkg+"-"+promoteTo); pr.HeadSHA != head {
 			t.Errorf("pull request head %s, branch at %s", pr.HeadSHA, head)
 		}
-		r, err := h.bot.store.promotion(context.Background(), repoFull, promoteTo, pkg)
-		if err != nil || r.State != releaseOpened || r.PR != pr.Number || r.Commit != pr.HeadSHA || r.Error != "" {
+		r, err := h.bot.store.Promotion(context.Background(), repoFull, promoteTo, pkg)
+		if err != nil || r.State != store.AppPROpened || r.PR != pr.Number || r.Commit != pr.HeadSHA || r.Error != "" {
 			t.Errorf("promotion record of %s: %+v %v", pkg, r, err)
 		}
 		out[pkg] = pr

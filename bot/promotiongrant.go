@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/pipeline"
 )
 
@@ -25,7 +26,7 @@ func (jc *jobCtx) promotionGrant(ctx context.Context, br *baseRules, pr *ghclien
 	if br.rules == nil {
 		return grant, "", nil
 	}
-	row, err := jc.b.store.promotions.ofPR(ctx, jc.task.Repo, pr.Number)
+	row, err := jc.b.store.Promotions().OfPR(ctx, jc.task.Repo, pr.Number)
 	if err != nil || row == nil {
 		return grant, "", err
 	}
@@ -34,7 +35,7 @@ func (jc *jobCtx) promotionGrant(ctx context.Context, br *baseRules, pr *ghclien
 	if row.Strategy == pipeline.PromoteReviewNeeded {
 		return grant, pkg, nil
 	}
-	if !cfg.Promotion.AutoMerge || row.Strategy != pipeline.PromoteAlways || row.State != releaseOpened || row.Commit == "" ||
+	if !cfg.Promotion.AutoMerge || row.Strategy != pipeline.PromoteAlways || row.State != store.AppPROpened || row.Commit == "" ||
 		pr.HeadSHA != row.Commit || pr.HeadRef != row.Branch {
 		return grant, "", nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
@@ -59,7 +60,7 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 		return nil
 	}
 	cfg := plan.Config
-	r, err := b.store.startRun(ctx, jc.job.ID, kindPublish, jc.task.Repo, 0, after)
+	r, err := b.store.StartRun(ctx, jc.job.ID, kindPublish, jc.task.Repo, 0, after)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 
 // finishPublish records a publish run's outcome as the commit status and the run, or, when st failed
 // for a reason that may pass (a registry error) and attempts remain, returns an error to retry it.
-func (jc *jobCtx) finishPublish(ctx context.Context, r *run, rep *report.Report, status ghclient.Status, st report.Stage) error {
+func (jc *jobCtx) finishPublish(ctx context.Context, r *store.Run, rep *report.Report, status ghclient.Status, st report.Stage) error {
 	if st.Status == report.Error && jc.job.Attempts < jc.b.cfg.Queue.MaxAttempts {
 		status.State, status.Description = "failure", "not published (will retry): "+truncate(st.Summary+" "+st.Err, 100)
 		if err := jc.gh.CreateStatus(ctx, jc.repo, jc.task.After, status); err != nil {
@@ -121,8 +122,8 @@ func (jc *jobCtx) finishPublish(ctx context.Context, r *run, rep *report.Report,
 	if err := jc.gh.CreateStatus(ctx, jc.repo, jc.task.After, status); err != nil {
 		return err
 	}
-	r.Status, r.Verdict, r.Conclusion, r.Report = runCompleted, string(rep.Verdict()), status.State, rep
-	return jc.b.store.finishRun(ctx, r)
+	r.Status, r.Verdict, r.Conclusion, r.Report = store.RunCompleted, string(rep.Verdict()), status.State, rep
+	return jc.b.store.FinishRun(ctx, r)
 }
 
 // renderedTrailer marks the commits that commit a rendered catalog back.
@@ -133,7 +134,7 @@ const renderedTrailer = "Rendered-by: catalogbot"
 // default branch (a fast-forward only), and that commit's own push publishes it; otherwise, or when
 // rendering failed, nothing is published. A commit that is itself a rendered commit and still differs
 // means rendering is not stable: it is never committed again.
-func (jc *jobCtx) publishRendered(ctx context.Context, r *run, rep *report.Report, status ghclient.Status, dir, pushedMessage string,
+func (jc *jobCtx) publishRendered(ctx context.Context, r *store.Run, rep *report.Report, status ghclient.Status, dir, pushedMessage string,
 	cfg *config.Config, rd pipeline.Rendered) error {
 	after, st := jc.task.After, rd.Stage
 	catalogDir, source := cfg.Catalog.Dir, cfg.References.File

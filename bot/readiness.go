@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/config"
@@ -18,7 +19,7 @@ const readinessMarker = "<!-- catalogbot:readiness -->"
 // conditions lists every requirement for merging pull request pr (checks/merge decides), given its
 // latest check against its current base (nil: none on the current head and base), the approvals on its
 // head and its hold (its history, as read when deciding).
-func (b *Bot) conditions(pr *ghclient.PullRequest, r *run, res approval.Result, hold holdState) []merge.Condition {
+func (b *Bot) conditions(pr *ghclient.PullRequest, r *store.Run, res approval.Result, hold store.HoldState) []merge.Condition {
 	f := merge.Facts{Head: pr.HeadSHA, BaseRef: pr.BaseRef, State: pr.State, Merged: pr.Merged, Draft: pr.Draft,
 		Mergeable: pr.Mergeable, Labels: pr.Labels, HoldLabel: b.cfg.Checks.HoldLabel, Held: hold.Held, Holders: hold.Holders,
 		ConfigFile: config.ConfigFile, Approvals: res}
@@ -48,7 +49,7 @@ func readinessBody(headline string, cs []merge.Condition, notes ...string) strin
 // body changes, created only when there is none.
 func (jc *jobCtx) upsertComment(ctx context.Context, number int, body string) error {
 	st := jc.b.store
-	id, old, err := st.readinessComment(ctx, jc.task.Repo, number)
+	id, old, err := st.ReadinessComment(ctx, jc.task.Repo, number)
 	if err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func (jc *jobCtx) upsertComment(ctx context.Context, number int, body string) er
 		}
 	}
 	if id != 0 && old == body {
-		return st.setReadinessComment(ctx, jc.task.Repo, number, id, body)
+		return st.SetReadinessComment(ctx, jc.task.Repo, number, id, body)
 	}
 	if id != 0 {
 		err := jc.gh.EditComment(ctx, jc.repo, id, body)
@@ -79,5 +80,5 @@ func (jc *jobCtx) upsertComment(ctx context.Context, number int, body string) er
 			return err
 		}
 	}
-	return st.setReadinessComment(ctx, jc.task.Repo, number, id, body)
+	return st.SetReadinessComment(ctx, jc.task.Repo, number, id, body)
 }

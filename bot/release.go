@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
@@ -121,23 +122,23 @@ func (jc *jobCtx) release(ctx context.Context) error {
 	if b.pusher == nil {
 		return queue.Permanent(fmt.Errorf("release %s: this bot has no bundle image pusher", t.Bundle))
 	}
-	row, err := b.store.releases.start(ctx, &releaseRow{appPR: appPR{Repo: t.Repo, Dir: t.Bundle, PushSHA: t.After}})
+	row, err := b.store.Releases().Start(ctx, &store.Release{AppPR: store.AppPR{Repo: t.Repo, Dir: t.Bundle, PushSHA: t.After}})
 	if err != nil {
 		return err
 	}
 	names := pipeline.ReleaseNamesOf(row.Dir)
 	row.Branch = names.Branch
-	save := func(ctx context.Context) error { return b.store.releases.save(ctx, row) }
-	return jc.runAppPRJob(ctx, &appPRJob{rec: row, save: save, name: "release " + row.Dir, noun: "release", done: "already released",
-		attrs: []any{"bundle", row.Dir},
-		change: func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {
-			return jc.releaseChange(ctx, pc, row, names, save)
-		}})
+	j := &appPRJob{rec: row, save: func(ctx context.Context) error { return b.store.Releases().Save(ctx, row) },
+		name: "release " + row.Dir, noun: "release", done: "already released", attrs: []any{"bundle", row.Dir}}
+	j.change = func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {
+		return jc.releaseChange(ctx, pc, row, names, j.saveRow)
+	}
+	return jc.runAppPRJob(ctx, j)
 }
 
 // releaseChange pushes the bundle image of row (once: recorded with save) and computes the release at the
 // pushed commit's checkout pc: the edited templates and the rendered catalogs.
-func (jc *jobCtx) releaseChange(ctx context.Context, pc *pushCheckout, row *releaseRow, names pipeline.ReleaseNames,
+func (jc *jobCtx) releaseChange(ctx context.Context, pc *pushCheckout, row *store.Release, names pipeline.ReleaseNames,
 	save func(context.Context) error) (*appPRChange, error) {
 	_, _, ref, err := pipeline.ReleaseImage(pc.cfg, row.Dir)
 	if err != nil {

@@ -9,13 +9,14 @@ import (
 	"testing"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
 
 // releaseRowOf reads the release of kube-green 0.7.2 from the bot's store (nil before there is one).
-func releaseRowOf(t *testing.T, h *harness) *releaseRow {
+func releaseRowOf(t *testing.T, h *harness) *store.Release {
 	t.Helper()
-	r, err := h.bot.store.release(context.Background(), repoFull, releaseDir)
+	r, err := h.bot.store.Release(context.Background(), repoFull, releaseDir)
 	if err != nil {
 		return nil
 	}
@@ -30,7 +31,7 @@ func releasedOnce(t *testing.T, h *harness, p *fakePusher, tries int) githubtest
 	if n, pushed := p.counts(); n != tries || pushed != 1 {
 		t.Errorf("bundle image pushed %d times in %d tries, want once in %d", pushed, n, tries)
 	}
-	if r := releaseRowOf(t, h); r == nil || r.State != releaseOpened || r.PR != pr.Number || r.Commit != pr.HeadSHA || r.Error != "" {
+	if r := releaseRowOf(t, h); r == nil || r.State != store.AppPROpened || r.PR != pr.Number || r.Commit != pr.HeadSHA || r.Error != "" {
 		t.Errorf("release record: %+v", r)
 	}
 	if runs := h.gh.CheckRuns(repoFull); len(runs) != 1 || runs[0].HeadSHA != pr.HeadSHA {
@@ -96,7 +97,7 @@ func TestReleaseRestartBetweenSteps(t *testing.T) {
 				r := releaseRowOf(t, h)
 				return r != nil && r.Error != "" && r.Commit != ""
 			})
-			if r := releaseRowOf(t, h); r.State != releasePending || r.Image == "" || r.PR != 0 {
+			if r := releaseRowOf(t, h); r.State != store.AppPRPending || r.Image == "" || r.PR != 0 {
 				t.Fatalf("release record after the failed attempt: %+v", r)
 			}
 			h.shutdown()
@@ -132,7 +133,7 @@ func TestReleaseRegistryDownShownOnStatusPage(t *testing.T) {
 	h.deliver("push", "push/payload.json", pushEdits(main, bundle))
 	h.waitForWithin(releaseWait, "the release to fail", func() bool {
 		r := releaseRowOf(t, h)
-		return r != nil && r.State == releaseFailed
+		return r != nil && r.State == store.AppPRFailed
 	})
 	r := releaseRowOf(t, h)
 	if !strings.Contains(r.Error, "pushing bundle image "+h.reg.Host+"/pipeline/kube-green:0.7.2") || !strings.Contains(r.Error, "UNAVAILABLE") ||

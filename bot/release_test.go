@@ -262,7 +262,7 @@ func TestReleaseNeedsTheBundleImageSetting(t *testing.T) {
 	if tries, _ := p.counts(); tries != 0 || len(releasePRs(h)) != 0 {
 		t.Fatalf("released without release.bundleImage: %d image pushes, %d pull requests\n%s", tries, len(releasePRs(h)), h.logs.String())
 	}
-	if rows, err := h.bot.store.recentReleases(context.Background(), 10); err != nil || len(rows) != 0 {
+	if rows, err := h.bot.store.RecentReleases(context.Background(), 10); err != nil || len(rows) != 0 {
 		t.Errorf("releases recorded (the status page would list them as failed): %d, %v", len(rows), err)
 	}
 	if !strings.Contains(h.logs.String(), "names no release.bundleImage") {

@@ -5,6 +5,7 @@ import (
 	"path"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/store"
 )
 
 // releaseGrant names the package when pull request pr is the App's own release of it and the base
@@ -18,11 +19,11 @@ func (jc *jobCtx) releaseGrant(ctx context.Context, br *baseRules, pr *ghclient.
 	if br.rules == nil || !br.rules.Config.Release.AutoMerge {
 		return "", nil
 	}
-	row, err := jc.b.store.releases.ofPR(ctx, jc.task.Repo, pr.Number)
+	row, err := jc.b.store.Releases().OfPR(ctx, jc.task.Repo, pr.Number)
 	if err != nil || row == nil {
 		return "", err
 	}
-	if row.State != releaseOpened || row.Commit == "" || pr.HeadSHA != row.Commit || pr.HeadRef != row.Branch {
+	if row.State != store.AppPROpened || row.Commit == "" || pr.HeadSHA != row.Commit || pr.HeadRef != row.Branch {
 		return "", nil
 	}
 	pkg := path.Base(path.Dir(row.Dir))

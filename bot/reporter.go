@@ -10,6 +10,7 @@ import (
 
 	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -18,7 +19,7 @@ import (
 // (report.CheckRun). It is the pipeline's Observer and keeps the run's log.
 type checkReporter struct {
 	jc      *jobCtx
-	run     *run
+	run     *store.Run
 	ref     checkrun.Ref
 	last    time.Time
 	stages  []string
@@ -28,7 +29,7 @@ type checkReporter struct {
 	ctx context.Context
 }
 
-func newCheckReporter(jc *jobCtx, r *run, sha string) *checkReporter {
+func newCheckReporter(jc *jobCtx, r *store.Run, sha string) *checkReporter {
 	return &checkReporter{jc: jc, run: r, ref: checkrun.Ref{Run: r.ID, Repo: jc.repo, HeadSHA: sha,
 		DetailsURL: jc.b.runURL(r.ID), Attempt: jc.job.Attempts}}
 }
@@ -62,7 +63,7 @@ func (c *checkReporter) flush(ctx context.Context) error {
 	if c.pending.Len() == 0 {
 		return nil
 	}
-	err := c.jc.b.store.appendLog(context.WithoutCancel(ctx), c.run.ID, c.pending.String())
+	err := c.jc.b.store.AppendLog(context.WithoutCancel(ctx), c.run.ID, c.pending.String())
 	c.pending.Reset()
 	return err
 }
@@ -98,12 +99,12 @@ func (c *checkReporter) complete(ctx context.Context, rep *report.Report) error 
 	if err := jc.b.checks.Complete(ctx, jc.gh, c.ref, out); err != nil {
 		return err
 	}
-	c.run.Status, c.run.Verdict, c.run.Conclusion, c.run.Report = runCompleted, string(rep.Verdict()), out.Conclusion, rep
+	c.run.Status, c.run.Verdict, c.run.Conclusion, c.run.Report = store.RunCompleted, string(rep.Verdict()), out.Conclusion, rep
 	c.logf("completed: %s (%s)", out.Conclusion, out.Title)
 	if err := c.flush(ctx); err != nil {
 		return err
 	}
-	return jc.b.store.finishRun(ctx, c.run)
+	return jc.b.store.FinishRun(ctx, c.run)
 }
 
 // deadlineTitle is the title of a check run whose job ran past queue.jobTimeout.
@@ -122,17 +123,17 @@ func (c *checkReporter) cancelled(cause error) {
 	if errors.Is(cause, queue.ErrShutdown) || errors.Is(cause, queue.ErrLeaseLost) {
 		return
 	}
-	conclusion, title, status := "cancelled", "Cancelled", runCancelled
+	conclusion, title, status := "cancelled", "Cancelled", store.RunCancelled
 	if errors.Is(cause, queue.ErrDeadline) {
 		// Not the author's doing, but nothing may pass: a failure, as infrastructure failures are.
-		conclusion, title, status = "failure", deadlineTitle, runCompleted
+		conclusion, title, status = "failure", deadlineTitle, store.RunCompleted
 	}
 	if _, err := jc.b.checks.Settle(ctx, jc.gh, c.ref, []checkrun.State{checkrun.Queued, checkrun.InProgress}, conclusion, title,
 		cancelReason(cause)); err != nil {
 		jc.log.Warn("closing the cancelled check run failed", "err", err)
 	}
 	c.run.Status, c.run.Conclusion = status, conclusion
-	if err := jc.b.store.finishRun(ctx, c.run); err != nil {
+	if err := jc.b.store.FinishRun(ctx, c.run); err != nil {
 		jc.log.Warn("recording the cancelled run failed", "err", err)
 	}
 }

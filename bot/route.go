@@ -7,16 +7,19 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 )
 
 // Job kinds.
 const (
-	kindCheck      = "check"       // run the pipeline on a pull request's head and report it
 	kindEvaluate   = "evaluate"    // re-evaluate merge readiness, update the comment, merge (serial per repo)
 	kindCommand    = "command"     // /retest, /hold, /unhold, /approve
 	kindPublish    = "publish"     // republish the catalog image after a push to the default branch (serial)
 	kindMergeGroup = "merge_group" // run the pipeline on a merge queue group
 )
+
+// kindCheck runs the pipeline on a pull request's head and reports it: its runs are the store's checks.
+const kindCheck = store.KindCheck
 
 // Task is a job's payload: what the webhook said, reduced to what the handlers need.
 type Task struct {

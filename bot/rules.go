@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/gitrepo"
 	"github.com/catalogbot/catalogbot/pipeline"
@@ -40,24 +41,24 @@ func loadBaseRules(ctx context.Context, dir, tip, head string) (*baseRules, erro
 }
 
 // settings are the merge rules a check records. An invalid configuration records why: it blocks merging.
-func (br *baseRules) settings() (settings, error) {
+func (br *baseRules) settings() (store.Settings, error) {
 	if br.rules == nil {
 		why := br.stage.Err
 		if why == "" {
 			why = br.stage.Summary
 		}
-		return settings{ConfigError: why}, nil
+		return store.Settings{ConfigError: why}, nil
 	}
 	cfg := br.rules.Config
 	pol, err := br.policy()
 	if err != nil {
-		return settings{}, err
+		return store.Settings{}, err
 	}
 	var checked string
 	if br.change.Result != nil {
 		checked = br.change.Result.Hash.String()
 	}
-	return settings{CatalogDir: cfg.Catalog.Dir, MergeMethod: cfg.Merge.Method, RequiredLabels: cfg.Merge.RequiredLabels,
+	return store.Settings{CatalogDir: cfg.Catalog.Dir, MergeMethod: cfg.Merge.Method, RequiredLabels: cfg.Merge.RequiredLabels,
 		RequiredApprovals: cfg.Merge.RequiredApprovals, Policy: &pol, Checked: checked}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -54,11 +55,11 @@ type indexPage struct {
 	States []queue.State
 	Active []*queue.Job
 	Recent []*queue.Job
-	Runs   []*run
+	Runs   []*store.Run
 	// Releases are the App's releases of merged bundle directories, most recently worked on first.
-	Releases []*releaseRow
+	Releases []*store.Release
 	// Promotions are the App's promotions of packages into new catalogs, most recently worked on first.
-	Promotions []*promotionRow
+	Promotions []*store.Promotion
 	Uptime     time.Duration
 	Workers    int
 }
@@ -71,9 +72,9 @@ func (b *Bot) handleIndex(w http.ResponseWriter, r *http.Request) {
 	if p.Depth, err = b.queue.Depth(ctx); err == nil {
 		if p.Active, err = b.queue.List(ctx, 50, queue.Running, queue.Queued); err == nil {
 			if p.Recent, err = b.queue.List(ctx, 30, queue.Done, queue.Failed, queue.Superseded); err == nil {
-				if p.Runs, err = b.store.recentRuns(ctx, 50); err == nil {
-					if p.Releases, err = b.store.recentReleases(ctx, 30); err == nil {
-						p.Promotions, err = b.store.recentPromotions(ctx, 30)
+				if p.Runs, err = b.store.RecentRuns(ctx, 50); err == nil {
+					if p.Releases, err = b.store.RecentReleases(ctx, 30); err == nil {
+						p.Promotions, err = b.store.RecentPromotions(ctx, 30)
 					}
 				}
 			}
@@ -89,7 +90,7 @@ func (b *Bot) handleIndex(w http.ResponseWriter, r *http.Request) {
 
 // runPage is what a run's page shows: the run, and why its job is waiting when an attempt failed.
 type runPage struct {
-	*run
+	*store.Run
 	Retry *retryInfo
 }
 
@@ -120,8 +121,8 @@ func clipRunes(s string, n int) string {
 
 // runPage adds the run's job to its page when the job's last attempt failed. The job may be gone (pruned
 // after the retention): the page then shows the run alone.
-func (b *Bot) runPage(ctx context.Context, r *run) runPage {
-	p := runPage{run: r}
+func (b *Bot) runPage(ctx context.Context, r *store.Run) runPage {
+	p := runPage{Run: r}
 	j, err := b.queue.Get(ctx, r.JobID)
 	if err != nil {
 		b.log.Debug("run page: no job", "run", r.ID, "job", r.JobID, "err", err)

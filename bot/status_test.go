@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 	"github.com/catalogbot/catalogbot/report"
@@ -65,11 +66,11 @@ func TestStatusPages(t *testing.T) {
 // Everything on the pages comes from pull requests and catalogs: it is escaped.
 func TestRunPageEscapes(t *testing.T) {
 	evil := "<script>alert(1)</script>"
-	r := &run{ID: 9, Kind: kindCheck, Repo: "o/r", PR: 1, HeadSHA: "abc", Status: runCompleted, Started: time.Now(), Log: evil,
+	r := &store.Run{ID: 9, Kind: kindCheck, Repo: "o/r", PR: 1, HeadSHA: "abc", Status: store.RunCompleted, Started: time.Now(), Log: evil,
 		Report: &report.Report{Title: evil, Stages: []report.Stage{{Name: "validate", Status: report.Fail, Summary: evil, Details: evil,
 			Diagnostics: []diag.Diagnostic{{Severity: diag.Error, File: evil, Message: evil, Hint: evil}}}}}}
 	w := httptest.NewRecorder()
-	render(w, "run.html", runPage{run: r, Retry: &retryInfo{State: queue.Queued, Attempts: 1, MaxAttempts: 5, Error: evil}})
+	render(w, "run.html", runPage{Run: r, Retry: &retryInfo{State: queue.Queued, Attempts: 1, MaxAttempts: 5, Error: evil}})
 	if strings.Contains(w.Body.String(), "<script>") || !strings.Contains(w.Body.String(), "&lt;script&gt;") {
 		t.Errorf("unescaped or missing:\n%s", w.Body.String())
 	}

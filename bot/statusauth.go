@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/diag"
 )
 
@@ -129,19 +130,19 @@ CREATE TABLE IF NOT EXISTS page_keys (
 `
 
 // loadPageKey returns the database's page key, creating a random 256-bit one on first use.
-func loadPageKey(ctx context.Context, s *store) ([]byte, error) {
-	if err := s.db.CreateTables(ctx, "the page key table", pageKeySchema); err != nil {
+func loadPageKey(ctx context.Context, db *queue.DB) ([]byte, error) {
+	if err := db.CreateTables(ctx, "the page key table", pageKeySchema); err != nil {
 		return nil, err
 	}
 	fresh := make([]byte, 32)
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, fmt.Errorf("page key: %w", err)
 	}
-	if _, err := s.db.ExecContext(ctx, "INSERT INTO page_keys (id, key) VALUES (1, ?) ON CONFLICT (id) DO NOTHING", hex.EncodeToString(fresh)); err != nil {
+	if _, err := db.ExecContext(ctx, "INSERT INTO page_keys (id, key) VALUES (1, ?) ON CONFLICT (id) DO NOTHING", hex.EncodeToString(fresh)); err != nil {
 		return nil, fmt.Errorf("page key: %w", err)
 	}
 	var stored string
-	if err := s.db.QueryRowContext(ctx, "SELECT key FROM page_keys WHERE id = 1").Scan(&stored); err != nil {
+	if err := db.QueryRowContext(ctx, "SELECT key FROM page_keys WHERE id = 1").Scan(&stored); err != nil {
 		return nil, fmt.Errorf("page key: %w", err)
 	}
 	key, err := hex.DecodeString(stored)
@@ -195,7 +196,7 @@ func (b *Bot) handleRun(w http.ResponseWriter, r *http.Request) {
 		b.auth.deny(w)
 		return
 	}
-	run, err := b.store.getRun(r.Context(), id)
+	run, err := b.store.RunByID(r.Context(), id)
 	if err != nil {
 		b.log.Error("run page", "run", id, "err", err)
 		http.Error(w, "queue database unavailable", http.StatusServiceUnavailable)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/checks/merge"
 	"github.com/catalogbot/catalogbot/diag"
@@ -120,11 +121,11 @@ func TestReadinessConditions(t *testing.T) {
 	no := false
 	pr := &ghclient.PullRequest{Number: 1, HeadSHA: strings.Repeat("a", 40), Labels: []string{"do-not-merge/hold"}, Mergeable: &no}
 	pr.BaseRef = "main"
-	r := &run{ID: 3, HeadSHA: pr.HeadSHA, BaseRef: "main", Verdict: string(report.Pass),
-		Settings: settings{RequiredApprovals: 2, RequiredLabels: []string{"lgtm"}}}
+	r := &store.Run{ID: 3, HeadSHA: pr.HeadSHA, BaseRef: "main", Verdict: string(report.Pass),
+		Settings: store.Settings{RequiredApprovals: 2, RequiredLabels: []string{"lgtm"}}}
 	res := approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"}, Ineligible: []string{"mallory"},
 		Stale: []approval.Stale{{User: "carol", SHA: strings.Repeat("b", 40)}}, CouldApprove: []string{"admin", "bob", "carol"}}
-	cs := b.conditions(pr, r, res, holdState{Held: true, Holders: []string{"admin"}})
+	cs := b.conditions(pr, r, res, store.HoldState{Held: true, Holders: []string{"admin"}})
 	if merge.Ready(cs) {
 		t.Fatal("all met")
 	}
@@ -143,21 +144,21 @@ func TestReadinessConditions(t *testing.T) {
 	}
 	pr.Labels, pr.Mergeable = []string{"LGTM"}, nil
 	two := approval.Result{Current: []string{"bob", "carol"}, Counted: []string{"bob", "carol"}}
-	if !merge.Ready(b.conditions(pr, r, two, holdState{})) {
+	if !merge.Ready(b.conditions(pr, r, two, store.HoldState{})) {
 		t.Error("not met with two approvals, the label and no hold")
 	}
-	if merge.Ready(b.conditions(pr, nil, two, holdState{})) {
+	if merge.Ready(b.conditions(pr, nil, two, store.HoldState{})) {
 		t.Error("met without a check")
 	}
 	// Two approvals given, one by someone who may not approve: not met.
 	if merge.Ready(b.conditions(pr, r, approval.Result{Current: []string{"bob", "mallory"}, Counted: []string{"bob"},
-		Ineligible: []string{"mallory"}}, holdState{})) {
+		Ineligible: []string{"mallory"}}, store.HoldState{})) {
 		t.Error("met with an approval by someone who may not approve")
 	}
 	// A configuration that could not be loaded blocks merging, whatever else holds.
 	broken := *r
-	broken.Settings = settings{ConfigError: "invalid configuration"}
-	if cs := b.conditions(pr, &broken, two, holdState{}); merge.Ready(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
+	broken.Settings = store.Settings{ConfigError: "invalid configuration"}
+	if cs := b.conditions(pr, &broken, two, store.HoldState{}); merge.Ready(cs) || !strings.Contains(readinessBody("x", cs), "is invalid (invalid configuration)") {
 		t.Errorf("a broken configuration did not block: %+v", cs)
 	}
 }

@@ -1,4 +1,4 @@
-package bot
+package store
 
 import (
 	"context"
@@ -19,14 +19,14 @@ func TestHoldHistory(t *testing.T) {
 
 // testStore opens the queue database db (a path or a PostgreSQL DSN), closed when the test ends, and the
 // bot's store in it.
-func testStore(t *testing.T, db string) (*queue.Queue, *store) {
+func testStore(t *testing.T, db string) (*queue.Queue, *Store) {
 	t.Helper()
 	q, err := queue.Open(t.Context(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { q.Close() })
-	s, err := newStore(t.Context(), q.DB())
+	s, err := Open(t.Context(), q.DB())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func checkHoldHistory(t *testing.T, db string) {
 	const repo = "octo/catalog"
 	state := func(pr int) string {
 		t.Helper()
-		st, err := s.holdOf(ctx, repo, pr)
+		st, err := s.HoldOf(ctx, repo, pr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,12 +50,12 @@ func checkHoldHistory(t *testing.T, db string) {
 		want string
 	}{
 		{func() error { return nil }, "held false by [] unknown false, 0 events"},
-		{func() error { return s.recordHold(ctx, repo, 1, "Admin", viaCommand) }, "held true by [admin] unknown false, 1 events"},
-		{func() error { return s.recordHold(ctx, repo, 1, "tess", viaLabel) }, "held true by [admin tess] unknown false, 2 events"},
-		{func() error { return s.recordHold(ctx, repo, 1, "admin", viaCommand) }, "held true by [admin tess] unknown false, 3 events"},
-		{func() error { return s.recordLift(ctx, repo, 1, "admin", viaCommand) }, "held false by [] unknown false, 4 events"},
-		{func() error { return s.recordHold(ctx, repo, 1, "", viaFound) }, "held true by [] unknown true, 5 events"},
-		{func() error { return s.recordHold(ctx, repo, 1, "tess", viaCommand) }, "held true by [tess] unknown true, 6 events"},
+		{func() error { return s.RecordHold(ctx, repo, 1, "Admin", ViaCommand) }, "held true by [admin] unknown false, 1 events"},
+		{func() error { return s.RecordHold(ctx, repo, 1, "tess", ViaLabel) }, "held true by [admin tess] unknown false, 2 events"},
+		{func() error { return s.RecordHold(ctx, repo, 1, "admin", ViaCommand) }, "held true by [admin tess] unknown false, 3 events"},
+		{func() error { return s.RecordLift(ctx, repo, 1, "admin", ViaCommand) }, "held false by [] unknown false, 4 events"},
+		{func() error { return s.RecordHold(ctx, repo, 1, "", ViaFound) }, "held true by [] unknown true, 5 events"},
+		{func() error { return s.RecordHold(ctx, repo, 1, "tess", ViaCommand) }, "held true by [tess] unknown true, 6 events"},
 	}
 	for i, step := range steps {
 		if err := step.do(); err != nil {
@@ -65,8 +65,8 @@ func checkHoldHistory(t *testing.T, db string) {
 			t.Errorf("step %d: %s, want %s", i, got, step.want)
 		}
 	}
-	st, _ := s.holdOf(ctx, repo, 1)
-	if st.liftableBy("tess") || !st.Held {
+	st, _ := s.HoldOf(ctx, repo, 1)
+	if st.LiftableBy("tess") || !st.Held {
 		t.Error("tess lifts a hold partly of unknown origin as its holder")
 	}
 
@@ -76,7 +76,7 @@ func checkHoldHistory(t *testing.T, db string) {
 	}
 	for range 2 { // each start migrates; the second finds nothing left
 		var err error
-		if s, err = newStore(ctx, q.DB()); err != nil {
+		if s, err = Open(ctx, q.DB()); err != nil {
 			t.Fatal(err)
 		}
 		if got := state(2); got != "held true by [bob] unknown false, 1 events" {

@@ -1,4 +1,4 @@
-package bot
+package store
 
 import (
 	"context"
@@ -14,13 +14,16 @@ import (
 // The App's pull-request jobs (releases, promotions) each record their progress in a table of their own
 // (releases, promotions): one row per job, keyed by the repository and the job's own key columns, written
 // as each step lands so that a job run again resumes where the last one stopped and never opens a second
-// pull request. Both tables have the columns of appPR; appPRTable is their one set of statements.
+// pull request. Both tables have the columns of AppPR; AppPRTable is their one set of statements.
 
 // App pull-request job states (the releases' and the promotions').
 const (
-	releasePending = "pending" // being worked on, or waiting to retry (error says why)
-	releaseOpened  = "opened"  // its pull request is open (or was: merged, closed)
-	releaseFailed  = "failed"  // no attempt is left, or it cannot be done (error says why)
+	// AppPRPending is a job being worked on, or waiting to retry (its Error says why).
+	AppPRPending = "pending"
+	// AppPROpened is a job whose pull request is open (or was: merged, closed).
+	AppPROpened = "opened"
+	// AppPRFailed is a job with no attempt left, or one that cannot be done (its Error says why).
+	AppPRFailed = "failed"
 )
 
 // appPRProgressDDL are the progress columns every App pull-request job table ends with.
@@ -32,30 +35,36 @@ const appPRProgressDDL = `
 	error      TEXT    NOT NULL DEFAULT '',
 	updated_at INTEGER NOT NULL,`
 
-// appPR is the record of one App pull-request job: the columns every such table has.
-type appPR struct {
+// AppPR is the record of one App pull-request job: the columns every such table has.
+type AppPR struct {
+	// Repo is the repository (lower case, as recorded), Dir the directory the job is of (a bundle's, a
+	// package's), PushSHA the pushed commit it started from, State one of the job states (AppPRPending, ...).
 	Repo, Dir, PushSHA, State string
 	// Branch and Commit are the job's branch and the commit the App pushed to it; PR its pull request.
 	Branch, Commit string
 	PR             int
-	Attempts       int
-	Error          string
-	Updated        time.Time
+	// Attempts counts the job's attempts; Error says why the last one failed; Updated is when the row
+	// was last written.
+	Attempts int
+	Error    string
+	Updated  time.Time
 }
 
-// appPRRecord is a row of one App pull-request job table: appPR and the table's own columns.
-type appPRRecord interface {
-	record() *appPR
+// AppPRRecord is a row of one App pull-request job table (Release, Promotion): AppPR and the table's own
+// columns.
+type AppPRRecord interface {
+	// Record is the row's AppPR.
+	Record() *AppPR
 	// keys are the row's key columns after repo, in the table's order.
 	keys() []*string
 	// own are the table's own progress columns, in the table's order.
 	own() []*string
-	// subject names the row in errors: "release of <dir>".
-	subject() string
+	// Subject names the row in errors: "release of <dir>".
+	Subject() string
 }
 
-// appPRTable is the statements of one App pull-request job table, whose rows are R, in db.
-type appPRTable[R appPRRecord] struct {
+// AppPRTable is the statements of one App pull-request job table, whose rows are R, in db.
+type AppPRTable[R AppPRRecord] struct {
 	db   *queue.DB
 	name string // the table
 	noun string // what a row is, in errors: "release"
@@ -66,8 +75,8 @@ type appPRTable[R appPRRecord] struct {
 	columns, where string
 }
 
-func newAppPRTable[R appPRRecord](db *queue.DB, name, noun string, keys, own []string, newRow func() R) *appPRTable[R] {
-	t := &appPRTable[R]{db: db, name: name, noun: noun, keys: keys, own: own, new: newRow}
+func newAppPRTable[R AppPRRecord](db *queue.DB, name, noun string, keys, own []string, newRow func() R) *AppPRTable[R] {
+	t := &AppPRTable[R]{db: db, name: name, noun: noun, keys: keys, own: own, new: newRow}
 	t.columns = strings.Join(append(append(append([]string{"repo"}, keys...), "push_sha", "state", "branch", "commit_sha", "pr", "attempts",
 		"error", "updated_at"), own...), ", ")
 	t.where = "repo = ?"
@@ -77,9 +86,9 @@ func newAppPRTable[R appPRRecord](db *queue.DB, name, noun string, keys, own []s
 	return t
 }
 
-func (t *appPRTable[R]) scan(row rowScanner) (R, error) {
+func (t *AppPRTable[R]) scan(row rowScanner) (R, error) {
 	r := t.new()
-	c := r.record()
+	c := r.Record()
 	var at int64
 	dest := []any{&c.Repo}
 	for _, k := range r.keys() {
@@ -98,61 +107,62 @@ func (t *appPRTable[R]) scan(row rowScanner) (R, error) {
 }
 
 // keyArgs are r's key values, its repository first (lower case, as recorded).
-func keyArgs(r appPRRecord) []any {
-	args := []any{strings.ToLower(r.record().Repo)}
+func keyArgs(r AppPRRecord) []any {
+	args := []any{strings.ToLower(r.Record().Repo)}
 	for _, k := range r.keys() {
 		args = append(args, *k)
 	}
 	return args
 }
 
-// start returns the row of r's key, recording r (pending, from its push) when it is new, and counts an
+// Start returns the row of r's key, recording r (pending, from its push) when it is new, and counts an
 // attempt.
-func (t *appPRTable[R]) start(ctx context.Context, r R) (R, error) {
-	r.record().Repo = strings.ToLower(r.record().Repo)
-	args := append(keyArgs(r), r.record().PushSHA, releasePending, time.Now().UnixMilli())
+func (t *AppPRTable[R]) Start(ctx context.Context, r R) (R, error) {
+	r.Record().Repo = strings.ToLower(r.Record().Repo)
+	args := append(keyArgs(r), r.Record().PushSHA, AppPRPending, time.Now().UnixMilli())
 	keys := strings.Join(append([]string{"repo"}, t.keys...), ", ")
 	_, err := t.db.ExecContext(ctx, `INSERT INTO `+t.name+` (`+keys+`, push_sha, state, attempts, updated_at) VALUES (`+
 		strings.Repeat("?,", len(t.keys)+3)+`1,?)
 		ON CONFLICT (`+keys+`) DO UPDATE SET attempts = `+t.name+`.attempts + 1, updated_at = excluded.updated_at`, args...)
 	if err != nil {
 		var zero R
-		return zero, fmt.Errorf("record the %s in %s: %w", r.subject(), r.record().Repo, err)
+		return zero, fmt.Errorf("record the %s in %s: %w", r.Subject(), r.Record().Repo, err)
 	}
-	return t.get(ctx, r)
+	return t.Get(ctx, r)
 }
 
-// get reads the row of r's key.
-func (t *appPRTable[R]) get(ctx context.Context, r R) (R, error) {
+// Get reads the row of r's key.
+func (t *AppPRTable[R]) Get(ctx context.Context, r R) (R, error) {
 	got, err := t.scan(t.db.QueryRowContext(ctx, "SELECT "+t.columns+" FROM "+t.name+" WHERE "+t.where, keyArgs(r)...))
 	if err != nil {
 		var zero R
-		return zero, fmt.Errorf("read the %s in %s: %w", r.subject(), r.record().Repo, err)
+		return zero, fmt.Errorf("read the %s in %s: %w", r.Subject(), r.Record().Repo, err)
 	}
 	return got, nil
 }
 
-// save writes r's progress (every field but the key and the attempts).
-func (t *appPRTable[R]) save(ctx context.Context, r R) error {
-	c := r.record()
+// Save writes r's progress (every field but the key and the attempts); Error is recorded as it is (the
+// bot bounds it).
+func (t *AppPRTable[R]) Save(ctx context.Context, r R) error {
+	c := r.Record()
 	set := ""
 	var args []any
 	for i, o := range r.own() {
 		set += t.own[i] + " = ?, "
 		args = append(args, *o)
 	}
-	args = append(append(args, c.State, c.Branch, c.Commit, c.PR, clipRunes(c.Error, maxErrorRunes), time.Now().UnixMilli()), keyArgs(r)...)
+	args = append(append(args, c.State, c.Branch, c.Commit, c.PR, c.Error, time.Now().UnixMilli()), keyArgs(r)...)
 	_, err := t.db.ExecContext(ctx, "UPDATE "+t.name+" SET "+set+"state = ?, branch = ?, commit_sha = ?, pr = ?, error = ?, updated_at = ?\n\t\tWHERE "+
 		t.where, args...)
 	if err != nil {
-		return fmt.Errorf("record the %s in %s: %w", r.subject(), c.Repo, err)
+		return fmt.Errorf("record the %s in %s: %w", r.Subject(), c.Repo, err)
 	}
 	return nil
 }
 
-// ofPR is the row whose pull request is pr, or nil: only the App records one, when it opened that pull
+// OfPR is the row whose pull request is pr, or nil: only the App records one, when it opened that pull
 // request itself.
-func (t *appPRTable[R]) ofPR(ctx context.Context, repo string, pr int) (R, error) {
+func (t *AppPRTable[R]) OfPR(ctx context.Context, repo string, pr int) (R, error) {
 	r, err := t.scan(t.db.QueryRowContext(ctx, "SELECT "+t.columns+" FROM "+t.name+" WHERE repo = ? AND pr = ?", strings.ToLower(repo), pr))
 	if errors.Is(err, sql.ErrNoRows) {
 		var zero R
@@ -164,7 +174,7 @@ func (t *appPRTable[R]) ofPR(ctx context.Context, repo string, pr int) (R, error
 	return r, nil
 }
 
-// recent are the rows most recently worked on, newest first.
-func (t *appPRTable[R]) recent(ctx context.Context, limit int) ([]R, error) {
+// Recent are the limit rows most recently worked on, newest first.
+func (t *AppPRTable[R]) Recent(ctx context.Context, limit int) ([]R, error) {
 	return listRows(ctx, t.db, "list "+t.name, t.scan, "SELECT "+t.columns+" FROM "+t.name+" ORDER BY updated_at DESC LIMIT ?", limit)
 }

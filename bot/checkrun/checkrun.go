@@ -1,6 +1,8 @@
-// Package checkrun owns the bot's check runs: it is the only code that creates or updates one. Each run of
-// the bot (a check of one pull request head, or of a merge group) has at most one check run, whose state
-// lives in the check_runs table and moves only forward, each move a compare-and-set:
+// Package checkrun owns the bot's check runs: it is the only code that creates or updates one, and the
+// compiler holds it (ghclient.GitHub has no check run calls; the Checks API is this package's internal
+// checksapi). Each run of the bot (a check of one pull request head, or of a merge group) has at most one
+// check run, whose state lives in the check_runs table and moves only forward, each move a
+// compare-and-set:
 //
 //	queued ──> in_progress ──> completed
 //	   │            │
@@ -20,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun/internal/checksapi"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/report"
@@ -43,13 +46,6 @@ const (
 // the caller must not write its check run.
 var ErrNotOwner = errors.New("the check run is no longer this attempt's")
 
-// GitHub is the part of the GitHub API the owner calls.
-type GitHub interface {
-	CreateCheckRun(ctx context.Context, repo ghclient.Repo, cr ghclient.CheckRun) (int64, error)
-	UpdateCheckRun(ctx context.Context, repo ghclient.Repo, id int64, cr ghclient.CheckRun) error
-	FindCheckRun(ctx context.Context, repo ghclient.Repo, sha, name, externalID string) (int64, error)
-}
-
 // Ref names one run's check run and the attempt acting on it.
 type Ref struct {
 	// Run is the bot's run ID: the check run's external ID derives from it (ExternalID).
@@ -72,6 +68,10 @@ type Owner struct {
 	// createLease is how long a create in flight keeps other writers from creating (they wait for it);
 	// past it, a writer looks the check run up by external ID and creates it if missing.
 	createLease time.Duration
+
+	// checks is a client's Checks API (checksapi.Of; a test's fake): the callers hand the owner their
+	// ghclient.GitHub, which has no check run calls.
+	checks func(ghclient.GitHub) (checksapi.API, error)
 
 	// Broadcast, when set, tells the other processes sharing the table that a create ended (they call
 	// Wake): their writers waiting for it go on at once rather than when its lease runs out.
@@ -107,7 +107,7 @@ func New(ctx context.Context, db *queue.DB, name string, createLease time.Durati
 	if createLease <= 0 {
 		createLease = DefaultCreateLease
 	}
-	return &Owner{db: db, name: name, createLease: createLease, changed: make(chan struct{})}, nil
+	return &Owner{db: db, name: name, createLease: createLease, checks: checksapi.Of, changed: make(chan struct{})}, nil
 }
 
 // Name is the check runs' name.

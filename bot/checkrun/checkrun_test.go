@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun/internal/checksapi"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -325,7 +326,7 @@ type blockingCreate struct {
 	once             sync.Once
 }
 
-func (b *blockingCreate) CreateCheckRun(ctx context.Context, repo ghclient.Repo, cr ghclient.CheckRun) (int64, error) {
+func (b *blockingCreate) CreateCheckRun(ctx context.Context, repo ghclient.Repo, cr checksapi.CheckRun) (int64, error) {
 	b.once.Do(func() {
 		close(b.entered)
 		<-b.release

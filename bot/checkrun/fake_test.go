@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun/internal/checksapi"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/pgtest"
@@ -24,9 +25,11 @@ type fakeRun struct {
 	annotations         int
 }
 
-// fakeGitHub is the Checks API in memory. fail, when set, may answer a request with an error instead
-// (before it takes effect, or after it: an answer lost on the way back).
+// fakeGitHub is the Checks API in memory (the owners of newOwner take it for the client's: fakeChecks);
+// no other call of the GitHub it stands for answers. fail, when set, may answer a request with an error
+// instead (before it takes effect, or after it: an answer lost on the way back).
 type fakeGitHub struct {
+	ghclient.GitHub
 	mu       sync.Mutex
 	runs     []*fakeRun
 	requests []string
@@ -46,7 +49,7 @@ func (f *fakeGitHub) failure(op string) (error, bool) {
 	return f.fail(op, f.calls[op])
 }
 
-func (f *fakeGitHub) CreateCheckRun(_ context.Context, _ ghclient.Repo, cr ghclient.CheckRun) (int64, error) {
+func (f *fakeGitHub) CreateCheckRun(_ context.Context, _ ghclient.Repo, cr checksapi.CheckRun) (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	err, after := f.failure("create")
@@ -62,7 +65,7 @@ func (f *fakeGitHub) CreateCheckRun(_ context.Context, _ ghclient.Repo, cr ghcli
 	return r.id, nil
 }
 
-func (f *fakeGitHub) UpdateCheckRun(_ context.Context, _ ghclient.Repo, id int64, cr ghclient.CheckRun) error {
+func (f *fakeGitHub) UpdateCheckRun(_ context.Context, _ ghclient.Repo, id int64, cr checksapi.CheckRun) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	err, after := f.failure("update")
@@ -97,6 +100,15 @@ func (f *fakeGitHub) FindCheckRun(_ context.Context, _ ghclient.Repo, sha, name,
 		}
 	}
 	return 0, nil
+}
+
+// fakeChecks is the Checks API of a test's fake GitHub (a fakeGitHub, or one wrapping it).
+func fakeChecks(gh ghclient.GitHub) (checksapi.API, error) {
+	api, ok := gh.(checksapi.API)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a fake of the Checks API", gh)
+	}
+	return api, nil
 }
 
 // only returns the one check run there is.
@@ -145,6 +157,7 @@ func forEachBackend(t *testing.T, test func(t *testing.T, o *Owner, newOwner fun
 				if err != nil {
 					t.Fatal(err)
 				}
+				o.checks = fakeChecks
 				return o
 			}
 			test(t, newOwner(), newOwner)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun/internal/checksapi"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/queue"
 )
@@ -40,13 +41,17 @@ type execer interface {
 // summary; false when the claim ran out or was released before (a worker creates it). A worker that
 // started the run meanwhile waits for this create and then updates it. The claim is taken for the create
 // in one compare-and-set, with nothing read first: the announcement is the bot's first answer.
-func (o *Owner) Announce(ctx context.Context, gh GitHub, ref Ref, lease int64, title, summary string) (bool, error) {
+func (o *Owner) Announce(ctx context.Context, gh ghclient.GitHub, ref Ref, lease int64, title, summary string) (bool, error) {
+	api, err := o.checks(gh)
+	if err != nil {
+		return false, err
+	}
 	until, ok, err := o.takeLease(ctx, ref, lease)
 	if err != nil || !ok {
 		return false, err
 	}
 	// Nothing was sent under the claim's lease: every create sent moved the lease first.
-	_, created, err := o.send(ctx, gh, ref, false, until, o.output(ref, title, summary))
+	_, created, err := o.send(ctx, api, ref, false, until, o.output(ref, title, summary))
 	return created, err
 }
 
@@ -61,7 +66,11 @@ func (o *Owner) Release(ctx context.Context, ref Ref, lease int64) error {
 // Start takes the run for ref.Attempt and shows it in progress (creating the check run if nothing did):
 // ErrNotOwner when the run was settled or a newer attempt took it. It returns the check run's ID and
 // whether this call created it.
-func (o *Owner) Start(ctx context.Context, gh GitHub, ref Ref, title, summary string) (id int64, created bool, err error) {
+func (o *Owner) Start(ctx context.Context, gh ghclient.GitHub, ref Ref, title, summary string) (id int64, created bool, err error) {
+	api, err := o.checks(gh)
+	if err != nil {
+		return 0, false, err
+	}
 	r, err := o.get(ctx, ref.Run)
 	if err != nil {
 		return 0, false, err
@@ -85,27 +94,31 @@ func (o *Owner) Start(ctx context.Context, gh GitHub, ref Ref, title, summary st
 		return 0, false, ErrNotOwner
 	}
 	cr := o.output(ref, title, summary)
-	if id, created, err = o.create(ctx, gh, ref, cr); err != nil || created {
+	if id, created, err = o.create(ctx, api, ref, cr); err != nil || created {
 		return id, created, err
 	}
-	if err := o.write(ctx, gh, ref, id, cr); err != nil {
+	if err := o.write(ctx, api, ref, id, cr); err != nil {
 		return 0, false, err
 	}
-	return id, false, o.reassert(ctx, gh, ref, id)
+	return id, false, o.reassert(ctx, api, ref, id)
 }
 
 // reassert repeats a settled run's closing write after an in-progress write that may have crossed it (a
 // settle between the caller's state check and its request): GitHub keeps the last write.
-func (o *Owner) reassert(ctx context.Context, gh GitHub, ref Ref, id int64) error {
+func (o *Owner) reassert(ctx context.Context, api checksapi.API, ref Ref, id int64) error {
 	r, err := o.get(ctx, ref.Run)
 	if err != nil || r == nil || r.conclusion == "" || r.state != Superseded && r.state != Completed {
 		return err
 	}
-	return o.write(ctx, gh, ref, id, ghclient.CheckRun{Name: o.name, Conclusion: r.conclusion, Title: r.title, Summary: r.summary})
+	return o.write(ctx, api, ref, id, checksapi.CheckRun{Name: o.name, Conclusion: r.conclusion, Title: r.title, Summary: r.summary})
 }
 
 // Progress shows an in-progress title and summary, while ref.Attempt holds the run in progress.
-func (o *Owner) Progress(ctx context.Context, gh GitHub, ref Ref, title, summary string) error {
+func (o *Owner) Progress(ctx context.Context, gh ghclient.GitHub, ref Ref, title, summary string) error {
+	api, err := o.checks(gh)
+	if err != nil {
+		return err
+	}
 	r, err := o.get(ctx, ref.Run)
 	if err != nil {
 		return err
@@ -113,17 +126,21 @@ func (o *Owner) Progress(ctx context.Context, gh GitHub, ref Ref, title, summary
 	if r == nil || r.state != InProgress || r.attempt != ref.Attempt || r.id == 0 || r.head != ref.HeadSHA {
 		return ErrNotOwner
 	}
-	if err := o.write(ctx, gh, ref, r.id, ghclient.CheckRun{Name: o.name, Status: "in_progress", Title: title, Summary: summary}); err != nil {
+	if err := o.write(ctx, api, ref, r.id, checksapi.CheckRun{Name: o.name, Status: "in_progress", Title: title, Summary: summary}); err != nil {
 		return err
 	}
-	return o.reassert(ctx, gh, ref, r.id)
+	return o.reassert(ctx, api, ref, r.id)
 }
 
 // Complete posts the outcome of the run ref.Attempt holds in progress: the annotations in batches of 50
 // (each request repeats title and summary, as GitHub requires an output with them), the last batch with
 // the conclusion; then the run moves to completed. ErrNotOwner, writing nothing, when the run was settled
 // or a newer attempt took it. A failed request leaves the run in progress for the job's next attempt.
-func (o *Owner) Complete(ctx context.Context, gh GitHub, ref Ref, out Output) error {
+func (o *Owner) Complete(ctx context.Context, gh ghclient.GitHub, ref Ref, out Output) error {
+	api, err := o.checks(gh)
+	if err != nil {
+		return err
+	}
 	r, err := o.get(ctx, ref.Run)
 	if err != nil {
 		return err
@@ -135,11 +152,11 @@ func (o *Owner) Complete(ctx context.Context, gh GitHub, ref Ref, out Output) er
 	for len(anns) > annotationsPerRequest {
 		batch := anns[:annotationsPerRequest]
 		anns = anns[annotationsPerRequest:]
-		if err := o.write(ctx, gh, ref, r.id, ghclient.CheckRun{Name: o.name, Title: out.Title, Summary: out.Summary, Annotations: batch}); err != nil {
+		if err := o.write(ctx, api, ref, r.id, checksapi.CheckRun{Name: o.name, Title: out.Title, Summary: out.Summary, Annotations: batch}); err != nil {
 			return err
 		}
 	}
-	if err := o.write(ctx, gh, ref, r.id, ghclient.CheckRun{Name: o.name, Conclusion: out.Conclusion, DetailsURL: ref.DetailsURL,
+	if err := o.write(ctx, api, ref, r.id, checksapi.CheckRun{Name: o.name, Conclusion: out.Conclusion, DetailsURL: ref.DetailsURL,
 		Title: out.Title, Summary: out.Summary, Annotations: anns}); err != nil {
 		return err
 	}
@@ -149,7 +166,7 @@ func (o *Owner) Complete(ctx context.Context, gh GitHub, ref Ref, out Output) er
 	}
 	if !ok {
 		// Settled while the outcome was being sent: the settled outcome is the last word.
-		if err := o.reassert(ctx, gh, ref, r.id); err != nil {
+		if err := o.reassert(ctx, api, ref, r.id); err != nil {
 			return err
 		}
 		return ErrNotOwner
@@ -161,7 +178,11 @@ func (o *Owner) Complete(ctx context.Context, gh GitHub, ref Ref, out Output) er
 // conclusion, title and summary: superseded when the conclusion is cancelled, completed otherwise. Only
 // the caller whose move succeeds writes; false for the others. A check run being created is closed once
 // it exists; one never created is not created to be closed.
-func (o *Owner) Settle(ctx context.Context, gh GitHub, ref Ref, from []State, conclusion, title, summary string) (bool, error) {
+func (o *Owner) Settle(ctx context.Context, gh ghclient.GitHub, ref Ref, from []State, conclusion, title, summary string) (bool, error) {
+	api, err := o.checks(gh)
+	if err != nil {
+		return false, err
+	}
 	to := Completed
 	if conclusion == "cancelled" {
 		to = Superseded
@@ -170,11 +191,11 @@ func (o *Owner) Settle(ctx context.Context, gh GitHub, ref Ref, from []State, co
 	if err != nil || !ok {
 		return false, err
 	}
-	id, err := o.existing(ctx, gh, ref)
+	id, err := o.existing(ctx, api, ref)
 	if err != nil || id == 0 {
 		return true, err
 	}
-	return true, o.write(ctx, gh, ref, id, ghclient.CheckRun{Name: o.name, Conclusion: conclusion, Title: title, Summary: summary})
+	return true, o.write(ctx, api, ref, id, checksapi.CheckRun{Name: o.name, Conclusion: conclusion, Title: title, Summary: summary})
 }
 
 // Await returns once no create of the run's check run is in flight (none was claimed, it was recorded,
@@ -200,14 +221,14 @@ func (o *Owner) StateOf(ctx context.Context, run int64) (State, int64, error) {
 	return r.state, r.id, nil
 }
 
-func (o *Owner) output(ref Ref, title, summary string) ghclient.CheckRun {
-	return ghclient.CheckRun{Name: o.name, HeadSHA: ref.HeadSHA, Status: "in_progress", DetailsURL: ref.DetailsURL,
+func (o *Owner) output(ref Ref, title, summary string) checksapi.CheckRun {
+	return checksapi.CheckRun{Name: o.name, HeadSHA: ref.HeadSHA, Status: "in_progress", DetailsURL: ref.DetailsURL,
 		ExternalID: ExternalID(ref.Run), Title: title, Summary: summary}
 }
 
 // write is every check run update.
-func (o *Owner) write(ctx context.Context, gh GitHub, ref Ref, id int64, cr ghclient.CheckRun) error {
-	if err := gh.UpdateCheckRun(ctx, ref.Repo, id, cr); err != nil {
+func (o *Owner) write(ctx context.Context, api checksapi.API, ref Ref, id int64, cr checksapi.CheckRun) error {
+	if err := api.UpdateCheckRun(ctx, ref.Repo, id, cr); err != nil {
 		return fmt.Errorf("update check run %d of run %d: %w", id, ref.Run, err)
 	}
 	return nil
@@ -216,7 +237,7 @@ func (o *Owner) write(ctx context.Context, gh GitHub, ref Ref, id int64, cr ghcl
 // create returns the run's check run, creating it with cr unless it exists (created is then false). A
 // create in flight elsewhere is waited for; a create that was sent but never recorded is looked up by
 // external ID first (the announcer's create is Announce).
-func (o *Owner) create(ctx context.Context, gh GitHub, ref Ref, cr ghclient.CheckRun) (id int64, created bool, err error) {
+func (o *Owner) create(ctx context.Context, api checksapi.API, ref Ref, cr checksapi.CheckRun) (id int64, created bool, err error) {
 	var r *row
 	for {
 		if r == nil {
@@ -246,7 +267,7 @@ func (o *Owner) create(ctx context.Context, gh GitHub, ref Ref, cr ghclient.Chec
 			r = nil
 			continue
 		}
-		return o.send(ctx, gh, ref, r.started, until, cr)
+		return o.send(ctx, api, ref, r.started, until, cr)
 	}
 }
 
@@ -261,19 +282,19 @@ func (o *Owner) takeLease(ctx context.Context, ref Ref, lease int64) (int64, boo
 
 // send creates the check run under the lease until (found again by external ID first when an earlier
 // create was sent), records it and wakes the writers waiting for it.
-func (o *Owner) send(ctx context.Context, gh GitHub, ref Ref, sentBefore bool, until int64, cr ghclient.CheckRun) (int64, bool, error) {
+func (o *Owner) send(ctx context.Context, api checksapi.API, ref Ref, sentBefore bool, until int64, cr checksapi.CheckRun) (int64, bool, error) {
 	defer o.notify()
 	var id int64
 	var err error
 	if sentBefore {
-		if id, err = gh.FindCheckRun(ctx, ref.Repo, ref.HeadSHA, o.name, ExternalID(ref.Run)); err != nil {
+		if id, err = api.FindCheckRun(ctx, ref.Repo, ref.HeadSHA, o.name, ExternalID(ref.Run)); err != nil {
 			o.unlease(ref, until)
 			return 0, false, fmt.Errorf("look up the check run of run %d: %w", ref.Run, err)
 		}
 	}
 	created := id == 0
 	if created {
-		if id, err = gh.CreateCheckRun(ctx, ref.Repo, cr); err != nil {
+		if id, err = api.CreateCheckRun(ctx, ref.Repo, cr); err != nil {
 			o.unlease(ref, until)
 			return 0, false, fmt.Errorf("create the check run of run %d: %w", ref.Run, err)
 		}
@@ -288,7 +309,7 @@ func (o *Owner) send(ctx context.Context, gh GitHub, ref Ref, sentBefore bool, u
 	}
 	// A settle that happened while the create was in flight found nothing to close: close it now.
 	if (r.state == Completed || r.state == Superseded) && r.conclusion != "" {
-		if err := o.write(context.WithoutCancel(ctx), gh, ref, id, ghclient.CheckRun{Name: o.name, Conclusion: r.conclusion,
+		if err := o.write(context.WithoutCancel(ctx), api, ref, id, checksapi.CheckRun{Name: o.name, Conclusion: r.conclusion,
 			Title: r.title, Summary: r.summary}); err != nil {
 			return id, created, err
 		}
@@ -304,7 +325,7 @@ func (o *Owner) unlease(ref Ref, until int64) {
 
 // existing is the check run of a run without creating one: it waits for a create in flight and looks up
 // a create sent but never recorded; 0 when none was ever sent.
-func (o *Owner) existing(ctx context.Context, gh GitHub, ref Ref) (int64, error) {
+func (o *Owner) existing(ctx context.Context, api checksapi.API, ref Ref) (int64, error) {
 	for {
 		r, err := o.get(ctx, ref.Run)
 		if err != nil || r == nil {
@@ -326,7 +347,7 @@ func (o *Owner) existing(ctx context.Context, gh GitHub, ref Ref) (int64, error)
 		if !r.started {
 			return 0, nil
 		}
-		id, err := gh.FindCheckRun(ctx, ref.Repo, ref.HeadSHA, o.name, ExternalID(ref.Run))
+		id, err := api.FindCheckRun(ctx, ref.Repo, ref.HeadSHA, o.name, ExternalID(ref.Run))
 		if err != nil {
 			return 0, fmt.Errorf("look up the check run of run %d: %w", ref.Run, err)
 		}
@@ -372,10 +393,10 @@ func (o *Owner) Wake() {
 // IsNotOwner reports whether err says the run moved on without the caller.
 func IsNotOwner(err error) bool { return errors.Is(err, ErrNotOwner) }
 
-func annotations(in []reportAnnotation) []ghclient.Annotation {
-	out := make([]ghclient.Annotation, len(in))
+func annotations(in []reportAnnotation) []checksapi.Annotation {
+	out := make([]checksapi.Annotation, len(in))
 	for i, a := range in {
-		out[i] = ghclient.Annotation{Path: a.Path, StartLine: a.StartLine, EndLine: a.EndLine, Level: a.Level, Title: a.Title, Message: a.Message}
+		out[i] = checksapi.Annotation{Path: a.Path, StartLine: a.StartLine, EndLine: a.EndLine, Level: a.Level, Title: a.Title, Message: a.Message}
 	}
 	return out
 }

@@ -8,8 +8,9 @@ import (
 
 // Creates are never blindly retried. A POST GitHub may have applied (it answered 5xx, or the connection
 // dropped before the answer) is not sent again by the transport; the client looks for what it would have
-// created first (a check run by its external ID on its commit, a comment by its body), and creates it again
-// only when it is not there.
+// created first (a comment by its body, a pull request by its branch; a check run by its external ID on
+// its commit: bot/checkrun's checksapi, through REST.CreateOnce), and creates it again only when it is
+// not there.
 
 // unsure reports whether a failed create may have been applied: a 5xx or no answer at all.
 func unsure(ctx context.Context, err error) bool {
@@ -41,15 +42,6 @@ func (c *client) createOnce(ctx context.Context, create func() (int64, error), f
 		id, err = create()
 	}
 	return id, err
-}
-
-func (c *client) CreateCheckRun(ctx context.Context, repo Repo, cr CheckRun) (int64, error) {
-	create := func() (int64, error) { return c.createCheckRun(ctx, repo, cr) }
-	if cr.ExternalID == "" {
-		id, err := create()
-		return id, err // nothing identifies it: the caller decides
-	}
-	return c.createOnce(ctx, create, func() (int64, error) { return c.FindCheckRun(ctx, repo, cr.HeadSHA, cr.Name, cr.ExternalID) })
 }
 
 func (c *client) CreateComment(ctx context.Context, repo Repo, number int, body string) (int64, error) {

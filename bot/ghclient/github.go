@@ -66,24 +66,6 @@ type Comment struct {
 	User, Body string
 }
 
-// Annotation is a check run annotation; Level is "notice", "warning" or "failure".
-type Annotation struct {
-	Path               string
-	StartLine, EndLine int
-	Level              string
-	Title, Message     string
-}
-
-// CheckRun is a check run to create or update. Empty fields are not sent.
-type CheckRun struct {
-	Name, HeadSHA          string
-	Status, Conclusion     string
-	DetailsURL, ExternalID string
-	// Output is sent when Title is set (GitHub requires title and summary together).
-	Title, Summary string
-	Annotations    []Annotation
-}
-
 // NewPullRequest is a pull request to open: Head is a branch of the repository itself.
 type NewPullRequest struct {
 	Title, Body, Head, Base string
@@ -94,16 +76,13 @@ type Status struct {
 	State, TargetURL, Description, Context string
 }
 
-// GitHub is every call the bot's handlers make.
+// GitHub is every call the bot's handlers make. It has no check run calls: those are bot/checkrun's
+// alone (its internal checksapi package makes them over the client's REST, RESTOf).
 type GitHub interface {
 	PullRequest(ctx context.Context, repo Repo, number int) (*PullRequest, error)
 	// PullRequestsForCommit lists the open pull requests whose head is sha.
 	PullRequestsForCommit(ctx context.Context, repo Repo, sha string) ([]int, error)
 	Reviews(ctx context.Context, repo Repo, number int) ([]Review, error)
-	CreateCheckRun(ctx context.Context, repo Repo, cr CheckRun) (int64, error)
-	UpdateCheckRun(ctx context.Context, repo Repo, id int64, cr CheckRun) error
-	// FindCheckRun returns the newest check run of name on sha with externalID, or 0.
-	FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error)
 	Comments(ctx context.Context, repo Repo, number int) ([]Comment, error)
 	CreateComment(ctx context.Context, repo Repo, number int, body string) (int64, error)
 	EditComment(ctx context.Context, repo Repo, id int64, body string) error

@@ -92,73 +92,11 @@ func (c *client) Reviews(ctx context.Context, repo Repo, number int) ([]Review, 
 	}
 }
 
-func output(cr CheckRun) *github.CheckRunOutput {
-	if cr.Title == "" {
-		return nil
-	}
-	out := &github.CheckRunOutput{Title: new(cr.Title), Summary: new(cr.Summary)}
-	for _, a := range cr.Annotations {
-		end := max(a.EndLine, a.StartLine)
-		ann := &github.CheckRunAnnotation{Path: new(a.Path), StartLine: new(a.StartLine), EndLine: new(end),
-			AnnotationLevel: new(a.Level), Message: new(a.Message)}
-		if a.Title != "" {
-			ann.Title = new(a.Title)
-		}
-		out.Annotations = append(out.Annotations, ann)
-	}
-	return out
-}
-
 func optional(s string) *string {
 	if s == "" {
 		return nil
 	}
 	return &s
-}
-
-func (c *client) createCheckRun(ctx context.Context, repo Repo, cr CheckRun) (int64, error) {
-	opts := github.CreateCheckRunOptions{Name: cr.Name, HeadSHA: cr.HeadSHA, DetailsURL: optional(cr.DetailsURL),
-		ExternalID: optional(cr.ExternalID), Status: optional(cr.Status), Conclusion: optional(cr.Conclusion), Output: output(cr)}
-	if cr.Status == "in_progress" {
-		opts.StartedAt = &github.Timestamp{Time: time.Now()}
-	}
-	if cr.Conclusion != "" {
-		opts.CompletedAt = &github.Timestamp{Time: time.Now()}
-	}
-	run, resp, err := c.gh.Checks.CreateCheckRun(ctx, repo.Owner, repo.Name, opts)
-	if err != nil {
-		return 0, wrap(resp, err, "create check run %q on %s in %s", cr.Name, cr.HeadSHA, repo)
-	}
-	return run.GetID(), nil
-}
-
-func (c *client) UpdateCheckRun(ctx context.Context, repo Repo, id int64, cr CheckRun) error {
-	opts := github.UpdateCheckRunOptions{Name: cr.Name, DetailsURL: optional(cr.DetailsURL), ExternalID: optional(cr.ExternalID),
-		Status: optional(cr.Status), Conclusion: optional(cr.Conclusion), Output: output(cr)}
-	if cr.Conclusion != "" {
-		opts.CompletedAt = &github.Timestamp{Time: time.Now()}
-	}
-	_, resp, err := c.gh.Checks.UpdateCheckRun(ctx, repo.Owner, repo.Name, id, opts)
-	return wrap(resp, err, "update check run %d in %s", id, repo)
-}
-
-func (c *client) FindCheckRun(ctx context.Context, repo Repo, sha, name, externalID string) (int64, error) {
-	opts := &github.ListCheckRunsOptions{CheckName: new(name), Filter: new("all"), ListOptions: github.ListOptions{PerPage: 100}}
-	for {
-		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, sha, opts)
-		if err != nil {
-			return 0, wrap(resp, err, "list check runs of %s in %s", sha, repo)
-		}
-		for _, cr := range res.CheckRuns {
-			if cr.GetExternalID() == externalID {
-				return cr.GetID(), nil
-			}
-		}
-		if resp.NextPage == 0 {
-			return 0, nil
-		}
-		opts.Page = resp.NextPage
-	}
 }
 
 func (c *client) Comments(ctx context.Context, repo Repo, number int) ([]Comment, error) {

@@ -92,8 +92,9 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // replayable reports whether a request may be sent again after an answer that does not say whether GitHub
 // applied it (a 5xx, a dropped connection). A POST creates something: sent twice, it may create it twice
 // (two check runs, two comments). It is never repeated here; the client looks up what it created instead
-// (CreateCheckRun, CreateComment). The POSTs whose repetition changes nothing are the exceptions: an
-// installation token, a label (added once), a reaction (GitHub answers the existing one).
+// (CreateComment, CreatePullRequest, and check runs through REST.CreateOnce). The POSTs whose repetition
+// changes nothing are the exceptions: an installation token, a label (added once), a reaction (GitHub
+// answers the existing one).
 func replayable(req *http.Request) bool {
 	if req.Method != http.MethodPost {
 		return true

@@ -26,7 +26,7 @@ import (
 func main() {
 	repo := flag.String("repo", "../..", "the module's directory")
 	pattern := flag.String("packages", "./...", "packages to analyse (their dependencies are read as export data: calls into them end there)")
-	walk := flag.String("walk", "", "segments separated by ';', each 'sources>ends': comma-separated functions as go/ssa names them without the module path ((*bot.Bot).handleWebhook); the end 'checks-api' is every CreateCheckRun, UpdateCheckRun and FindCheckRun method of package bot/ghclient")
+	walk := flag.String("walk", "", "segments separated by ';', each 'sources>ends': comma-separated functions as go/ssa names them without the module path ((*bot.Bot).handleWebhook); the end 'checks-api' is every CreateCheckRun, UpdateCheckRun and FindCheckRun method of package bot/checkrun/internal/checksapi")
 	verbose := flag.Bool("v", false, "list the functions too")
 	flag.Parse()
 	const module = "github.com/catalogbot/catalogbot/"
@@ -159,7 +159,7 @@ func nodes(cg *callgraph.Graph, names, module string) []*callgraph.Node {
 			out = append(out, n)
 			delete(want, name)
 		}
-		if api && fn.Pkg.Pkg.Path() == module+"bot/ghclient" && fn.Signature.Recv() != nil &&
+		if api && fn.Pkg.Pkg.Path() == module+"bot/checkrun/internal/checksapi" && fn.Signature.Recv() != nil &&
 			(fn.Name() == "CreateCheckRun" || fn.Name() == "UpdateCheckRun" || fn.Name() == "FindCheckRun") {
 			out = append(out, n)
 			apis++

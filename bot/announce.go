@@ -2,16 +2,11 @@ package bot
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/bot/queue"
-	"github.com/catalogbot/catalogbot/bot/store"
 )
 
 // The announcer creates a pull request head's check run, in progress, as soon as its check job is queued:
@@ -227,7 +222,7 @@ func (a *announcer) announce(ctx context.Context, an announcement) {
 				b.announceCheckRun(ctx, gh, an, log)
 			}
 			if len(an.closeJobs) > 0 {
-				b.closeQueuedRuns(ctx, gh, repo, an.closeJobs, an.reason)
+				b.closeQueuedRuns(ctx, gh, repo, an.closeJobs, checkrun.Cancelled(an.reason))
 			}
 			return
 		}
@@ -235,130 +230,5 @@ func (a *announcer) announce(ctx context.Context, an announcement) {
 	log.Warn("announce", "err", err)
 	if an.lease != 0 {
 		_ = b.checks.Release(ctx, an.ref, an.lease)
-	}
-}
-
-// announceCheckRun creates the in-progress check run of a queued check job whose run it claimed.
-func (b *Bot) announceCheckRun(ctx context.Context, gh ghclient.GitHub, an announcement, log interface{ Warn(string, ...any) }) {
-	created, err := b.checks.Announce(ctx, gh, an.ref, an.lease, "Queued",
-		fmt.Sprintf("catalogbot queued %s as job %d; the check starts when a worker is free.", short(an.task.HeadSHA), an.job))
-	if err != nil || !created {
-		if err != nil {
-			log.Warn("creating the check run at once failed: the worker will create it", "err", err)
-		}
-		return
-	}
-	b.metrics.inProgress.WithLabelValues("announcer").Observe(time.Since(an.received).Seconds())
-	// A newer push or the pull request's closing may have superseded the job while its check run was being
-	// created: whichever of this and the superseding delivery's announcement settles first says why.
-	if j, err := b.queue.Get(ctx, an.job); err == nil && j != nil && j.State == queue.Superseded {
-		b.closeQueuedRuns(ctx, gh, an.ref.Repo, []int64{an.job}, supersededReason(j.Error))
-	}
-}
-
-// closedCancel is the queue's record of jobs cancelled because their pull request was closed.
-const closedCancel = "pull request closed"
-
-// supersededReason is the check run's summary for a queued job the queue superseded, from the reason the
-// queue recorded (closedCancel, or "superseded by job N").
-func supersededReason(recorded string) string {
-	switch {
-	case recorded == closedCancel:
-		return "The pull request was closed."
-	case strings.HasPrefix(recorded, "superseded by job "):
-		return "Superseded by job " + strings.TrimPrefix(recorded, "superseded by job ") + "."
-	}
-	return "Superseded before the check started."
-}
-
-// claimAnnouncement records the run of a check job being queued and claims the creation of its check
-// run, in the job's enqueue transaction (tx): no worker starts the job before the claim exists.
-func (b *Bot) claimAnnouncement(ctx context.Context, tx *queue.Tx, job int64, t Task) (checkrun.Ref, int64, error) {
-	run, claimed, err := b.store.ClaimRun(ctx, tx, job, kindCheck, t.Repo, t.PR, t.HeadSHA)
-	if err != nil || !claimed {
-		return checkrun.Ref{}, 0, err
-	}
-	repo, err := ghclient.ParseRepo(t.Repo)
-	if err != nil {
-		return checkrun.Ref{}, 0, err
-	}
-	ref := checkrun.Ref{Run: run, Repo: repo, HeadSHA: t.HeadSHA, DetailsURL: b.runURL(run)}
-	lease, err := b.checks.Claim(ctx, tx, ref)
-	return ref, lease, err
-}
-
-// closeQueuedRuns completes, as cancelled, the announced check runs of jobs that will never run.
-func (b *Bot) closeQueuedRuns(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, jobs []int64, reason string) {
-	runs, err := b.store.RunsOfJobs(ctx, jobs, store.RunQueued)
-	if err != nil {
-		b.log.Warn("find the runs of superseded jobs", "err", err)
-		return
-	}
-	for _, r := range runs {
-		b.settleRun(ctx, gh, repo, r, store.RunQueued, "cancelled", "Cancelled", reason)
-	}
-}
-
-// settleRun completes a run that did not finish the normal way, and its check run, once: only the caller
-// that moves the run out of status from closes the check run (checkrun.Owner.Settle).
-func (b *Bot) settleRun(ctx context.Context, gh ghclient.GitHub, repo ghclient.Repo, r *store.Run, from, conclusion, title, summary string) {
-	status := store.RunCancelled
-	if conclusion != "cancelled" {
-		status = store.RunCompleted
-	}
-	ok, err := b.store.MarkRun(ctx, r.ID, from, status, conclusion, summary)
-	if err != nil || !ok {
-		if err != nil {
-			b.log.Warn("settle run", "run", r.ID, "err", err)
-		}
-		return
-	}
-	states := []checkrun.State{checkrun.Queued}
-	if from == store.RunRunning {
-		states = append(states, checkrun.InProgress)
-	}
-	ref := checkrun.Ref{Run: r.ID, Repo: repo, HeadSHA: r.HeadSHA}
-	if _, err := b.checks.Settle(ctx, gh, ref, states, conclusion, title, summary); err != nil {
-		b.log.Warn("close check run", "run", r.ID, "err", err)
-	}
-}
-
-// settleCheckJob runs after a check job's handler: a run it left open (announced but never started, or
-// started and not completed because the job failed for good) is closed, so no check run stays in progress.
-// A job that will run again (retry, shutdown, lost lease) keeps its runs for the next attempt.
-func (jc *jobCtx) settleCheckJob(ctx context.Context, cause, err error) {
-	b := jc.b
-	_, deferred := queue.RetryTime(err) // rate limited: it runs again after the reset, attempt not counted
-	final := !deferred && (queue.IsPermanent(err) || jc.job.Attempts >= b.cfg.Queue.MaxAttempts)
-	ctx = context.WithoutCancel(ctx)
-	switch {
-	case errors.Is(cause, queue.ErrShutdown) || errors.Is(cause, queue.ErrLeaseLost):
-		return
-	case errors.Is(cause, queue.ErrSuperseded):
-		jc.settleRuns(ctx, []string{store.RunQueued}, "cancelled", "Cancelled", cancelReason(cause))
-	case errors.Is(cause, queue.ErrDeadline):
-		jc.settleRuns(ctx, []string{store.RunQueued, store.RunRunning}, "failure", deadlineTitle, cancelReason(cause))
-	case err == nil:
-		jc.settleRuns(ctx, []string{store.RunQueued}, "skipped", "Not checked",
-			"The pull request was closed, merged, turned into a draft or pushed again before the check started.")
-	case final:
-		jc.settleRuns(ctx, []string{store.RunQueued, store.RunRunning}, "failure", "catalogbot could not check this commit",
-			"The check failed for a reason that is not about this pull request's content: "+truncate(err.Error(), 2000)+
-				"\n\nComment `/retest` to run it again.")
-	}
-}
-
-func (jc *jobCtx) settleRuns(ctx context.Context, statuses []string, conclusion, title, summary string) {
-	for _, status := range statuses {
-		runs, err := jc.b.store.RunsOfJobs(ctx, []int64{jc.job.ID}, status)
-		if err != nil {
-			jc.log.Warn("find the job's open runs", "err", err)
-			return
-		}
-		for _, r := range runs {
-			if r.Kind == kindCheck {
-				jc.b.settleRun(ctx, jc.gh, jc.repo, r, status, conclusion, title, summary)
-			}
-		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/internal/githubtest"
 )
@@ -59,7 +60,7 @@ func TestAttackTarpitRegistry(t *testing.T) {
 		{"stage", TimeoutsConfig{RegistryRequest: time.Hour, GitHubRequest: time.Minute, Stage: 2 * time.Second, Job: time.Hour},
 			"Infrastructure failure in render", []string{"the render stage did not finish within its 2s deadline"}},
 		{"job", TimeoutsConfig{RegistryRequest: time.Hour, GitHubRequest: time.Minute, Stage: time.Hour, Job: 3 * time.Second},
-			deadlineTitle, []string{"ran past its deadline"}},
+			checkrun.DeadlineTitle, []string{"ran past its deadline"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, func(h *harness) { h.cfg.Timeouts = tc.timeouts; h.cfg.Queue.Workers = 1 })

@@ -2,13 +2,11 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/checkrun"
 	"github.com/catalogbot/catalogbot/bot/ghclient"
-	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
@@ -89,31 +87,6 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 	}
 	t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: number, Reason: "check completed"}
 	return jc.enqueue(ctx, kindEvaluate, fmt.Sprintf("evaluate:run:%d:%d", r.ID, jc.job.Attempts), t)
-}
-
-// awaitAnnouncement lets the creation of the job's announced check run, if one is in flight, finish
-// before the job's own requests.
-func (jc *jobCtx) awaitAnnouncement(ctx context.Context) error {
-	if jc.task.PR == 0 {
-		return nil
-	}
-	r, err := jc.b.store.RunOf(ctx, jc.job.ID, kindCheck, jc.task.PR)
-	if err != nil || r == nil {
-		return err
-	}
-	return jc.b.checks.Await(ctx, r.ID)
-}
-
-// dropStaleAnnouncement closes the check run announced for this job when the pull request's head moved
-// before the check started: the new head is checked instead (in a run of its own check run).
-func (jc *jobCtx) dropStaleAnnouncement(ctx context.Context, number int, head string) error {
-	r, err := jc.b.store.RunOf(ctx, jc.job.ID, kindCheck, number)
-	if err != nil || r == nil || r.Status != store.RunQueued || r.HeadSHA == head {
-		return err
-	}
-	jc.b.settleRun(ctx, jc.gh, jc.repo, r, store.RunQueued, "cancelled", "Cancelled",
-		fmt.Sprintf("The pull request's head moved to %s before this check started; that commit is checked instead.", short(head)))
-	return nil
 }
 
 // runPipeline fetches the repository and runs the pipeline on the merge of the head into the base
@@ -214,19 +187,6 @@ func (m *membership) IsMember(ctx context.Context, org, team, login string) (boo
 	}
 	m.cache[k] = v
 	return v, nil
-}
-
-// cancelReason says why a job stopped.
-func cancelReason(cause error) string {
-	switch {
-	case errors.Is(cause, queue.ErrSuperseded):
-		return "Superseded by a newer push or re-run."
-	case errors.Is(cause, queue.ErrShutdown):
-		return "The bot restarted; the check will run again."
-	case errors.Is(cause, queue.ErrDeadline):
-		return "The check ran past its deadline (timeouts.job in the bot's configuration): a registry or another service it needs did not answer in time. This is not a problem of the pull request; comment /retest to run it again."
-	}
-	return "Stopped: " + fmt.Sprint(cause)
 }
 
 // timeNow is the clock for progress throttling.

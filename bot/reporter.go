@@ -2,14 +2,12 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/checkrun"
-	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -107,32 +105,26 @@ func (c *checkReporter) complete(ctx context.Context, rep *report.Report) error 
 	return jc.b.store.FinishRun(ctx, c.run)
 }
 
-// deadlineTitle is the title of a check run whose job ran past queue.jobTimeout.
-const deadlineTitle = "Infrastructure failure: the check ran past its deadline: not your change; comment /retest"
-
-// cancelled closes the check run of a superseded job as cancelled (one past its deadline as failed). At
-// shutdown it stays in progress: the job is requeued and the next attempt takes it over.
+// cancelled closes the check run of a stopped check as checkrun.Interrupted says: cancelled when superseded,
+// failed past its deadline. At shutdown it stays in progress: the job is requeued and the next attempt
+// takes it over.
 func (c *checkReporter) cancelled(cause error) {
 	ctx, done := context.WithTimeout(context.Background(), 15*time.Second)
 	defer done()
 	jc := c.jc
-	c.logf("%s", cancelReason(cause))
+	c.logf("%s", checkrun.StopReason(cause))
 	if err := c.flush(ctx); err != nil {
 		jc.log.Warn("recording the run's log failed", "err", err)
 	}
-	if errors.Is(cause, queue.ErrShutdown) || errors.Is(cause, queue.ErrLeaseLost) {
+	e, ok := checkrun.Interrupted(cause)
+	if !ok {
 		return
 	}
-	conclusion, title, status := "cancelled", "Cancelled", store.RunCancelled
-	if errors.Is(cause, queue.ErrDeadline) {
-		// Not the author's doing, but nothing may pass: a failure, as infrastructure failures are.
-		conclusion, title, status = "failure", deadlineTitle, store.RunCompleted
-	}
-	if _, err := jc.b.checks.Settle(ctx, jc.gh, c.ref, []checkrun.State{checkrun.Queued, checkrun.InProgress}, conclusion, title,
-		cancelReason(cause)); err != nil {
+	if _, err := jc.b.checks.Settle(ctx, jc.gh, c.ref, []checkrun.State{checkrun.Queued, checkrun.InProgress}, e.Conclusion, e.Title,
+		e.Summary); err != nil {
 		jc.log.Warn("closing the cancelled check run failed", "err", err)
 	}
-	c.run.Status, c.run.Conclusion = status, conclusion
+	c.run.Status, c.run.Conclusion = settledStatus(e), e.Conclusion
 	if err := jc.b.store.FinishRun(ctx, c.run); err != nil {
 		jc.log.Warn("recording the cancelled run failed", "err", err)
 	}

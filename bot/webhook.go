@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/catalogbot/catalogbot/bot/checkrun"
 )
 
 // verifySignature checks X-Hub-Signature-256 ("sha256=" + hex HMAC-SHA256 of the body) against every
@@ -128,7 +130,7 @@ func (b *Bot) handleWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if rt.cancelKey != "" {
-		superseded, cancel, err := b.queue.CancelKey(ctx, rt.cancelKey, closedCancel)
+		superseded, cancel, err := b.queue.CancelKey(ctx, rt.cancelKey, checkrun.PullRequestClosed)
 		if err != nil {
 			b.log.Error("cancel jobs", "key", rt.cancelKey, "err", err)
 			reply(http.StatusServiceUnavailable, "error", "queue unavailable")

@@ -424,3 +424,22 @@ func TestCreateEndIsBroadcastToOtherProcesses(t *testing.T) {
 		}
 	})
 }
+
+// The owner reaches the Checks API only through a client ghclient made (checksapi.Of): a GitHub of another
+// making is refused before the run moves.
+func TestOtherGitHubsAreRefused(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, o *Owner, _ func() *Owner) {
+		ctx := t.Context()
+		o.checks = checksapi.Of
+		gh := &fakeGitHub{}
+		if _, _, err := o.Start(ctx, gh, ref(1, 1), "Running", "r"); err == nil {
+			t.Fatal("started with a fake GitHub")
+		}
+		if ok, err := o.Settle(ctx, gh, ref(1, 0), []State{Queued, InProgress}, "cancelled", "Cancelled", "x"); ok || err == nil {
+			t.Errorf("settled with a fake GitHub: %v, %v", ok, err)
+		}
+		if s, _, err := o.StateOf(ctx, 1); s != "" || err != nil || len(gh.requests) != 0 {
+			t.Errorf("state %q, %v; requests %v", s, err, gh.requests)
+		}
+	})
+}

@@ -163,23 +163,13 @@ func writeCatalog(enc blobEncoder, c *Catalog) error {
 func writePackage(enc blobEncoder, g *packageBlobs) error {
 	for _, p := range g.packages {
 		out := *p
-		props, err := canonicalProperties(p.Properties)
-		if err != nil {
-			return fmt.Errorf("write package %q: %w", p.Name, err)
-		}
-		out.Properties = props
-		if err := enc.Encode(&out); err != nil {
+		if err := encodeCanonical(enc, &out, &out.Properties); err != nil {
 			return fmt.Errorf("write package %q: %w", p.Name, err)
 		}
 	}
 	for _, ch := range g.channels {
 		out := *ch
-		props, err := canonicalProperties(ch.Properties)
-		if err != nil {
-			return fmt.Errorf("write channel %q of package %q: %w", ch.Name, ch.Package, err)
-		}
-		out.Properties = props
-		if err := enc.Encode(&out); err != nil {
+		if err := encodeCanonical(enc, &out, &out.Properties); err != nil {
 			return fmt.Errorf("write channel %q of package %q: %w", ch.Name, ch.Package, err)
 		}
 	}
@@ -201,6 +191,17 @@ func writePackage(enc blobEncoder, g *packageBlobs) error {
 		}
 	}
 	return nil
+}
+
+// encodeCanonical encodes blob, a copy of a package or channel blob whose properties props points at, with
+// its property values made canonical first.
+func encodeCanonical(enc blobEncoder, blob any, props *[]Property) error {
+	canon, err := canonicalProperties(*props)
+	if err != nil {
+		return err
+	}
+	*props = canon
+	return enc.Encode(blob)
 }
 
 func writeOthers(enc blobEncoder, others []*Meta) error {

@@ -151,30 +151,21 @@ func packageOf(res *catalog.Result, pkg, where, root string) (*catalog.Catalog, 
 // filterPackage keeps the blobs of package pkg: its olm.package blob, and every other blob whose package
 // is pkg.
 func filterPackage(c *catalog.Catalog, pkg string) *catalog.Catalog {
-	out := &catalog.Catalog{}
-	for _, p := range c.Packages {
-		if p.Name == pkg {
-			out.Packages = append(out.Packages, p)
-		}
+	return &catalog.Catalog{
+		Packages:     ofPackage(c.Packages, pkg, func(p *catalog.Package) string { return p.Name }),
+		Channels:     ofPackage(c.Channels, pkg, func(ch *catalog.Channel) string { return ch.Package }),
+		Bundles:      ofPackage(c.Bundles, pkg, func(b *catalog.Bundle) string { return b.Package }),
+		Deprecations: ofPackage(c.Deprecations, pkg, func(d *catalog.Deprecation) string { return d.Package }),
+		Others:       ofPackage(c.Others, pkg, func(o *catalog.Meta) string { return o.Package }),
 	}
-	for _, ch := range c.Channels {
-		if ch.Package == pkg {
-			out.Channels = append(out.Channels, ch)
-		}
-	}
-	for _, b := range c.Bundles {
-		if b.Package == pkg {
-			out.Bundles = append(out.Bundles, b)
-		}
-	}
-	for _, d := range c.Deprecations {
-		if d.Package == pkg {
-			out.Deprecations = append(out.Deprecations, d)
-		}
-	}
-	for _, o := range c.Others {
-		if o.Package == pkg {
-			out.Others = append(out.Others, o)
+}
+
+// ofPackage keeps, in their order, the blobs whose package (packageOf) is pkg; nil when none is.
+func ofPackage[B any](blobs []B, pkg string, packageOf func(B) string) []B {
+	var out []B
+	for _, b := range blobs {
+		if packageOf(b) == pkg {
+			out = append(out, b)
 		}
 	}
 	return out

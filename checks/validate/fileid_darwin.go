@@ -1,29 +1,6 @@
 package validate
 
-import (
-	"io/fs"
-	"syscall"
-	"time"
-)
+import "syscall"
 
-// fileIDs says whether this system gives files identities (select cache entries can be checked).
-const fileIDs = true
-
-// idOf is the identity of a regular file's content (ok false for anything else).
-func idOf(fi fs.FileInfo) (fileID, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || !fi.Mode().IsRegular() {
-		return fileID{}, false
-	}
-	return fileID{Dev: int64(st.Dev), Ino: int64(st.Ino), Size: st.Size, Mtime: st.Mtimespec.Nano(),
-		Ctime: st.Ctimespec.Nano(), Mode: uint32(st.Mode)}, true
-}
-
-// changeTime is a file's status change time.
-func changeTime(fi fs.FileInfo) (time.Time, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return time.Time{}, false
-	}
-	return time.Unix(0, st.Ctimespec.Nano()), true
-}
+// statTimes are a file's modification and status change times, as Darwin names them in its Stat_t.
+func statTimes(st *syscall.Stat_t) (mtime, ctime syscall.Timespec) { return st.Mtimespec, st.Ctimespec }

@@ -1,6 +1,9 @@
 package githubtest
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // PullRequest is the fake's model of a pull request. Seed it with Server.AddPullRequest; read it back with
 // Server.PullRequest.
@@ -28,6 +31,14 @@ type PullRequest struct {
 	MergeMethod    string // "merge", "squash" or "rebase"
 	CommitTitle    string
 	CommitMessage  string
+}
+
+// copied is pr with Labels and Files of its own, so that neither the fake nor a test changes what the other
+// holds.
+func (pr PullRequest) copied() PullRequest {
+	pr.Labels = slices.Clone(pr.Labels)
+	pr.Files = slices.Clone(pr.Files)
+	return pr
 }
 
 // File is a file a pull request changes.

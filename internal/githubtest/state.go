@@ -137,8 +137,7 @@ func (s *Server) AddPullRequest(repo string, pr PullRequest) int {
 		yes := true
 		pr.Mergeable = &yes
 	}
-	pr.Labels = slices.Clone(pr.Labels)
-	pr.Files = slices.Clone(pr.Files)
+	pr = pr.copied()
 	r.refs["heads/"+pr.HeadRef] = pr.HeadSHA
 	r.pulls[pr.Number] = &pr
 	return pr.Number
@@ -272,10 +271,7 @@ func (s *Server) PullRequest(repo string, n int) PullRequest {
 	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pr := *s.pullLocked(repo, n)
-	pr.Labels = slices.Clone(pr.Labels)
-	pr.Files = slices.Clone(pr.Files)
-	return pr
+	return s.pullLocked(repo, n).copied()
 }
 
 // AddLabel puts label on pull request n, as a person labelling it on GitHub does.
@@ -297,10 +293,7 @@ func (s *Server) PullRequests(repo string) []PullRequest {
 	r := s.mustRepo(repo)
 	out := make([]PullRequest, 0, len(r.pulls))
 	for _, n := range sortedPulls(r) {
-		pr := *r.pulls[n]
-		pr.Labels = slices.Clone(pr.Labels)
-		pr.Files = slices.Clone(pr.Files)
-		out = append(out, pr)
+		out = append(out, r.pulls[n].copied())
 	}
 	return out
 }

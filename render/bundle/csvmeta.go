@@ -34,15 +34,9 @@ func (p *parsed) toCSVMetadata(props []catalog.Property) ([]catalog.Property, er
 	if p.image == "" {
 		return props, nil
 	}
-	kept := make([]catalog.Property, 0, len(props))
-	for _, pr := range props {
-		switch pr.Type {
-		case catalog.PropertyCSVMetadata:
-			return props, nil
-		case catalog.PropertyBundleObject:
-		default:
-			kept = append(kept, pr)
-		}
+	kept, hasMetadata := withoutBundleObjects(props)
+	if hasMetadata {
+		return props, nil
 	}
 	var csv kubetypes.ClusterServiceVersion
 	if err := json.Unmarshal(p.csvManifest.json, &csv); err != nil {
@@ -53,6 +47,22 @@ func (p *parsed) toCSVMetadata(props []catalog.Property) ([]catalog.Property, er
 		return nil, err
 	}
 	return append(kept, md), nil
+}
+
+// withoutBundleObjects returns props without their olm.bundle.object properties, in their order, and
+// whether props already hold an olm.csv.metadata property (the migration then leaves them as they are).
+func withoutBundleObjects(props []catalog.Property) (kept []catalog.Property, hasMetadata bool) {
+	kept = make([]catalog.Property, 0, len(props))
+	for _, p := range props {
+		switch p.Type {
+		case catalog.PropertyCSVMetadata:
+			return nil, true
+		case catalog.PropertyBundleObject:
+		default:
+			kept = append(kept, p)
+		}
+	}
+	return kept, false
 }
 
 // csvMetadataOf builds the olm.csv.metadata property of a ClusterServiceVersion.

@@ -49,15 +49,9 @@ func ToCSVMetadata(b *catalog.Bundle) (*catalog.Bundle, error) {
 	if err != nil || csvJSON == nil {
 		return b, err
 	}
-	kept := make([]catalog.Property, 0, len(b.Properties))
-	for _, p := range b.Properties {
-		switch p.Type {
-		case catalog.PropertyCSVMetadata:
-			return b, nil
-		case catalog.PropertyBundleObject:
-		default:
-			kept = append(kept, p)
-		}
+	kept, hasMetadata := withoutBundleObjects(b.Properties)
+	if hasMetadata {
+		return b, nil
 	}
 	var csv kubetypes.ClusterServiceVersion
 	if err := json.Unmarshal(csvJSON, &csv); err != nil {

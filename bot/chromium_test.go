@@ -1,46 +1,23 @@
 package bot
 
 import (
-	"context"
-	"fmt"
-	"image/png"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/checks/graph"
+	"github.com/catalogbot/catalogbot/internal/chromiumtest"
 	"github.com/catalogbot/catalogbot/report"
 )
-
-// chromium finds a headless browser: $CATALOGBOT_CHROMIUM, else chromium on PATH.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CATALOGBOT_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CATALOGBOT_REQUIRE_CHROMIUM") == "1" {
-		t.Fatal("chromium not found (install the Debian package chromium or set CATALOGBOT_CHROMIUM)")
-	}
-	t.Skip("CHROMIUM NOT FOUND: install the Debian package chromium or set CATALOGBOT_CHROMIUM")
-	return ""
-}
 
 // The status page and a run page, as a browser renders them: the DOM after parsing holds the queue
 // counters, the run links and the stage table, and a screenshot is taken (kept in testdata/screenshots
 // with -update).
 func TestStatusPagesInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := chromiumtest.Find(t)
 	h := newHarness(t)
 	main := h.seedMain(repoConfig)
 	head := h.label(h.releaseFoo("mallory/foo", main, "mallory"), "HEAD")
@@ -69,7 +46,7 @@ func TestStatusPagesInChromium(t *testing.T) {
 	} {
 		// Logged in with HTTP basic authentication, the status token as the password.
 		url := strings.Replace(h.srv.URL, "http://", "http://catalogbot:"+statusToken+"@", 1) + page.path
-		dom := browse(t, bin, "--dump-dom", url, page.height)
+		dom := chromiumtest.DOM(t, bin, url, page.height)
 		for _, w := range page.want {
 			if !strings.Contains(dom, w) {
 				t.Errorf("%s: the rendered DOM lacks %q", page.path, w)
@@ -80,44 +57,14 @@ func TestStatusPagesInChromium(t *testing.T) {
 				t.Errorf("%s: the rendered DOM holds %q", page.path, w)
 			}
 		}
-		screenshot(t, bin, url, page.name, page.height)
-	}
-}
-
-// screenshot takes a screenshot of url, checks it is a PNG of the window's size, and with -update keeps
-// it as testdata/screenshots/NAME.png.
-func screenshot(t *testing.T, bin, url, name string, height int) {
-	t.Helper()
-	shot := filepath.Join(t.TempDir(), name+".png")
-	browse(t, bin, "--screenshot="+shot, url, height)
-	f, err := os.Open(shot)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(f)
-	f.Close()
-	if err != nil {
-		t.Fatalf("%s: screenshot: %v", url, err)
-	}
-	if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != height {
-		t.Errorf("%s: screenshot is %v", url, b)
-	}
-	if *update {
-		data, _ := os.ReadFile(shot)
-		dst := filepath.Join("testdata", "screenshots", name+".png")
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(dst, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		chromiumtest.Screenshot(t, bin, url, page.name, page.height, *update)
 	}
 }
 
 // A channel with skips, branches and a bundle outside the channel, on a run page as a browser shows it:
 // every entry drawn once, an edge per replaces and skip, the head and the added entries marked.
 func TestUpgradeGraphInChromium(t *testing.T) {
-	bin := chromium(t)
+	bin := chromiumtest.Find(t)
 	ch := channel("op.v1.0.0<op.v0.9.0", "op.v1.1.0<op.v1.0.0", "op.v1.1.1<op.v1.1.0", "op.v1.2.0<op.v1.1.1~op.v1.1.0~op.v1.0.0",
 		"op.v1.2.1-rc1<op.v1.2.0", "op.v1.3.0<op.v1.2.0~op.v1.2.1-rc1~op.v1.1.1")
 	d := graph.ChannelDiff{Package: "op", Channel: "stable", OldHead: "op.v1.2.0", NewHead: "op.v1.3.0",
@@ -130,7 +77,7 @@ func TestUpgradeGraphInChromium(t *testing.T) {
 			Graphs: []report.UpgradeGraph{g}}}}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { render(w, "run.html", runPage{Run: r}) }))
 	defer srv.Close()
-	dom := browse(t, bin, "--dump-dom", srv.URL, 1000)
+	dom := chromiumtest.DOM(t, bin, srv.URL, 1000)
 	if n := strings.Count(dom, `<g class="node`); n != 7 {
 		t.Errorf("%d entries drawn, want 7 (six entries and the replaced op.v0.9.0)", n)
 	}
@@ -139,18 +86,5 @@ func TestUpgradeGraphInChromium(t *testing.T) {
 			t.Errorf("%d of %s, want %d", n, what, want)
 		}
 	}
-	screenshot(t, bin, srv.URL, "run-graph", 1000)
-}
-
-func browse(t *testing.T, bin, mode, url string, height int) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-		"--user-data-dir="+t.TempDir(), fmt.Sprintf("--window-size=1280,%d", height), mode, url)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s %s %s: %v", bin, mode, url, err)
-	}
-	return string(out)
+	chromiumtest.Screenshot(t, bin, srv.URL, "run-graph", 1000, *update)
 }

@@ -67,6 +67,7 @@ var allowed = map[string][]string{
 	"internal/githubtest":   {"internal/shareddata"}, // the real webhook payloads it edits (Payload)
 	"internal/pgtest":       nil,
 	"internal/golden":       nil,
+	"internal/chromiumtest": nil, // headless Chromium for the status pages' browser tests
 	"internal/initgc":       nil, // the collector held off while packages initialise (main only)
 	"internal/reftools":     nil,
 	"internal/shareddata":   nil,

@@ -12,6 +12,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/statuspage"
 	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
@@ -115,11 +116,11 @@ type appPRChange struct {
 	body func(commit string) string
 }
 
-// saveRow writes j's row (save), its error cut to maxErrorRunes: the status page shows it, and an error can
+// saveRow writes j's row (save), its error cut to statuspage.MaxErrorRunes: the status page shows it, and an error can
 // quote a registry's or GitHub's answer.
 func (j *appPRJob) saveRow(ctx context.Context) error {
 	row := j.rec.Record()
-	row.Error = clipRunes(row.Error, maxErrorRunes)
+	row.Error = statuspage.ClipRunes(row.Error, statuspage.MaxErrorRunes)
 	return j.save(ctx)
 }
 

@@ -3,9 +3,6 @@ package bot
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -135,50 +132,5 @@ func TestAttackGuessRunID(t *testing.T) {
 	}
 	if code, body := h.fetch(second, nil); code != http.StatusOK || !strings.Contains(body, "Run #2") {
 		t.Errorf("run 2's details link: %d", code)
-	}
-}
-
-// Without a configured status token the pages are refused (403), never open; a short token is a
-// configuration error.
-func TestStatusTokenConfiguration(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		auth statusAuth
-		req  func(*http.Request)
-		want int
-	}{
-		{"no token configured", newStatusAuth("", nil), nil, http.StatusForbidden},
-		{"no token configured, one sent", newStatusAuth("", nil), func(r *http.Request) { r.Header.Set("Authorization", "Bearer ") }, http.StatusForbidden},
-		{"token configured, none sent", newStatusAuth(statusToken, nil), nil, http.StatusUnauthorized},
-		{"token configured and sent", newStatusAuth(statusToken, nil), func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+statusToken) }, http.StatusOK},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := &Bot{auth: tc.auth}
-			h := b.requireStatusAuth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-			req := httptest.NewRequest(http.MethodGet, "/", nil)
-			if tc.req != nil {
-				tc.req(req)
-			}
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, req)
-			if w.Code != tc.want {
-				t.Errorf("%d, want %d", w.Code, tc.want)
-			}
-		})
-	}
-	dir := t.TempDir()
-	short, long := filepath.Join(dir, "short"), filepath.Join(dir, "long")
-	_ = os.WriteFile(short, []byte("tooshort\n"), 0o600)
-	_ = os.WriteFile(long, []byte(statusToken+"\n"), 0o600)
-	for file, ok := range map[string]bool{short: false, long: true, filepath.Join(dir, "missing"): false} {
-		c := DefaultConfig()
-		c.Status.TokenFile = file
-		tok, err := c.LoadStatusToken()
-		if ok != (err == nil) || ok && tok != statusToken {
-			t.Errorf("%s: %q %v", filepath.Base(file), tok, err)
-		}
-		if err != nil && strings.Contains(err.Error(), "tooshort") {
-			t.Errorf("the error tells the token: %v", err)
-		}
 	}
 }

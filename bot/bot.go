@@ -21,6 +21,7 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/statuspage"
 	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -67,11 +68,10 @@ type Bot struct {
 	log     *slog.Logger
 	metrics *Metrics
 	remote  []remote.Option // Options.RemoteOptions
-	auth    statusAuth
+	// pages are the status pages (bot/statuspage).
+	pages *statuspage.Pages
 	// registries are the registry logins of bot.yaml; a job uses only its repository's (keychainFor).
 	registries []registryLogin
-	pageKey    []byte // run page IDs are derived from it (statusauth.go)
-	started    time.Time
 	// checks is the only writer of check runs.
 	checks *checkrun.Owner
 	// announcer creates check runs at enqueue time.
@@ -105,7 +105,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		return nil, err
 	}
 	b := &Bot{cfg: o.Config, secrets: o.Secrets, gh: o.GitHub, queue: o.Queue, store: st, git: o.Git, log: o.Logger,
-		metrics: o.Metrics, started: time.Now(), inflight: newByteBudget(o.Config.Webhook.MaxBytesInFlight),
+		metrics: o.Metrics, inflight: newByteBudget(o.Config.Webhook.MaxBytesInFlight),
 		smokeSlots: newSmokeSlots(o.Config.Smoke), pusher: o.BundlePusher}
 	if b.registries, err = loadRegistryLogins(o.Config.Registries); err != nil {
 		return nil, err
@@ -117,19 +117,21 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 		}
 		b.kindConfig = string(data)
 	}
-	if b.pageKey, err = loadPageKey(ctx, o.Queue.DB()); err != nil {
+	pageKey, err := statuspage.LoadKey(ctx, o.Queue.DB())
+	if err != nil {
 		return nil, err
 	}
 	token := o.StatusToken
 	if token == "" {
-		if token, err = o.Config.LoadStatusToken(); err != nil {
+		if token, err = o.Config.Status.LoadToken(); err != nil {
 			return nil, fmt.Errorf("bot: %w", err)
 		}
 	}
-	b.auth = newStatusAuth(token, o.Config.Status.PublicRepositories)
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
+	b.pages = statuspage.New(statuspage.Options{Queue: o.Queue, Records: pageRecords{b}, Key: pageKey, Token: token,
+		Public: o.Config.Status.PublicRepositories, Workers: o.Config.Queue.Workers, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log})
 	if token == "" {
 		b.log.Warn("no status token configured: the status pages and /metrics answer 403 (set status.tokenEnv or status.tokenFile)")
 	}
@@ -162,9 +164,8 @@ func (b *Bot) Handler() http.Handler {
 	mux.HandleFunc("/webhook", b.handleWebhook)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", b.handleReady)
-	mux.Handle("GET /metrics", b.requireStatusAuth(promhttp.HandlerFor(b.metrics.Registry, promhttp.HandlerOpts{})))
-	mux.Handle("GET /{$}", b.requireStatusAuth(http.HandlerFunc(b.handleIndex)))
-	mux.HandleFunc("GET /runs/{id}", b.handleRun)
+	mux.Handle("GET /metrics", b.pages.RequireToken(promhttp.HandlerFor(b.metrics.Registry, promhttp.HandlerOpts{})))
+	b.pages.Mount(mux)
 	return mux
 }
 
@@ -348,7 +349,7 @@ const checkRunEvent = "checkrun"
 // runURL is the status page of a run (the check run's details link), under its unguessable page ID.
 func (b *Bot) runURL(id int64) string {
 	base := strings.TrimSuffix(b.cfg.PublicURL, "/")
-	return fmt.Sprintf("%s/runs/%s", base, b.pageID(id))
+	return base + b.pages.RunPath(id)
 }
 
 func short(sha string) string {

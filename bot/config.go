@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/statuspage"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/registry"
 )
@@ -30,8 +31,8 @@ type Config struct {
 	Queue     QueueConfig    `yaml:"queue"`
 	Checks    ChecksConfig   `yaml:"checks"`
 	Timeouts  TimeoutsConfig `yaml:"timeouts"`
-	// Status protects the status pages and /metrics (see StatusConfig).
-	Status StatusConfig `yaml:"status"`
+	// Status protects the status pages and /metrics (see statuspage.Config).
+	Status statuspage.Config `yaml:"status"`
 	// Registries are the registry logins, each for named repositories or installations only.
 	Registries []RegistryCredential `yaml:"registries"`
 	// Smoke is where smoke installs run (see SmokeConfig).

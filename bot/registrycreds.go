@@ -142,7 +142,7 @@ func (jc *jobCtx) remoteOptions() []remote.Option {
 // CheckAccessSecrets reads the status token and the registry passwords bot.yaml names, as the bot does
 // when it starts (for `catalogbot serve --check`).
 func (c *Config) CheckAccessSecrets() error {
-	if _, err := c.LoadStatusToken(); err != nil {
+	if _, err := c.Status.LoadToken(); err != nil {
 		return err
 	}
 	_, err := loadRegistryLogins(c.Registries)

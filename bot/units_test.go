@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/statuspage"
 	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/checks/approval"
 	"github.com/catalogbot/catalogbot/checks/merge"
@@ -116,7 +117,7 @@ func TestLoggerRedactsCredentials(t *testing.T) {
 }
 
 func TestReadinessConditions(t *testing.T) {
-	b := &Bot{cfg: DefaultConfig()}
+	b := &Bot{cfg: DefaultConfig(), pages: statuspage.New(statuspage.Options{})}
 	b.cfg.PublicURL = "https://bot.example"
 	no := false
 	pr := &ghclient.PullRequest{Number: 1, HeadSHA: strings.Repeat("a", 40), Labels: []string{"do-not-merge/hold"}, Mergeable: &no}
@@ -134,7 +135,7 @@ func TestReadinessConditions(t *testing.T) {
 		"  - not counted (may not approve this change): mallory",
 		"Approvals given on an earlier head no longer count (a push drops them): carol (on bbbbbbbbbbbb)",
 		"placed by admin", "- [ ] label `lgtm` is required",
-		"- [ ] on hold (label `do-not-merge/hold`, placed by admin)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa against `main` ([details](https://bot.example/runs/" + b.pageID(3) + "))"} {
+		"- [ ] on hold (label `do-not-merge/hold`, placed by admin)", "- [ ] GitHub reports merge conflicts", "- [x] catalogbot checks passed on aaaaaaaaaaaa against `main` ([details](https://bot.example" + b.pages.RunPath(3) + "))"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q:\n%s", want, body)
 		}

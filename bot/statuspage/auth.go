@@ -1,4 +1,4 @@
-package bot
+package statuspage
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 	"github.com/catalogbot/catalogbot/diag"
 )
 
-// StatusConfig protects the status pages (/, /runs/{id}) and /metrics: they need the status token, as a
+// Config protects the status pages (/, /runs/{id}) and /metrics: they need the status token, as a
 // bearer token (Authorization: Bearer TOKEN) or as the password of HTTP basic authentication (any user
 // name; browsers ask for it). Without a token the pages answer 403: they are never open. /webhook
 // (signature-checked), /healthz and /readyz need none.
-type StatusConfig struct {
+type Config struct {
 	// TokenEnv or TokenFile holds the token (at least 16 characters).
 	TokenEnv  string `yaml:"tokenEnv"`
 	TokenFile string `yaml:"tokenFile"`
@@ -33,39 +33,39 @@ type StatusConfig struct {
 	PublicRepositories []string `yaml:"publicRepositories"`
 }
 
-// minStatusToken is the shortest status token accepted.
-const minStatusToken = 16
+// minToken is the shortest status token accepted.
+const minToken = 16
 
-// LoadStatusToken reads the status token ("" when none is configured).
-func (c *Config) LoadStatusToken() (string, error) {
+// LoadToken reads the status token ("" when none is configured).
+func (c *Config) LoadToken() (string, error) {
 	var tok string
 	switch {
-	case c.Status.TokenFile != "":
-		data, err := os.ReadFile(c.Status.TokenFile)
+	case c.TokenFile != "":
+		data, err := os.ReadFile(c.TokenFile)
 		if err != nil {
 			return "", diag.UsageError(fmt.Errorf("status token file: %w", err))
 		}
 		tok = strings.TrimSpace(string(data))
-	case c.Status.TokenEnv != "":
-		tok = strings.TrimSpace(os.Getenv(c.Status.TokenEnv))
+	case c.TokenEnv != "":
+		tok = strings.TrimSpace(os.Getenv(c.TokenEnv))
 	default:
 		return "", nil
 	}
-	if len(tok) < minStatusToken {
-		return "", diag.UsageError(fmt.Errorf("status token (tokenEnv %q, tokenFile %q) is empty or shorter than %d characters", c.Status.TokenEnv, c.Status.TokenFile, minStatusToken))
+	if len(tok) < minToken {
+		return "", diag.UsageError(fmt.Errorf("status token (tokenEnv %q, tokenFile %q) is empty or shorter than %d characters", c.TokenEnv, c.TokenFile, minToken))
 	}
 	return tok, nil
 }
 
-// statusAuth checks the credentials of status page requests.
-type statusAuth struct {
+// auth checks the credentials of status page requests.
+type auth struct {
 	token  [32]byte // sha256 of the token, compared in constant time
 	set    bool
 	public []string
 }
 
-func newStatusAuth(token string, public []string) statusAuth {
-	a := statusAuth{public: public}
+func newAuth(token string, public []string) auth {
+	a := auth{public: public}
 	if token != "" {
 		a.token, a.set = sha256.Sum256([]byte(token)), true
 	}
@@ -73,7 +73,7 @@ func newStatusAuth(token string, public []string) statusAuth {
 }
 
 // authenticated tells whether r carries the status token (bearer, or basic authentication's password).
-func (a statusAuth) authenticated(r *http.Request) bool {
+func (a auth) authenticated(r *http.Request) bool {
 	if !a.set {
 		return false
 	}
@@ -90,7 +90,7 @@ func (a statusAuth) authenticated(r *http.Request) bool {
 }
 
 // deny answers a request without valid credentials, telling nothing about what it asked for.
-func (a statusAuth) deny(w http.ResponseWriter) {
+func (a auth) deny(w http.ResponseWriter) {
 	if !a.set {
 		http.Error(w, "the status pages are disabled: set status.tokenEnv or status.tokenFile in bot.yaml", http.StatusForbidden)
 		return
@@ -99,11 +99,11 @@ func (a statusAuth) deny(w http.ResponseWriter) {
 	http.Error(w, "authentication required", http.StatusUnauthorized)
 }
 
-// requireStatusAuth wraps a handler that needs the status token.
-func (b *Bot) requireStatusAuth(next http.Handler) http.Handler {
+// RequireToken wraps a handler that needs the status token (the status page's, /metrics).
+func (p *Pages) RequireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !b.auth.authenticated(r) {
-			b.auth.deny(w)
+		if !p.auth.authenticated(r) {
+			p.auth.deny(w)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -111,7 +111,7 @@ func (b *Bot) requireStatusAuth(next http.Handler) http.Handler {
 }
 
 // isPublic tells whether repo is listed as public in status.publicRepositories.
-func (a statusAuth) isPublic(repo string) bool {
+func (a auth) isPublic(repo string) bool {
 	repo = strings.ToLower(repo)
 	for _, p := range a.public {
 		if ok, _ := path.Match(strings.ToLower(p), repo); ok {
@@ -129,8 +129,8 @@ CREATE TABLE IF NOT EXISTS page_keys (
 );
 `
 
-// loadPageKey returns the database's page key, creating a random 256-bit one on first use.
-func loadPageKey(ctx context.Context, db *queue.DB) ([]byte, error) {
+// LoadKey returns the database's page key, creating a random 256-bit one on first use.
+func LoadKey(ctx context.Context, db *queue.DB) ([]byte, error) {
 	if err := db.CreateTables(ctx, "the page key table", pageKeySchema); err != nil {
 		return nil, err
 	}
@@ -152,10 +152,14 @@ func loadPageKey(ctx context.Context, db *queue.DB) ([]byte, error) {
 	return key, nil
 }
 
+// RunPath is the path of a run's page (the check run's details link, after the bot's public URL), under
+// its unguessable page ID.
+func (p *Pages) RunPath(id int64) string { return "/runs/" + p.pageID(id) }
+
 // pageID is a run's page name: its number and a 128-bit MAC of it under the page key, so page links
 // cannot be guessed from the sequential run numbers.
-func (b *Bot) pageID(id int64) string {
-	m := hmac.New(sha256.New, b.pageKey)
+func (p *Pages) pageID(id int64) string {
+	m := hmac.New(sha256.New, p.key)
 	fmt.Fprintf(m, "run page %d", id)
 	return strconv.FormatInt(id, 10) + "-" + hex.EncodeToString(m.Sum(nil)[:16])
 }
@@ -164,7 +168,7 @@ var errBadPageID = errors.New("not a run page")
 
 // parsePageID reads "/runs/{id}": a page ID (id-MAC; withMAC true when the MAC is right) or, for the
 // logged-in status page's own links, a bare run number.
-func (b *Bot) parsePageID(s string) (id int64, withMAC bool, err error) {
+func (p *Pages) parsePageID(s string) (id int64, withMAC bool, err error) {
 	num, _, hasMAC := strings.Cut(s, "-")
 	id, err = strconv.ParseInt(num, 10, 64)
 	if err != nil || id <= 0 {
@@ -173,7 +177,7 @@ func (b *Bot) parsePageID(s string) (id int64, withMAC bool, err error) {
 	if !hasMAC {
 		return id, false, nil
 	}
-	if !hmac.Equal([]byte(b.pageID(id)), []byte(s)) {
+	if !hmac.Equal([]byte(p.pageID(id)), []byte(s)) {
 		return 0, false, errBadPageID
 	}
 	return id, true, nil
@@ -182,9 +186,9 @@ func (b *Bot) parsePageID(s string) (id int64, withMAC bool, err error) {
 // handleRun serves a run's page. Without the status token only a correct page ID (the check run's
 // details link) of a run of a public repository shows anything; everything else is the same 401 (or 404
 // for a wrong page ID), so nothing tells which runs or repositories exist.
-func (b *Bot) handleRun(w http.ResponseWriter, r *http.Request) {
-	authed := b.auth.authenticated(r)
-	id, withMAC, err := b.parsePageID(r.PathValue("id"))
+func (p *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
+	authed := p.auth.authenticated(r)
+	id, withMAC, err := p.parsePageID(r.PathValue("id"))
 	switch {
 	case err != nil && authed:
 		http.NotFound(w, r)
@@ -193,29 +197,29 @@ func (b *Bot) handleRun(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such page", http.StatusNotFound)
 		return
 	case !authed && !withMAC:
-		b.auth.deny(w)
+		p.auth.deny(w)
 		return
 	}
-	run, err := b.store.RunByID(r.Context(), id)
+	run, err := p.records.Run(r.Context(), id)
 	if err != nil {
-		b.log.Error("run page", "run", id, "err", err)
+		p.log.Error("run page", "run", id, "err", err)
 		http.Error(w, "queue database unavailable", http.StatusServiceUnavailable)
 		return
 	}
-	if !authed && (run == nil || !b.auth.isPublic(run.Repo)) {
-		b.auth.deny(w)
+	if !authed && (run == nil || !p.auth.isPublic(run.Repo)) {
+		p.auth.deny(w)
 		return
 	}
 	if run == nil {
 		http.NotFound(w, r)
 		return
 	}
-	if _, run.CheckRunID, err = b.checks.StateOf(r.Context(), run.ID); err != nil {
-		b.log.Error("run page", "run", id, "err", err)
+	if run.CheckRunID, err = p.records.CheckRunID(r.Context(), run.ID); err != nil {
+		p.log.Error("run page", "run", id, "err", err)
 		http.Error(w, "queue database unavailable", http.StatusServiceUnavailable)
 		return
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	render(w, "run.html", b.runPage(r.Context(), run))
+	render(w, "run.html", p.runPage(r.Context(), run))
 }

@@ -135,21 +135,6 @@ func (p *Pages) handleIndex(w http.ResponseWriter, r *http.Request) {
 	render(w, "index.html", page)
 }
 
-// runPage is what a run's page shows: the run, and why its job is waiting when an attempt failed.
-type runPage struct {
-	*Run
-	Retry *retryInfo
-}
-
-// retryInfo is the run's job when its last attempt ended with an error: a job waiting to retry, running
-// again, or failed for good. Error is the attempt's error, cut to MaxErrorRunes.
-type retryInfo struct {
-	State                 queue.State
-	Attempts, MaxAttempts int
-	Error                 string
-	Next                  time.Time
-}
-
 // MaxErrorRunes bounds the error a run page shows (an error can quote a registry's or GitHub's answer);
 // maxListErrorRunes the one a job list shows per job.
 const (
@@ -164,25 +149,6 @@ func ClipRunes(s string, n int) string {
 	}
 	runes := []rune(s)
 	return string(runes[:n]) + fmt.Sprintf("… (%d more characters)", len(runes)-n)
-}
-
-// runPage adds the run's job to its page when the job's last attempt failed. The job may be gone (pruned
-// after the retention): the page then shows the run alone.
-func (p *Pages) runPage(ctx context.Context, r *Run) runPage {
-	page := runPage{Run: r}
-	j, err := p.queue.Get(ctx, r.JobID)
-	if err != nil {
-		p.log.Debug("run page: no job", "run", r.ID, "job", r.JobID, "err", err)
-		return page
-	}
-	if j.Error == "" || j.State == queue.Done {
-		return page
-	}
-	page.Retry = &retryInfo{State: j.State, Attempts: j.Attempts, MaxAttempts: p.maxAttempts, Error: ClipRunes(j.Error, MaxErrorRunes)}
-	if j.State == queue.Queued {
-		page.Retry.Next = j.RunAfter
-	}
-	return page
 }
 
 func render(w http.ResponseWriter, name string, data any) {

@@ -69,8 +69,6 @@ type Run struct {
 	// Status is one of the run statuses (RunQueued, ...); Verdict and Conclusion are its report's verdict
 	// and its check run's conclusion; Log is what it logged.
 	Status, Verdict, Conclusion, Log string
-	// CheckRunID is for the run page (bot/checkrun holds it).
-	CheckRunID int64
 	// Approvers are the approvals the check counted, Settings the base branch's rules it recorded.
 	Approvers []string
 	Settings  Settings

@@ -8,10 +8,10 @@ import (
 )
 
 // overTotal adds up the sizes of files in order and, when they pass limit (DefaultMaxTotalSize when 0),
-// returns the diagnostic for the file where they do. Sizes come from the file system, before anything is
+// returns the diagnostic for the file where they do (named under dir). Sizes come from the file system, before anything is
 // read, so the answer does not depend on which worker reads what first. Under the limit it also returns
 // each file's size (0 when it cannot be found), which the load uses to start the largest files first.
-func overTotal(fsys fs.FS, files []string, limit int64) (d diag.Diagnostic, over bool, sizes []int64) {
+func overTotal(fsys fs.FS, files []string, limit int64, dir diag.Dir) (d diag.Diagnostic, over bool, sizes []int64) {
 	if limit <= 0 {
 		limit = DefaultMaxTotalSize
 	}
@@ -25,7 +25,7 @@ func overTotal(fsys fs.FS, files []string, limit int64) (d diag.Diagnostic, over
 		sizes[i] = st.Size()
 		total += st.Size()
 		if total > limit {
-			return diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: RuleCatalogTooLarge, File: f,
+			return diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: RuleCatalogTooLarge, File: dir.File(f),
 				Message: fmt.Sprintf("the catalog's files up to and including this one (%d of %d files) hold %d bytes, more than the limit of %d bytes for a whole catalog; nothing was validated", i+1, len(files), total, limit),
 				Hint:    "raise limits.maxTotalBytes in .catalogbot.yaml (or --max-total-bytes) if this catalog is meant to be this large"}, true, nil
 		}

@@ -50,6 +50,10 @@ type LoadOptions struct {
 	// Diagnostics, when set, receives every load diagnostic (the caller adds its own and reads the
 	// result from it); when nil, a limiter with diag.DefaultMaxPerRule is used.
 	Diagnostics *diag.Limiter
+	// Dir is where the catalog is in the repository: every diagnostic of the load names its file under
+	// it, and the catalog keeps it (Catalog.Dir) for the checks that name its files. Positions stay
+	// relative to the root.
+	Dir diag.Dir
 	// Include, when set, limits the load to the files it accepts (slash paths relative to the root).
 	Include func(path string) bool
 	// Files, when set, are the catalog's files as an earlier listing of the same root found them (the
@@ -128,7 +132,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 	var refused []diag.Diagnostic
 	if files == nil {
 		var err error
-		if files, refused, err = catalogFiles(fsys); err != nil {
+		if files, refused, err = catalogFiles(fsys, opts.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -160,10 +164,10 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		res.Diagnostics, res.Truncated = sink.Diagnostics(), sink.Truncated()
 		return res
 	}
-	d, over, sizes := overTotal(fsys, files, opts.MaxTotalSize)
+	d, over, sizes := overTotal(fsys, files, opts.MaxTotalSize, opts.Dir)
 	if over {
 		sink.Add(d)
-		return finish(&Result{Catalog: &Catalog{}, Files: files, Refused: true}), nil
+		return finish(&Result{Catalog: &Catalog{Dir: opts.Dir}, Files: files, Refused: true}), nil
 	}
 	flight := opts.flight
 	if flight == nil {
@@ -180,7 +184,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		g.Go(func() error {
 			buf, _ := bufs.Get().([]byte)
 			js, _ := jsBufs.Get().([]byte)
-			l := &fileLoader{file: files[i], lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink,
+			l := &fileLoader{file: files[i], dir: opts.Dir, lean: opts.Lean, cat: &Catalog{}, visit: opts.VisitBundle, sink: sink,
 				flight: flight, js: js}
 			if buf = l.load(fsys, maxSize, buf); cap(buf) <= maxKeptBuffer {
 				//lint:ignore SA6002 a 24-byte slice header per file, against the buffer of up to maxKeptBuffer it keeps
@@ -199,7 +203,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
-	res := &Result{Catalog: &Catalog{}, Files: files}
+	res := &Result{Catalog: &Catalog{Dir: opts.Dir}, Files: files}
 	for _, p := range parts {
 		c := res.Catalog
 		c.Packages = append(c.Packages, p.cat.Packages...)
@@ -226,15 +230,16 @@ func largestFirst(sizes []int64) []int {
 
 // catalogFiles lists the files a load reads (filetree.ListCatalog: every regular file in lexical order,
 // minus the .indexignore files and what their patterns exclude), and a diagnostic for each entry no
-// reader takes (a symbolic link, a special file, a name another one could be taken for).
-func catalogFiles(fsys fs.FS) ([]string, []diag.Diagnostic, error) {
+// reader takes (a symbolic link, a special file, a name another one could be taken for), naming its file
+// under dir.
+func catalogFiles(fsys fs.FS, dir diag.Dir) ([]string, []diag.Diagnostic, error) {
 	l, err := filetree.ListCatalog(fsys)
 	if err != nil {
 		return nil, nil, diag.UsageError(err)
 	}
 	var ds []diag.Diagnostic
 	for _, r := range l.Refused {
-		ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: RuleRefused, File: r.Path,
+		ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: RuleRefused, File: dir.File(r.Path),
 			Message: r.Path + " " + r.Reason, Hint: r.Hint})
 	}
 	return l.Loaded, ds, nil
@@ -243,6 +248,7 @@ func catalogFiles(fsys fs.FS) ([]string, []diag.Diagnostic, error) {
 // fileLoader loads one file into its own small catalog; the parts are joined in file order.
 type fileLoader struct {
 	file  string
+	dir   diag.Dir // where the catalog is: diagnostics name files under it
 	lean  bool
 	visit func(*Bundle)
 	cat   *Catalog
@@ -274,7 +280,7 @@ func (l *fileLoader) pos(off int) Pos {
 
 func (l *fileLoader) report(p Pos, rule, msg, hint string) {
 	l.sink.Add(diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: rule,
-		File: p.File, Line: p.Line, Column: p.Column, Message: msg, Hint: hint})
+		File: l.dir.File(p.File), Line: p.Line, Column: p.Column, Message: msg, Hint: hint})
 }
 
 func (l *fileLoader) reportErr(err error) {
@@ -284,7 +290,7 @@ func (l *fileLoader) reportErr(err error) {
 	case errors.As(err, &be):
 		d := diag.Diagnostic{Severity: diag.Error, Check: "validate", Rule: be.rule, Message: be.msg, Hint: be.hint}
 		p := l.pos(max(be.off, 0))
-		d.File, d.Line, d.Column = p.File, p.Line, p.Column
+		d.File, d.Line, d.Column = l.dir.File(p.File), p.Line, p.Column
 		switch be.schema {
 		case SchemaBundle:
 			d.Package, d.Bundle = be.pkg, be.name

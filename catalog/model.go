@@ -7,6 +7,8 @@ import (
 	"iter"
 	"maps"
 	"slices"
+
+	"github.com/catalogbot/catalogbot/diag"
 )
 
 // Schema names of the blob kinds OLM knows.
@@ -45,6 +47,9 @@ type Catalog struct {
 	Deprecations []*Deprecation
 	// Others are blobs of schemas OLM does not model, kept as-is.
 	Others []*Meta
+	// Dir is where the catalog's files are in the repository (LoadOptions.Dir): its positions are
+	// relative to it, and a check's diagnostic names a position's file as Dir.File(pos.File).
+	Dir diag.Dir
 }
 
 // Package is an olm.package blob.

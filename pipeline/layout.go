@@ -277,7 +277,7 @@ func (l *Layout) Attribute(ctx context.Context, repo *gitrepo.Repo, base, head *
 			if err != nil {
 				return nil, err
 			}
-			cat, err := loadSubset(ctx, fsys)
+			cat, err := loadSubset(ctx, fsys, "") // positions relative to dir, as files are
 			if err != nil {
 				return nil, fmt.Errorf("reading the changed files of %s at %s: %w", dir, short(commit.Hash.String()), err)
 			}

@@ -26,7 +26,8 @@ type catalogPair struct {
 }
 
 // catalogPairs loads, for every catalog holding a touched package, the touched packages' blobs at the base
-// and at the head, read from git (catalog-relative positions).
+// and at the head, read from git (catalog-relative positions; the checks name files under the catalog's
+// directory).
 func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, error) {
 	a, err := s.affectedCatalogs(ctx)
 	if err != nil {
@@ -72,7 +73,7 @@ func (s *state) catalogPairs(ctx context.Context) ([]catalogPair, *affected, err
 			if err != nil {
 				return nil, nil, err
 			}
-			cat, err := loadSubset(ctx, fsys)
+			cat, err := loadSubset(ctx, fsys, dir)
 			if err != nil {
 				return nil, nil, fmt.Errorf("loading catalog %s at the %s: %w", c.Name, side.at, err)
 			}
@@ -123,9 +124,6 @@ func (s *state) graph(ctx context.Context) report.Stage {
 		}
 		for i := range ds {
 			fmt.Fprintf(&key, "%s %s %s %s %s\n", ds[i].Severity, ds[i].Rule, ds[i].Package, ds[i].Bundle, ds[i].Message)
-			if ds[i].File != "" {
-				ds[i].File = path.Join(path.Clean(p.cat.Dir), ds[i].File)
-			}
 		}
 		all = append(all, ds...)
 		if len(diffs) == 0 && len(ds) == 0 {
@@ -173,7 +171,8 @@ type imageUses struct {
 }
 
 // add records the image uses of head's bundles of the packages pkgs that base does not hold or holds
-// changed, in catalog c; place sets a new use's file and line.
+// changed, in catalog c, at their files under head.Dir; place, when set, sets a new use's file and line
+// instead.
 func (u *imageUses) add(c config.Catalog, base, head *catalog.Catalog, pkgs map[string]bool, place func(*images.Ref)) {
 	old := map[string]*catalog.Bundle{}
 	if base != nil {
@@ -181,7 +180,7 @@ func (u *imageUses) add(c config.Catalog, base, head *catalog.Catalog, pkgs map[
 			old[b.Package+"/"+b.Name] = b
 		}
 	}
-	sub := &catalog.Catalog{}
+	sub := &catalog.Catalog{Dir: head.Dir}
 	for _, b := range head.Bundles {
 		if prev, ok := old[b.Package+"/"+b.Name]; pkgs[b.Package] && (!ok || graph.BundleChange(prev, b) != "") {
 			sub.Bundles = append(sub.Bundles, b)
@@ -192,7 +191,9 @@ func (u *imageUses) add(c config.Catalog, base, head *catalog.Catalog, pkgs map[
 		k := strings.Join([]string{r.Image, r.Package, r.Bundle, r.Field}, "\x00")
 		use, ok := u.byKey[k]
 		if !ok {
-			place(&r)
+			if place != nil {
+				place(&r)
+			}
 			use = &imageUse{ref: r}
 			u.byKey[k] = use
 			u.uses = append(u.uses, use)
@@ -222,11 +223,7 @@ func (s *state) images(ctx context.Context) report.Stage {
 	baseOf := map[string]*catalog.Catalog{}
 	for _, p := range pairs {
 		baseOf[p.cat.Name] = p.base
-		u.add(p.cat, p.base, p.head, pkgs, func(r *images.Ref) {
-			if r.File != "" {
-				r.File = path.Join(p.cat.Dir, r.File)
-			}
-		})
+		u.add(p.cat, p.base, p.head, pkgs, nil)
 	}
 	// The bundles the rendered change adds: a template change committed without its render (the render
 	// stage fails it) still has its new bundle images checked, on the template's line naming them.

@@ -159,7 +159,8 @@ type policyRun struct {
 }
 
 // check runs the rules on t's touched packages at the head and, as a baseline, at the base, and adds what
-// the change adds (limited per rule, paths from the repository's top) and the counts of the head's run.
+// the change adds (limited per rule; t.head names its files from the repository's top) and the counts of
+// the head's run.
 func (r *policyRun) check(ctx context.Context, t policyTarget) error {
 	// every finding of both sides is kept (-1) until the baseline is taken; the limit applies to what is added
 	in := policy.Input{Catalog: t.head, Packages: t.pkgs, Name: t.name, MigrateLevel: t.migrate, Kubernetes: t.kube, MaxPerRule: -1,
@@ -185,12 +186,7 @@ func (r *policyRun) check(ctx context.Context, t policyTarget) error {
 	added, existing := policy.Baseline(res.Diagnostics, baseRes.Diagnostics)
 	r.baseline += len(existing)
 	lim := diag.NewLimiter(cmp.Or(r.s.limits().MaxPerRule, diag.DefaultMaxPerRule))
-	for _, d := range added {
-		if d.File != "" {
-			d.File = path.Join(t.dir, d.File)
-		}
-		lim.Add(d)
-	}
+	lim.AddAll(added)
 	r.ds = append(r.ds, lim.Diagnostics()...)
 	r.truncated = append(r.truncated, lim.Truncated()...)
 	r.checked, r.bundles = r.checked+res.Packages, r.bundles+res.Bundles

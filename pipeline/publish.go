@@ -23,6 +23,8 @@ import (
 type PublishInput struct {
 	// CatalogDir holds the file-based catalog (the merged revision's).
 	CatalogDir string
+	// Dir is CatalogDir's path in the repository: the validation's diagnostics name files under it.
+	Dir string
 	// Target is the image reference to push (a tag; the digest is pushed first, the tag moved last).
 	Target string
 	// Tags are further references (tags) the image is pushed under after Target, each moved only
@@ -52,7 +54,7 @@ func Publish(ctx context.Context, in PublishInput) (report.Stage, string) {
 	start := time.Now()
 	st := report.Stage{Name: "publish"}
 	defer func() { st.Duration = time.Since(start) }()
-	res, err := validate.Dir(ctx, in.CatalogDir, validate.Options{})
+	res, err := validate.Dir(ctx, in.CatalogDir, validate.Options{Dir: diag.DirOf(in.Dir)})
 	if err != nil {
 		return finish(stageFromErr(err), start), ""
 	}

@@ -68,13 +68,7 @@ func publishOne(ctx context.Context, repo *gitrepo.Repo, plan *PublishPlan, tree
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return report.Stage{Status: report.Skipped, Summary: "no directory " + c.Dir + " at " + short(plan.Commit.Hash.String())}, ""
 	}
-	st, digest := Publish(ctx, PublishInput{CatalogDir: dir, Target: c.Image, Tags: c.Tags, Repo: repo, Commit: plan.Commit, Build: bopts})
-	for i := range st.Diagnostics {
-		if st.Diagnostics[i].File != "" {
-			st.Diagnostics[i].File = path.Join(c.Dir, st.Diagnostics[i].File)
-		}
-	}
-	return st, digest
+	return Publish(ctx, PublishInput{CatalogDir: dir, Dir: c.Dir, Target: c.Image, Tags: c.Tags, Repo: repo, Commit: plan.Commit, Build: bopts})
 }
 
 // tagsHold tells whether every one of tags holds the image built from revision rev (a tag added to the

@@ -23,7 +23,7 @@ func (s *state) renderedImages(ctx context.Context, u *imageUses, baseOf map[str
 		if r.Err != nil || len(r.Data) == 0 {
 			continue
 		}
-		head, err := loadSubset(ctx, fstest.MapFS{template.RenderedFile: {Data: r.Data}})
+		head, err := loadSubset(ctx, fstest.MapFS{template.RenderedFile: {Data: r.Data}}, "")
 		if err != nil {
 			return fmt.Errorf("reading the render of %s for catalog %s: %w", r.Job.Template, r.Job.Catalog.Name, err)
 		}

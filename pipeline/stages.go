@@ -80,9 +80,10 @@ func (s *state) catalogDir() string { return path.Clean(s.cfg.Catalog.Dir) }
 
 func (s *state) refsFile() string { return s.cfg.References.File }
 
-// loadSubset loads a partial catalog in full (not lean) mode; load problems are the validate stage's.
-func loadSubset(ctx context.Context, fsys fs.FS) (*catalog.Catalog, error) {
-	res, err := catalog.LoadFS(ctx, fsys, catalog.LoadOptions{})
+// loadSubset loads a partial catalog in full (not lean) mode, from dir in the repository (the checks on
+// it name their files under dir; "" for none); load problems are the validate stage's.
+func loadSubset(ctx context.Context, fsys fs.FS, dir string) (*catalog.Catalog, error) {
+	res, err := catalog.LoadFS(ctx, fsys, catalog.LoadOptions{Dir: diag.DirOf(dir)})
 	if err != nil {
 		return nil, err
 	}

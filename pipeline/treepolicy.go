@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,9 +61,11 @@ func (p *TreePolicy) Visitor() func(*catalog.Bundle) {
 type PolicyTarget struct {
 	Dir string // the catalog's directory
 	// Catalog is its layout entry: its name (empty for a catalog directory of its own, whose stage names
-	// no catalog), its settings, and the directory (relative to the repository) diagnostics are under.
+	// no catalog) and its settings.
 	Catalog config.Catalog
-	Result  *validate.Result // the validation's result
+	// Result is the validation's result; its catalog's Dir is where the findings name their files (a
+	// catalog read again is read under it).
+	Result  *validate.Result
 	Limits  validate.Limits
 	Whole   bool // Result holds the whole catalog (else dependencies are looked up in a lean load of it)
 	Visited bool // Result's load called Visitor (else the rules that read values read the files again)
@@ -84,6 +85,9 @@ func (p *TreePolicy) Stage(ctx context.Context, t PolicyTarget) (st report.Stage
 	in := policy.Input{Catalog: t.Result.Catalog, MaxPerRule: lim.MaxPerRule, Name: t.Catalog.Name, MigrateLevel: t.Catalog.MigrateLevel,
 		Kubernetes: t.Catalog.Kubernetes, Collected: collected, OFCache: p.ofc}
 	opts := catalog.LoadOptions{MaxFileSize: lim.MaxFileBytes, MaxTotalSize: lim.MaxTotalBytes}
+	if t.Result.Catalog != nil {
+		opts.Dir = t.Result.Catalog.Dir
+	}
 	if sev.NeedsValues() && collected == nil { // validate's catalog is lean: read its files again with their values
 		files := map[string]bool{}
 		for _, f := range t.Result.Files {
@@ -120,11 +124,6 @@ func (p *TreePolicy) Stage(ctx context.Context, t PolicyTarget) (st report.Stage
 			return st, false, err
 		}
 		summary = fmt.Sprintf("; %s already on %s", plural(existing, "finding"), p.since)
-	}
-	for i, d := range out.Diagnostics {
-		if d.File != "" && t.Catalog.Dir != "" {
-			out.Diagnostics[i].File = path.Join(t.Catalog.Dir, d.File)
-		}
 	}
 	rules := 0
 	for id := range sev {

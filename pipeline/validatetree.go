@@ -8,13 +8,17 @@ import (
 
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/report"
 )
 
 // Tree is what ValidateTree validates: catalogs of the directory tree at Root, whatever the layout (one
 // catalog directory, every catalog of a template-driven repository, the catalogs a change affects).
 type Tree struct {
-	Root     string           // the directory the catalogs' Dir are relative to
+	Root string // the directory the catalogs' Dir are relative to
+	// Dir is where Root is in the repository (the zero Dir: Root is its top); each catalog's diagnostics
+	// name their files under Dir.Sub(its Dir).
+	Dir      diag.Dir
 	Catalogs []config.Catalog // in the order results are wanted
 	Limits   validate.Limits  // bound every catalog's load and diagnostics
 	// Sized, when set, is told the total size of the catalogs' files before any of them is loaded (the
@@ -34,7 +38,7 @@ type TreeResult struct {
 }
 
 // ValidateTree validates every catalog of t, two at a time, then runs t's policy on each, and returns one
-// result per catalog in t's order; each diagnostic's file is relative to t.Root. It is the one validation
+// result per catalog in t's order; each diagnostic names its file under t.Dir. It is the one validation
 // of the validate stage of a pull request, of `catalogbot validate` and of init's proof. An error is the
 // policy's, which could not run.
 func ValidateTree(ctx context.Context, t Tree) ([]TreeResult, error) {
@@ -49,7 +53,7 @@ func ValidateTree(ctx context.Context, t Tree) ([]TreeResult, error) {
 		}
 		t.Sized(total)
 	}
-	opts := validate.Options{Limits: t.Limits}
+	opts := validate.Options{Limits: t.Limits, Dir: t.Dir}
 	if t.Policy != nil {
 		opts.VisitBundle = t.Policy.Visitor()
 	}

@@ -32,7 +32,8 @@ func (d ChannelDiff) Changed() bool {
 
 // DiffGraphs compares the channels and bundles of the given packages between two catalogs. Released
 // bundles (present in base) that were removed or modified are errors unless allowModify is set: bundles
-// are immutable once published, as the OLM docs recommend.
+// are immutable once published, as the OLM docs recommend. A diagnostic names its file under its
+// catalog's Dir.
 func DiffGraphs(base, head *catalog.Catalog, pkgs map[string]bool, allowModify bool) ([]ChannelDiff, []diag.Diagnostic) {
 	var diffs []ChannelDiff
 	var ds []diag.Diagnostic
@@ -72,14 +73,14 @@ func DiffGraphs(base, head *catalog.Catalog, pkgs map[string]bool, allowModify b
 		nb, ok := hb[k]
 		if !ok {
 			ds = append(ds, diag.Diagnostic{Severity: severity, Check: "graph", Rule: "released-bundle-removed",
-				File: old.Pos.File, Package: old.Package, Bundle: old.Name,
+				File: base.Dir.File(old.Pos.File), Package: old.Package, Bundle: old.Name,
 				Message: fmt.Sprintf("released bundle %q of package %q was removed", old.Name, old.Package),
 				Hint:    "published bundles are immutable: deprecate it (olm.deprecations) instead of removing it, or set graph.allowModifyReleased in .catalogbot.yaml"})
 			continue
 		}
 		if what := BundleChange(old, nb); what != "" {
 			ds = append(ds, diag.Diagnostic{Severity: severity, Check: "graph", Rule: "released-bundle-modified",
-				File: nb.Pos.File, Line: nb.Pos.Line, Column: nb.Pos.Column, Package: nb.Package, Bundle: nb.Name,
+				File: head.Dir.File(nb.Pos.File), Line: nb.Pos.Line, Column: nb.Pos.Column, Package: nb.Package, Bundle: nb.Name,
 				Message: fmt.Sprintf("released bundle %q of package %q was modified (%s)", nb.Name, nb.Package, what),
 				Hint:    "publish a new bundle version instead of changing a released one, or set graph.allowModifyReleased in .catalogbot.yaml"})
 		}

@@ -18,14 +18,15 @@ type Ref struct {
 	Field string
 }
 
-// RefsFromCatalog lists the bundle images and related images of every bundle, at the bundle's position.
+// RefsFromCatalog lists the bundle images and related images of every bundle, at the bundle's position
+// (its file under c.Dir).
 // Empty images (bundles carrying olm.bundle.object have none) are skipped, and so is a related image
 // equal to its bundle's own image (opm lists the bundle image among relatedImages): it is the same use.
 func RefsFromCatalog(c *catalog.Catalog) []Ref {
 	var refs []Ref
 	for _, b := range c.Bundles {
 		use := func(image, field string) {
-			refs = append(refs, Ref{Image: image, File: b.Pos.File, Line: b.Pos.Line, Package: b.Package, Bundle: b.Name, Field: field})
+			refs = append(refs, Ref{Image: image, File: c.Dir.File(b.Pos.File), Line: b.Pos.Line, Package: b.Package, Bundle: b.Name, Field: field})
 		}
 		if b.Image != "" {
 			use(b.Image, "image")

@@ -120,7 +120,7 @@ func (r *run) graphs() {
 		for _, c := range p.channels {
 			g := r.newUpgradeGraph(p, c)
 			if g.tooLarge {
-				r.sink.Add(diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: ruleTooLarge, File: c.Pos.File, Line: c.Pos.Line, Column: c.Pos.Column,
+				r.sink.Add(diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: ruleTooLarge, File: r.in.Catalog.Dir.File(c.Pos.File), Line: c.Pos.Line, Column: c.Pos.Column,
 					Package: p.name, Channel: c.Name, Message: fmt.Sprintf("channel %q of package %q has more than %d upgrade edges (replaces, skips and skipRange) or needs more than %d skipRange comparisons: too large to check", c.Name, p.name, maxEdges, maxRangeChecks),
 					Hint: "narrow the skipRanges, or split the channel: each skipRange is compared with every entry, and every entry it covers is an edge"})
 				continue

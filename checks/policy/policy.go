@@ -20,7 +20,8 @@ const Check = "policy"
 // Input is one catalog to check.
 type Input struct {
 	// Catalog holds at least every blob of the packages to check. Bundle property values are read when
-	// present; a lean catalog (catalog.LoadOptions.Lean) still gets the graph and dependency rules.
+	// present; a lean catalog (catalog.LoadOptions.Lean) still gets the graph and dependency rules. Every
+	// finding names its file under Catalog.Dir, where it loaded from.
 	Catalog *catalog.Catalog
 	// Packages limits the findings to these packages (the ones a change touched); nil checks every
 	// package. Dependencies are still looked up in the whole Catalog.
@@ -151,7 +152,7 @@ func (r *run) addAs(f finding, sev diag.Severity) {
 	if sev == "" {
 		return
 	}
-	r.sink.Add(diag.Diagnostic{Severity: sev, Check: Check, Rule: f.rule, File: f.pos.File, Line: f.pos.Line,
+	r.sink.Add(diag.Diagnostic{Severity: sev, Check: Check, Rule: f.rule, File: r.in.Catalog.Dir.File(f.pos.File), Line: f.pos.Line,
 		Column: f.pos.Column, Package: f.pkg, Channel: f.channel, Bundle: f.bundle, Message: f.msg, Hint: f.hint})
 }
 

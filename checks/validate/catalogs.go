@@ -2,7 +2,6 @@ package validate
 
 import (
 	"context"
-	"path"
 	"path/filepath"
 	"sync"
 	"time"
@@ -24,9 +23,10 @@ type CatalogResult struct {
 }
 
 // Catalogs validates catalog directories of the repository at root, at most parallel at once (2 when 0),
-// and returns one result per directory in the order given.
-// Diagnostics' files are made relative to root. done, when set, is called as each catalog finishes (from
-// one goroutine at a time).
+// and returns one result per directory in the order given. Each catalog is validated with opts, its
+// diagnostics naming files under opts.Dir.Sub(its Dir) (opts.Dir is where root is: the zero Dir when
+// root is the repository's top). done, when set, is called as each catalog finishes (from one goroutine
+// at a time).
 func Catalogs(ctx context.Context, root string, catalogs []CatalogDir, parallel int, opts Options, done func(CatalogResult)) []CatalogResult {
 	if parallel <= 0 {
 		parallel = 2
@@ -38,14 +38,9 @@ func Catalogs(ctx context.Context, root string, catalogs []CatalogDir, parallel 
 	for i, c := range catalogs {
 		g.Go(func() error {
 			start := time.Now()
-			res, err := Dir(ctx, filepath.Join(root, filepath.FromSlash(c.Dir)), opts)
-			if err == nil {
-				for k := range res.Diagnostics {
-					if res.Diagnostics[k].File != "" {
-						res.Diagnostics[k].File = path.Join(c.Dir, res.Diagnostics[k].File)
-					}
-				}
-			}
+			o := opts
+			o.Dir = opts.Dir.Sub(c.Dir)
+			res, err := Dir(ctx, filepath.Join(root, filepath.FromSlash(c.Dir)), o)
 			out[i] = CatalogResult{CatalogDir: c, Result: res, Err: err, Duration: time.Since(start)}
 			if done != nil {
 				mu.Lock()

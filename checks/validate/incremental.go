@@ -28,6 +28,8 @@ type Change struct {
 	// Sized, when set, is told the total size of the catalog's files once they are listed, before any
 	// of them is loaded (the CLI bounds its memory by it).
 	Sized func(bytes int64)
+	// Dir is where the catalog is in the repository, as in Options.
+	Dir diag.Dir
 }
 
 // Changed validates only the packages a change touched, by package identity, not by directory: every
@@ -93,7 +95,7 @@ func (d dirSource) open(p string) (fs.File, error) {
 
 func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) {
 	full := func() (*Result, bool, error) {
-		res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return src.load(ctx, lo) }, Options{Limits: ch.Limits})
+		res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { return src.load(ctx, lo) }, Options{Limits: ch.Limits, Dir: ch.Dir})
 		return res, true, err
 	}
 	if len(ch.Files) == 0 {
@@ -156,7 +158,7 @@ func changed(ctx context.Context, src source, ch Change) (*Result, bool, error) 
 		files = []string{} // listed: an empty catalog is not listed again
 	}
 	res, err := load(func(lo catalog.LoadOptions) (*catalog.Result, error) { lo.Files = files; return src.load(ctx, lo) },
-		Options{Include: func(p string) bool { return include[p] }, Packages: pkgs, Limits: ch.Limits})
+		Options{Include: func(p string) bool { return include[p] }, Packages: pkgs, Limits: ch.Limits, Dir: ch.Dir})
 	return res, false, err
 }
 

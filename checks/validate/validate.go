@@ -29,6 +29,9 @@ type Options struct {
 	// VisitBundle, when set, is called for each bundle as it loads, with its property values (see
 	// catalog.LoadOptions.VisitBundle): another check reads them without loading the catalog again.
 	VisitBundle func(*catalog.Bundle)
+	// Dir is where the catalog is in the repository: every diagnostic names its file under it (see
+	// catalog.LoadOptions.Dir).
+	Dir diag.Dir
 }
 
 // Limits bound the work and memory a hostile catalog can cost. Zero fields mean the defaults.
@@ -83,7 +86,7 @@ func load(loadWith func(catalog.LoadOptions) (*catalog.Result, error), opts Opti
 	if opts.VisitBundle != nil {
 		visit = func(b *catalog.Bundle) { refs.visit(b); opts.VisitBundle(b) }
 	}
-	res, err := loadWith(catalog.LoadOptions{Lean: true, Include: opts.Include, VisitBundle: visit,
+	res, err := loadWith(catalog.LoadOptions{Lean: true, Dir: opts.Dir, Include: opts.Include, VisitBundle: visit,
 		MaxFileSize: opts.Limits.MaxFileBytes, MaxTotalSize: opts.Limits.MaxTotalBytes, Diagnostics: sink})
 	if err != nil {
 		return nil, err
@@ -97,7 +100,7 @@ func load(loadWith func(catalog.LoadOptions) (*catalog.Result, error), opts Opti
 }
 
 // Catalog runs the model rules on a loaded catalog (load-time problems are the loader's diagnostics) and
-// returns every diagnostic they find.
+// returns every diagnostic they find, each naming its file under c.Dir.
 func Catalog(c *catalog.Catalog) []diag.Diagnostic {
 	sink := diag.NewLimiter(0)
 	(&validator{c: c, refs: &refCache{}, sink: sink}).run()
@@ -143,7 +146,7 @@ func (v *validator) run() {
 
 func (v *validator) add(pos catalog.Pos, rule, pkg, ch, bundle, msg, hint string) {
 	v.sink.Add(diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: rule,
-		File: pos.File, Line: pos.Line, Column: pos.Column, Package: pkg, Channel: ch, Bundle: bundle,
+		File: v.c.Dir.File(pos.File), Line: pos.Line, Column: pos.Column, Package: pkg, Channel: ch, Bundle: bundle,
 		Message: msg, Hint: hint})
 }
 

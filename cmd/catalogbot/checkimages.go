@@ -50,7 +50,7 @@ func runCheckImages(ctx context.Context, o *checkImagesOptions) error {
 		return err
 	}
 	start := time.Now()
-	res, err := validate.Dir(ctx, dir, validate.Options{})
+	res, err := validate.Dir(ctx, dir, validate.Options{Dir: o.out.filesDir(ctx, dir, false)})
 	if err != nil {
 		return err
 	}
@@ -62,6 +62,5 @@ func runCheckImages(ctx context.Context, o *checkImagesOptions) error {
 		st.Err = cerr.Error()
 	}
 	r := &report.Report{Title: "images of catalog " + dir, Stages: []report.Stage{st}}
-	o.out.relocate(ctx, r, dir, false)
 	return o.out.emit(o.io.out, r)
 }

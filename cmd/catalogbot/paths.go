@@ -2,48 +2,25 @@ package main
 
 import (
 	"context"
-	"path"
 	"path/filepath"
 
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/gitrepo"
-	"github.com/catalogbot/catalogbot/report"
 )
 
-// relocate rewrites the report's file paths, which come relative to the directory dir, so that editors
-// and pre-commit point at the files: joined to --path-prefix when it is given, else made relative to the
-// repository root holding dir; outside a git repository, joined to dir as given, unless isRoot says dir
-// is itself the repository's root (the directory of a template-driven repository's .catalogbot.yaml).
-func (o *outputFlags) relocate(ctx context.Context, r *report.Report, dir string, isRoot bool) {
+// filesDir is where the directory dir is for the report's file paths, so that editors and pre-commit
+// point at the files: the loads and checks of dir name every file under it as they make their
+// diagnostics. It is --path-prefix when given, else dir relative to the root of the repository holding
+// it; outside a git repository, dir as given, unless isRoot says dir is itself the repository's root (the
+// directory of a template-driven repository's .catalogbot.yaml). The repository is looked for only when
+// a diagnostic names a file: a run without one starts no git process.
+func (o *outputFlags) filesDir(ctx context.Context, dir string, isRoot bool) diag.Dir {
 	prefix := o.root
-	o.root = "" // applied here, not again by the renderers
-	if !namesFiles(r) {
-		return // nothing to rewrite: no need to ask git where the repository is
+	o.root = "" // the diagnostics carry it, not again the renderers
+	if prefix != "" {
+		return diag.DirOf(prefix)
 	}
-	if prefix == "" {
-		prefix = repoRelative(ctx, dir, isRoot)
-	}
-	if prefix == "" || prefix == "." {
-		return
-	}
-	for i := range r.Stages {
-		for j := range r.Stages[i].Diagnostics {
-			if d := &r.Stages[i].Diagnostics[j]; d.File != "" {
-				d.File = path.Join(prefix, d.File)
-			}
-		}
-	}
-}
-
-// namesFiles reports whether a diagnostic of r names a file.
-func namesFiles(r *report.Report) bool {
-	for _, st := range r.Stages {
-		for _, d := range st.Diagnostics {
-			if d.File != "" {
-				return true
-			}
-		}
-	}
-	return false
+	return diag.LazyDir(func() string { return repoRelative(ctx, dir, isRoot) })
 }
 
 // repoRelative is dir relative to the root of the git repository holding it; outside one, dir as given

@@ -269,3 +269,74 @@ func TestBumpPrintsTheChange(t *testing.T) {
 		t.Errorf("bump again: exit %d, printed %q", code, out.String())
 	}
 }
+
+// gitLogged puts a git on PATH that logs each of its invocations before running the real one, and
+// returns the log's file.
+func gitLogged(t *testing.T) string {
+	t.Helper()
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("no git executable")
+	}
+	bin := t.TempDir()
+	log := filepath.Join(bin, "calls")
+	script := "#!/bin/sh\necho \"$*\" >> '" + log + "'\nexec '" + real + "' \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return log
+}
+
+func gitCalls(t *testing.T, log string) []string {
+	t.Helper()
+	data, err := os.ReadFile(log)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(data)), "\n")
+}
+
+// The paths of validate's diagnostics are repository-relative as the load makes them, but the repository
+// is looked for only when a diagnostic names a file: a passing run starts no git process, a failing one
+// starts one (however many diagnostics and catalogs), and --path-prefix starts none.
+func TestValidateAsksGitForTheRepositoryOnlyForAFile(t *testing.T) {
+	repo := writeCatalog(t, map[string]string{"catalog/foo/catalog.json": catalogFile("quay.io/example/foo-bundle@" + digest)})
+	gitIn(t, repo, "init", "-q", "-b", "main")
+	gitIn(t, repo, "add", "-A")
+	gitIn(t, repo, "commit", "-q", "-m", "base")
+	log := gitLogged(t)
+	dir := filepath.Join(repo, "catalog")
+	var out bytes.Buffer
+	if code := run(t.Context(), []string{"validate", dir}, &out, &bytes.Buffer{}); code != 0 {
+		t.Fatalf("valid catalog: exit %d\n%s", code, out.String())
+	}
+	if calls := gitCalls(t, log); len(calls) != 0 {
+		t.Errorf("a passing run started git: %q", calls)
+	}
+	broken := `{"schema":"olm.package","name":"foo","defaultChannel":"stable"}` + "\n" + `{"schema":"olm.bundle","name":"x"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "foo", "catalog.json"), []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run(t.Context(), []string{"validate", dir}, &out, &bytes.Buffer{}); code != 1 || !strings.Contains(out.String(), "catalog/foo/catalog.json:1:1: error:") ||
+		strings.Count(out.String(), "catalog/foo/catalog.json:") < 2 {
+		t.Errorf("broken catalog: exit %d, want 1 with several repository-relative paths catalog/foo/catalog.json\n%s", code, out.String())
+	}
+	if calls := gitCalls(t, log); len(calls) != 1 || calls[0] != "rev-parse --show-toplevel" {
+		t.Errorf("a failing run started git %q, want one rev-parse --show-toplevel", calls)
+	}
+	if err := os.Remove(log); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run(t.Context(), []string{"validate", "--path-prefix", "elsewhere/cat", dir}, &out, &bytes.Buffer{}); code != 1 || !strings.Contains(out.String(), "elsewhere/cat/foo/catalog.json:1:1: error:") {
+		t.Errorf("--path-prefix: exit %d, want 1 with elsewhere/cat/foo/catalog.json\n%s", code, out.String())
+	}
+	if calls := gitCalls(t, log); len(calls) != 0 {
+		t.Errorf("--path-prefix started git: %q", calls)
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -85,7 +84,7 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 	}
 	r := &report.Report{Title: sc.title(false)}
 	done := 0
-	results, err := pipeline.ValidateTree(ctx, pipeline.Tree{Root: sc.root, Catalogs: sc.catalogs, Limits: lim, Policy: pol,
+	results, err := pipeline.ValidateTree(ctx, pipeline.Tree{Root: sc.root, Dir: o.out.filesDir(ctx, sc.root, sc.named), Catalogs: sc.catalogs, Limits: lim, Policy: pol,
 		Sized: boundMemoryTo, Done: func(cr validate.CatalogResult) {
 			done++
 			sc.progress(o.io.err, done, len(sc.catalogs), cr)
@@ -102,7 +101,6 @@ func runValidate(ctx context.Context, o *validateOptions) error {
 			r.Stages = append(r.Stages, *tr.Policy)
 		}
 	}
-	o.out.relocate(ctx, r, sc.root, sc.named)
 	return o.out.emit(o.io.out, r)
 }
 
@@ -124,6 +122,10 @@ func runValidateChanged(ctx context.Context, o *validateOptions, sc *validateSco
 	if err := refuseNotStaged("validate", sc.root, notStaged); err != nil {
 		return err
 	}
+	if o.out.root == "" { // git has said where the repository is: no need to ask again
+		o.out.root = repoRelativeTo(wt.Top, sc.root)
+	}
+	top := o.out.filesDir(ctx, sc.root, sc.named)
 	byCatalog, outside := map[string][]string{}, 0
 	for _, p := range wt.Files {
 		c, rel, ok := sc.catalogOf(p)
@@ -143,16 +145,9 @@ func runValidateChanged(ctx context.Context, o *validateOptions, sc *validateSco
 		dir := sc.dirOf(c)
 		before := gitrepo.BeforeFiles(ctx, dir, o.changedSince, o.staged, files)
 		res, fellBack, err := validate.Changed(ctx, dir, validate.Change{Files: files, Before: before, Limits: lim,
-			Cache: selectCache(wt.GitDir, dir), Sized: boundMemoryTo})
+			Cache: selectCache(wt.GitDir, dir), Sized: boundMemoryTo, Dir: top.Sub(c.Dir)})
 		if err != nil {
 			return sc.catalogErr("validating", c, err)
-		}
-		if c.Dir != "." {
-			for i := range res.Diagnostics {
-				if d := &res.Diagnostics[i]; d.File != "" {
-					d.File = path.Join(path.Clean(c.Dir), d.File)
-				}
-			}
 		}
 		cr := validate.CatalogResult{CatalogDir: validate.CatalogDir{Name: c.Name, Dir: c.Dir}, Result: res, Duration: time.Since(start)}
 		sc.progress(o.io.err, 0, 0, cr)
@@ -170,10 +165,6 @@ func runValidateChanged(ctx context.Context, o *validateOptions, sc *validateSco
 		r.Stages = append(r.Stages, report.Stage{Name: validate.Check, Status: report.Skipped,
 			Summary: fmt.Sprintf("no catalog file changed (%s outside the %d catalogs of %s)", template.Plural(outside, "file"), len(sc.catalogs), config.ConfigFile)})
 	}
-	if o.out.root == "" { // what relocate would ask git again
-		o.out.root = repoRelativeTo(wt.Top, sc.root)
-	}
-	o.out.relocate(ctx, r, sc.root, sc.named)
 	return o.out.emit(o.io.out, r)
 }
 

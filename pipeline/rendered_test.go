@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -89,5 +90,41 @@ func TestRenderStageStaysInCheckoutAndAllowedRegistries(t *testing.T) {
 	}
 	if n := requests.Load(); n != 0 {
 		t.Errorf("the registry outside the allowed ones got %d requests", n)
+	}
+}
+
+// The references drift gate names committed files by their repository path when the catalog directory is
+// not at the top (catalogs/prod), as the render stage's other diagnostics do, and its messages still name
+// them relative to the catalogs' parent.
+func TestRenderStageDriftNamesRepositoryPaths(t *testing.T) {
+	tree := t.TempDir()
+	files := map[string]string{
+		"src/foo/catalog.json":       `{"schema":"olm.package","name":"foo"}` + "\n",
+		"catalogs/prod/extra.json":   `{"schema":"olm.package","name":"extra"}` + "\n",
+		"catalogs/prod/foo/old.json": `{"schema":"olm.package","name":"foo","description":"stale"}` + "\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(tree, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refs := "name: prod\nreferences:\n- name: foo\n  image: ./src/foo\n"
+	st, _ := renderStage(context.Background(), tree, "catalog.yaml", "catalogs/prod", []byte(refs), render.Options{NoCache: true}, "")
+	if st.Status != report.Fail || len(st.Diagnostics) == 0 {
+		t.Fatalf("stage %s %+v, want drift", st.Status, st.Diagnostics)
+	}
+	var extra bool
+	for _, d := range st.Diagnostics {
+		if d.Rule != "render-drift" || !strings.HasPrefix(d.File, "catalogs/prod/") || !strings.HasPrefix(d.Message, strings.TrimPrefix(d.File, "catalogs/")) {
+			t.Errorf("got %s: %s %.60q", d.File, d.Rule, d.Message)
+		}
+		extra = extra || d.File == "catalogs/prod/extra.json"
+	}
+	if !extra {
+		t.Errorf("the committed file no reference renders is not named: %+v", st.Diagnostics)
 	}
 }

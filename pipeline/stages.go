@@ -7,7 +7,6 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/object"
 
@@ -214,17 +213,13 @@ func renderStage(ctx context.Context, tree, refsFile, catalogDir string, data []
 	}
 	opts.BaseDir = path.Join(tree, path.Dir(refsFile))
 	opts.Root = tree // local references never leave the checkout
+	opts.CatalogsDir = diag.DirOf(path.Dir(catalogDir))
 	committed := path.Join(tree, path.Dir(catalogDir))
 	var err error
 	if out == "" {
 		ds, err = render.Drift(ctx, cfg, committed, opts)
 	} else {
 		ds, err = render.DriftInto(ctx, cfg, committed, out, opts)
-	}
-	for i := range ds {
-		if ds[i].File != "" && ds[i].File != refsFile && !strings.HasPrefix(ds[i].File, catalogDir+"/") {
-			ds[i].File = path.Join(path.Dir(catalogDir), ds[i].File)
-		}
 	}
 	st = stageFromDiags(fmt.Sprintf("%s rendered from %s and compared with %s", plural(len(cfg.References), "reference"), refsFile, catalogDir), ds)
 	if err != nil {

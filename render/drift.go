@@ -47,20 +47,21 @@ func DriftInto(ctx context.Context, cfg *Config, committedDir, outDir string, op
 	if err := out.Write(outDir, format); err != nil {
 		return nil, fmt.Errorf("drift check: %w", err)
 	}
-	return compareTrees(filepath.Join(committedDir, cfg.Name), filepath.Join(outDir, cfg.Name))
+	return compareTrees(filepath.Join(committedDir, cfg.Name), filepath.Join(outDir, cfg.Name), opts.CatalogsDir)
 }
 
 // compareTrees compares every file under committed with the file at the same path under rendered. The
 // committed tree is read as every reader of a catalog reads it (filetree.ListCatalog): an entry the
 // listing refuses (a symbolic link, a special file, a look-alike name) is a diagnostic, not compared.
-func compareTrees(committed, rendered string) ([]diag.Diagnostic, error) {
+// Diagnostics name their files under dir; messages name them relative to the committed catalog's parent.
+func compareTrees(committed, rendered string, dir diag.Dir) ([]diag.Diagnostic, error) {
 	have, err := filetree.Read(committed)
 	var refused *filetree.RefusedError
 	if errors.As(err, &refused) {
 		var ds []diag.Diagnostic
 		for _, r := range refused.Refused {
 			file := path.Join(filepath.Base(committed), r.Path)
-			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: catalog.RuleRefused, File: file,
+			ds = append(ds, diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: catalog.RuleRefused, File: dir.File(file),
 				Message: file + " " + r.Reason, Hint: r.Hint})
 		}
 		return ds, nil
@@ -76,7 +77,7 @@ func compareTrees(committed, rendered string) ([]diag.Diagnostic, error) {
 	for _, c := range filetree.Diff(have, want) {
 		// relative to the directory holding the catalog (<name>/<ref>/index.yaml), never a temp path
 		file := path.Join(filepath.Base(committed), c.Path)
-		d := diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: file, Hint: driftHint}
+		d := diag.Diagnostic{Severity: diag.Error, Check: Check, Rule: "render-drift", File: dir.File(file), Hint: driftHint}
 		var msg string
 		switch c.Kind {
 		case filetree.Added:

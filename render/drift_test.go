@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/internal/shareddata"
 )
 
@@ -129,7 +130,7 @@ func TestDriftRefusesWhatTheLoaderRefuses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(committed, "foo", "INDEX.yaml"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := compareTrees(committed, rendered)
+	ds, err := compareTrees(committed, rendered, diag.Dir{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,9 @@ type Options struct {
 	// work tree holding BaseDir when empty (BaseDir itself outside one). A reference leading anywhere
 	// else is an error on its line, and nothing there is read.
 	Root string
+	// CatalogsDir is where the committed catalog's parent directory is in the repository: the drift
+	// check's diagnostics name their files under it (the zero Dir: relative to that directory).
+	CatalogsDir diag.Dir
 	// AllowedRegistries, when not empty, lists the only registry hosts image references may be read
 	// from (as images.allowedRegistries); a reference elsewhere is an error on its line and its registry
 	// is never contacted.

@@ -265,19 +265,21 @@ func hostileChannel(n int, rng string) *catalog.Catalog {
 // until the deadline).
 func TestHostileChannelIsBounded(t *testing.T) {
 	sev := Severities{ruleLoop: diag.Error, ruleDangling: diag.Error}
-	start := time.Now()
-	res, err := Run(context.Background(), Input{Catalog: hostileChannel(20000, ">=0.0.0")}, sev)
+	// The refusal comes from the work bounds, not from a deadline: a run that reached this one (minutes,
+	// where the bounds take seconds on a loaded 2-core machine) would fail with the context's error.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Input{Catalog: hostileChannel(20000, ">=0.0.0")}, sev)
 	if err != nil || len(res.Diagnostics) != 1 || !strings.Contains(res.Diagnostics[0].Message, "too large to check") ||
-		res.Diagnostics[0].Severity != diag.Error || time.Since(start) > 10*time.Second {
-		t.Fatalf("covering skipRanges: err %v after %s: %v", err, time.Since(start), res)
+		res.Diagnostics[0].Severity != diag.Error {
+		t.Fatalf("covering skipRanges: err %v: %v", err, res)
 	}
 
 	// skipRanges that cover nothing add no edge, but cost entries x entries comparisons (400 million):
 	// refused once past maxRangeChecks, without waiting for the deadline
-	start = time.Now()
-	res, err = Run(context.Background(), Input{Catalog: hostileChannel(20000, "<0.0.0")}, sev)
-	if err != nil || len(res.Diagnostics) != 1 || !strings.Contains(res.Diagnostics[0].Message, "too large to check") || time.Since(start) > 10*time.Second {
-		t.Fatalf("skipRanges covering nothing: err %v after %s: %v", err, time.Since(start), res)
+	res, err = Run(ctx, Input{Catalog: hostileChannel(20000, "<0.0.0")}, sev)
+	if err != nil || len(res.Diagnostics) != 1 || !strings.Contains(res.Diagnostics[0].Message, "too large to check") {
+		t.Fatalf("skipRanges covering nothing: err %v: %v", err, res)
 	}
 	// a channel under both bounds is checked whole (2,000 entries: 4 million comparisons)
 	if res, err := Run(context.Background(), Input{Catalog: hostileChannel(2000, "<0.0.0")}, sev); err != nil ||

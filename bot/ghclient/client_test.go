@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -252,12 +253,17 @@ func TestRateLimitsWaitThenSucceed(t *testing.T) {
 			t.Errorf("a %d rate limit with Retry-After 1 took %s", status, d)
 		}
 	}
-	// Waiting for a reset gives up when the request's context ends.
-	s.FailNext("", "/repos/octo/catalog/git/ref", http.StatusTooManyRequests, 1)
+	// Waiting for a reset gives up when the request's context ends: the limit resets in a minute, the
+	// context ends after 100 ms, and the call returns long before the reset (a wide margin for a loaded
+	// machine).
+	f := githubtest.DefaultFault(http.StatusTooManyRequests)
+	f.Header.Set("Retry-After", "60")
+	f.Header.Set("X-RateLimit-Reset", strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10))
+	s.InjectFault("", "/repos/octo/catalog/git/ref", 1, f)
 	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := gh.BranchSHA(short, repo, "main"); err == nil || time.Since(start) > 900*time.Millisecond {
+	if _, err := gh.BranchSHA(short, repo, "main"); err == nil || time.Since(start) > 20*time.Second {
 		t.Errorf("cancelled wait returned %v after %s", err, time.Since(start))
 	}
 }

@@ -12,7 +12,9 @@
 // worker, two replicas, a stale attempt and its successor) one writes and the other stands down. Creation
 // is idempotent: a create is recorded as started before it is sent, and a writer finding a started create
 // that never recorded its check run (the process died, the answer was lost) finds the check run again by
-// its external ID before creating one.
+// its external ID before creating one. A create holds a lease while in flight, and its requests are cut
+// before the lease runs out (a create waiting for a rate limit's reset is never sent once another writer may
+// have taken over).
 package checkrun
 
 import (

@@ -443,3 +443,58 @@ func TestOtherGitHubsAreRefused(t *testing.T) {
 		}
 	})
 }
+
+// An announcer whose create waits (the client sleeping through a rate limit) past its create lease never
+// sends it: the worker that takes over after the lease creates the one check run, and the announcer's
+// request, released afterwards, is cut at its lease instead of making a second one.
+func TestCreateIsCutAtItsLease(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, o *Owner, _ func() *Owner) {
+		o.createLease = 400 * time.Millisecond
+		ctx := t.Context()
+		release := make(chan struct{})
+		entered := make(chan struct{})
+		gh := &waitingCreate{fakeGitHub: &fakeGitHub{}, entered: entered, release: release}
+		lease, err := o.Claim(ctx, nil, ref(1, 0))
+		if err != nil || lease == 0 {
+			t.Fatalf("claim: %v", err)
+		}
+		announced := make(chan error, 1)
+		go func() {
+			_, err := o.Announce(context.Background(), gh, ref(1, 0), lease, "Queued", "queued")
+			announced <- err
+		}()
+		<-entered
+		if _, created, err := o.Start(ctx, gh, ref(1, 1), "Running", "worker"); err != nil || !created {
+			t.Fatalf("start after the lease: created %v, %v", created, err)
+		}
+		close(release)
+		if err := <-announced; !errors.Is(err, errLeaseCut) {
+			t.Errorf("the announcer's create: %v, want it cut at its lease", err)
+		}
+		if cr := gh.only(t); cr.title != "Running" {
+			t.Errorf("check run %+v", cr)
+		}
+	})
+}
+
+// waitingCreate holds its first create, as a client waiting for a rate limit's reset does, until release
+// is closed or the request's context ends (then nothing is sent).
+type waitingCreate struct {
+	*fakeGitHub
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (w *waitingCreate) CreateCheckRun(ctx context.Context, repo ghclient.Repo, cr checksapi.CheckRun) (int64, error) {
+	first := false
+	w.once.Do(func() { first = true })
+	if first {
+		close(w.entered)
+		select {
+		case <-w.release:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	return w.fakeGitHub.CreateCheckRun(ctx, repo, cr)
+}

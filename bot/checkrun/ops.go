@@ -282,21 +282,25 @@ func (o *Owner) takeLease(ctx context.Context, ref Ref, lease int64) (int64, boo
 
 // send creates the check run under the lease until (found again by external ID first when an earlier
 // create was sent), records it and wakes the writers waiting for it.
+// The requests are cut before the lease runs out (sendDeadline): a create waiting for a rate limit to
+// reset is never sent after another writer may have taken over.
 func (o *Owner) send(ctx context.Context, api checksapi.API, ref Ref, sentBefore bool, until int64, cr checksapi.CheckRun) (int64, bool, error) {
 	defer o.notify()
+	leased, cancel := context.WithDeadline(ctx, o.sendDeadline(until))
+	defer cancel()
 	var id int64
 	var err error
 	if sentBefore {
-		if id, err = api.FindCheckRun(ctx, ref.Repo, ref.HeadSHA, o.name, ExternalID(ref.Run)); err != nil {
+		if id, err = api.FindCheckRun(leased, ref.Repo, ref.HeadSHA, o.name, ExternalID(ref.Run)); err != nil {
 			o.unlease(ref, until)
-			return 0, false, fmt.Errorf("look up the check run of run %d: %w", ref.Run, err)
+			return 0, false, fmt.Errorf("look up the check run of run %d: %w", ref.Run, leaseCut(ctx, err))
 		}
 	}
 	created := id == 0
 	if created {
-		if id, err = api.CreateCheckRun(ctx, ref.Repo, cr); err != nil {
+		if id, err = api.CreateCheckRun(leased, ref.Repo, cr); err != nil {
 			o.unlease(ref, until)
-			return 0, false, fmt.Errorf("create the check run of run %d: %w", ref.Run, err)
+			return 0, false, fmt.Errorf("create the check run of run %d: %w", ref.Run, leaseCut(ctx, err))
 		}
 	}
 	r, err := o.record(context.WithoutCancel(ctx), ref.Run, id, until)
@@ -315,6 +319,24 @@ func (o *Owner) send(ctx context.Context, api checksapi.API, ref Ref, sentBefore
 		}
 	}
 	return id, created, nil
+}
+
+// sendDeadline is when the requests of a create under the lease until (unix ms) must be done: a margin
+// (a quarter of the lease, at most 5 s) before it runs out, so that a writer taking over after it, which
+// looks the check run up before creating one, does not race a request this writer sent late.
+func (o *Owner) sendDeadline(until int64) time.Time {
+	return time.UnixMilli(until).Add(-min(o.createLease/4, 5*time.Second))
+}
+
+// errLeaseCut: a create's requests were cut when its lease was about to run out.
+var errLeaseCut = errors.New("the create lease ran out before GitHub answered (another writer creates the check run)")
+
+// leaseCut names err as the lease's cut when the lease's deadline, not the caller's context, ended it.
+func leaseCut(ctx context.Context, err error) error {
+	if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", errLeaseCut, err)
+	}
+	return err
 }
 
 // unlease ends a failed create's lease at once (its create_started stays: the request may have landed).

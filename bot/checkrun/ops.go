@@ -115,16 +115,9 @@ func (o *Owner) reassert(ctx context.Context, api checksapi.API, ref Ref, id int
 
 // Progress shows an in-progress title and summary, while ref.Attempt holds the run in progress.
 func (o *Owner) Progress(ctx context.Context, gh ghclient.GitHub, ref Ref, title, summary string) error {
-	api, err := o.checks(gh)
+	api, r, err := o.inProgressBy(ctx, gh, ref)
 	if err != nil {
 		return err
-	}
-	r, err := o.get(ctx, ref.Run)
-	if err != nil {
-		return err
-	}
-	if r == nil || r.state != InProgress || r.attempt != ref.Attempt || r.id == 0 || r.head != ref.HeadSHA {
-		return ErrNotOwner
 	}
 	if err := o.write(ctx, api, ref, r.id, checksapi.CheckRun{Name: o.name, Status: "in_progress", Title: title, Summary: summary}); err != nil {
 		return err
@@ -132,21 +125,31 @@ func (o *Owner) Progress(ctx context.Context, gh ghclient.GitHub, ref Ref, title
 	return o.reassert(ctx, api, ref, r.id)
 }
 
+// inProgressBy is the Checks API of gh and the run's record, while ref.Attempt holds the run in progress
+// with its check run on ref.HeadSHA; ErrNotOwner otherwise.
+func (o *Owner) inProgressBy(ctx context.Context, gh ghclient.GitHub, ref Ref) (checksapi.API, *row, error) {
+	api, err := o.checks(gh)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := o.get(ctx, ref.Run)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r == nil || r.state != InProgress || r.attempt != ref.Attempt || r.id == 0 || r.head != ref.HeadSHA {
+		return nil, nil, ErrNotOwner
+	}
+	return api, r, nil
+}
+
 // Complete posts the outcome of the run ref.Attempt holds in progress: the annotations in batches of 50
 // (each request repeats title and summary, as GitHub requires an output with them), the last batch with
 // the conclusion; then the run moves to completed. ErrNotOwner, writing nothing, when the run was settled
 // or a newer attempt took it. A failed request leaves the run in progress for the job's next attempt.
 func (o *Owner) Complete(ctx context.Context, gh ghclient.GitHub, ref Ref, out Output) error {
-	api, err := o.checks(gh)
+	api, r, err := o.inProgressBy(ctx, gh, ref)
 	if err != nil {
 		return err
-	}
-	r, err := o.get(ctx, ref.Run)
-	if err != nil {
-		return err
-	}
-	if r == nil || r.id == 0 || r.head != ref.HeadSHA || r.state != InProgress || r.attempt != ref.Attempt {
-		return ErrNotOwner
 	}
 	anns := annotations(out.Annotations)
 	for len(anns) > annotationsPerRequest {

@@ -130,7 +130,7 @@ func New(ctx context.Context, o Options) (*Bot, error) {
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
-	b.pages = statuspage.New(statuspage.Options{Queue: o.Queue, Records: pageRecords{b}, Key: pageKey, Token: token,
+	b.pages = statuspage.New(statuspage.Options{Queue: o.Queue, Records: pageRecords{Store: st, b: b}, Key: pageKey, Token: token,
 		Public: o.Config.Status.PublicRepositories, Workers: o.Config.Queue.Workers, MaxAttempts: o.Config.Queue.MaxAttempts, Logger: b.log})
 	if token == "" {
 		b.log.Warn("no status token configured: the status pages and /metrics answer 403 (set status.tokenEnv or status.tokenFile)")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/checks/graph"
 	"github.com/catalogbot/catalogbot/internal/chromiumtest"
 	"github.com/catalogbot/catalogbot/report"
@@ -21,7 +22,7 @@ func TestUpgradeGraphInChromium(t *testing.T) {
 	d := graph.ChannelDiff{Package: "op", Channel: "stable", OldHead: "op.v1.2.0", NewHead: "op.v1.3.0",
 		AddedEntries: []string{"op.v1.2.1-rc1", "op.v1.3.0"}}
 	g := graph.UpgradeGraph(ch, d)
-	r := &Run{ID: 7, Kind: "check", Repo: "octo/catalog", PR: 12, HeadSHA: strings.Repeat("ab", 20), Status: "completed",
+	r := &store.Run{ID: 7, Kind: "check", Repo: "octo/catalog", PR: 12, HeadSHA: strings.Repeat("ab", 20), Status: "completed",
 		Conclusion: "success", Started: time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC),
 		Report: &report.Report{Title: "pull request octo/catalog#12", Stages: []report.Stage{{Name: "graph", Status: report.Pass,
 			Summary: "1 changed channel in 1 package", Details: "#### op / stable\n\n- head: `op.v1.2.0` → `op.v1.3.0`\n\n" + g.Mermaid(),

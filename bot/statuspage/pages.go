@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/report"
 )
 
@@ -102,11 +103,11 @@ type indexPage struct {
 	States []queue.State
 	Active []*queue.Job
 	Recent []*queue.Job
-	Runs   []*Run
+	Runs   []*store.Run
 	// Releases are the App's releases of merged bundle directories, most recently worked on first.
-	Releases []*Release
+	Releases []*store.Release
 	// Promotions are the App's promotions of packages into new catalogs, most recently worked on first.
-	Promotions []*Promotion
+	Promotions []*store.Promotion
 	Uptime     time.Duration
 	Workers    int
 }

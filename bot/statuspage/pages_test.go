@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/diag"
 	"github.com/catalogbot/catalogbot/report"
 )
@@ -17,7 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // Everything on the pages comes from pull requests and catalogs: it is escaped.
 func TestRunPageEscapes(t *testing.T) {
 	evil := "<script>alert(1)</script>"
-	r := &Run{ID: 9, Kind: "check", Repo: "o/r", PR: 1, HeadSHA: "abc", Status: "completed", Started: time.Now(), Log: evil,
+	r := &store.Run{ID: 9, Kind: "check", Repo: "o/r", PR: 1, HeadSHA: "abc", Status: "completed", Started: time.Now(), Log: evil,
 		Report: &report.Report{Title: evil, Stages: []report.Stage{{Name: "validate", Status: report.Fail, Summary: evil, Details: evil,
 			Diagnostics: []diag.Diagnostic{{Severity: diag.Error, File: evil, Message: evil, Hint: evil}}}}}}
 	w := httptest.NewRecorder()

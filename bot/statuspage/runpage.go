@@ -14,12 +14,15 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 )
 
 // runPage is what a run's page shows: the run, and why its job is waiting when an attempt failed.
 type runPage struct {
-	*Run
-	Retry *retryInfo
+	*store.Run
+	// CheckRunID is the run's check run (0: none yet).
+	CheckRunID int64
+	Retry      *retryInfo
 }
 
 // retryInfo is the run's job when its last attempt ended with an error: a job waiting to retry, running
@@ -33,8 +36,8 @@ type retryInfo struct {
 
 // runPage adds the run's job to its page when the job's last attempt failed. The job may be gone (pruned
 // after the retention): the page then shows the run alone.
-func (p *Pages) runPage(ctx context.Context, r *Run) runPage {
-	page := runPage{Run: r}
+func (p *Pages) runPage(ctx context.Context, r *store.Run, checkRunID int64) runPage {
+	page := runPage{Run: r, CheckRunID: checkRunID}
 	j, err := p.queue.Get(ctx, r.JobID)
 	if err != nil {
 		p.log.Debug("run page: no job", "run", r.ID, "job", r.JobID, "err", err)
@@ -129,7 +132,7 @@ func (p *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
 		p.auth.deny(w)
 		return
 	}
-	run, err := p.records.Run(r.Context(), id)
+	run, err := p.records.RunByID(r.Context(), id)
 	if err != nil {
 		p.log.Error("run page", "run", id, "err", err)
 		http.Error(w, "queue database unavailable", http.StatusServiceUnavailable)
@@ -143,12 +146,13 @@ func (p *Pages) handleRun(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	if run.CheckRunID, err = p.records.CheckRunID(r.Context(), run.ID); err != nil {
+	checkRunID, err := p.records.CheckRunID(r.Context(), run.ID)
+	if err != nil {
 		p.log.Error("run page", "run", id, "err", err)
 		http.Error(w, "queue database unavailable", http.StatusServiceUnavailable)
 		return
 	}
 	w.Header().Set("Cache-Control", "private, no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	render(w, "run.html", p.runPage(r.Context(), run))
+	render(w, "run.html", p.runPage(r.Context(), run, checkRunID))
 }

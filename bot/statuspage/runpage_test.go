@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
+	"github.com/catalogbot/catalogbot/bot/store"
 )
 
 // fakeQueue is an empty queue that has forgotten every job.
@@ -26,20 +27,20 @@ func (fakeQueue) Get(_ context.Context, id int64) (*queue.Job, error) {
 }
 
 // fakeRecords holds runs by number, a release and a promotion.
-type fakeRecords map[int64]*Run
+type fakeRecords map[int64]*store.Run
 
-func (f fakeRecords) RecentRuns(context.Context, int) ([]*Run, error) {
-	return []*Run{f[2], f[1]}, nil
+func (f fakeRecords) RecentRuns(context.Context, int) ([]*store.Run, error) {
+	return []*store.Run{f[2], f[1]}, nil
 }
-func (f fakeRecords) Run(_ context.Context, id int64) (*Run, error) { return f[id], nil }
+func (f fakeRecords) RunByID(_ context.Context, id int64) (*store.Run, error) { return f[id], nil }
 func (f fakeRecords) CheckRunID(_ context.Context, runID int64) (int64, error) {
 	return 1000 + runID, nil
 }
-func (f fakeRecords) RecentReleases(context.Context, int) ([]*Release, error) {
-	return []*Release{{AppPR: AppPR{Repo: "octo/private", Dir: "operators/foo/0.1.0", State: "opened", PR: 7}, Image: "quay.io/o/foo:0.1.0"}}, nil
+func (f fakeRecords) RecentReleases(context.Context, int) ([]*store.Release, error) {
+	return []*store.Release{{AppPR: store.AppPR{Repo: "octo/private", Dir: "operators/foo/0.1.0", State: "opened", PR: 7}, Image: "quay.io/o/foo:0.1.0"}}, nil
 }
-func (f fakeRecords) RecentPromotions(context.Context, int) ([]*Promotion, error) {
-	return []*Promotion{{AppPR: AppPR{Repo: "octo/private", Dir: "foo", State: "failed", Error: "no ci.yaml"}, Catalog: "v4.21", Strategy: "always"}}, nil
+func (f fakeRecords) RecentPromotions(context.Context, int) ([]*store.Promotion, error) {
+	return []*store.Promotion{{AppPR: store.AppPR{Repo: "octo/private", Dir: "foo", State: "failed", Error: "no ci.yaml"}, Catalog: "v4.21", Strategy: "always"}}, nil
 }
 
 // The package's own rules, without the bot: a run page shows without the token only through its page ID

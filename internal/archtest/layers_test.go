@@ -52,8 +52,8 @@ var allowed = map[string][]string{
 	"bot/gitcache":      {"diag", "gitrepo"},
 	"bot/queue":         nil,
 	"bot/checkrun":      {"bot/checkrun/internal/checksapi", "bot/ghclient", "bot/queue", "report"},
-	"bot/store":         {"bot/queue", "checks/approval", "report"}, // the App's records: runs, approvals, holds, App pull-request jobs
-	"bot/statuspage":    {"bot/queue", "diag", "report"},            // the status and run pages, reading the queue and the bot's records through its interfaces
+	"bot/store":         {"bot/queue", "checks/approval", "report"},   // the App's records: runs, approvals, holds, App pull-request jobs
+	"bot/statuspage":    {"bot/queue", "bot/store", "diag", "report"}, // the status and run pages, reading the queue and the bot's records (bot/store's model) through its interfaces
 	"bot":               {"bot/checkrun", "bot/ghclient", "bot/gitcache", "bot/queue", "bot/statuspage", "bot/store", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "netdeadline", "pipeline", "registry", "report"},
 	"internal/demo":     {"build", "build/bundleimage", "catalog", "gitrepo", "internal/registrytest", "pipeline", "render/bundle", "report"},
 	"internal/ghaction": {"bot/ghclient", "bot/gitcache", "build", "build/bundleimage", "checks/approval", "checks/merge", "config", "diag", "gitrepo", "pipeline", "report"},

@@ -48,8 +48,8 @@ func (r *Repo) checkoutInto(ctx context.Context, c *object.Commit, dir string) e
 		return fmt.Errorf("tree: %w", err)
 	}
 	var links []symlink
-	w := &writer{objects: r.r.Storer, root: root, links: &links}
-	if err := w.tree(ctx, tree, "."); err != nil {
+	w := &writer{objects: r.r.Storer, root: root, links: &links, commit: c.Hash}
+	if err := w.tree(ctx, tree, ".", 0); err != nil {
 		return err
 	}
 	for _, l := range links {
@@ -65,10 +65,15 @@ type writer struct {
 	objects storer.EncodedObjectStorer
 	root    *os.Root
 	links   *[]symlink
+	commit  plumbing.Hash // whose tree it writes
 }
 
-// tree writes the entries of tree under the directory name (relative to root).
-func (w *writer) tree(ctx context.Context, tree *object.Tree, name string) error {
+// tree writes the entries of tree under the directory name (relative to root), depth levels down; a
+// tree deeper than MaxTreeDepth is refused.
+func (w *writer) tree(ctx context.Context, tree *object.Tree, name string, depth int) error {
+	if depth > MaxTreeDepth {
+		return tooDeep(w.commit, name)
+	}
 	for _, e := range tree.Entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -86,7 +91,7 @@ func (w *writer) tree(ctx context.Context, tree *object.Tree, name string) error
 			if err := w.root.Mkdir(p, 0o755); err != nil {
 				return fmt.Errorf("mkdir %s: %w", p, err)
 			}
-			if err := w.tree(ctx, sub, p); err != nil {
+			if err := w.tree(ctx, sub, p, depth+1); err != nil {
 				return err
 			}
 		case filemode.Regular, filemode.Deprecated, filemode.Executable:

@@ -18,6 +18,9 @@ func (r *Repo) Changed(ctx context.Context, base, head *object.Commit) ([]string
 	if err != nil {
 		return nil, fmt.Errorf("tree of %s: %w", head.Hash, err)
 	}
+	if err := boundChangeDepth(ctx, r.r.Storer, head.Hash, bt.Hash, ht.Hash); err != nil {
+		return nil, err
+	}
 	changes, err := object.DiffTreeWithOptions(ctx, bt, ht, &object.DiffTreeOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("diff %s..%s: %w", base.Hash, head.Hash, err)

@@ -58,12 +58,9 @@ func CheckCI(file string, data []byte, sev Severities) []diag.Diagnostic {
 	for k, v := range pairs(root) {
 		switch k.Value {
 		case "updateGraph":
-			if v.Kind != yaml.ScalarNode || !slices.Contains(updateGraphs, v.Value) {
-				add(v, "updateGraph must be one of %v", updateGraphs)
-			}
+			oneOf(v, "updateGraph", updateGraphs, add)
 		case "reviewers":
-			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-				add(v, "reviewers must be a list of at least one GitHub login")
+			if !nonEmptyList(v, "reviewers must be a list of at least one GitHub login", add) {
 				continue
 			}
 			for _, r := range v.Content {
@@ -98,9 +95,7 @@ func checkFBC(fbc *yaml.Node, add func(*yaml.Node, string, ...any)) {
 				add(v, "fbc.enabled must be true or false")
 			}
 		case "version_promotion_strategy":
-			if v.Kind != yaml.ScalarNode || !slices.Contains(promotionStrategy, v.Value) {
-				add(v, "fbc.version_promotion_strategy must be one of %v", promotionStrategy)
-			}
+			oneOf(v, "fbc.version_promotion_strategy", promotionStrategy, add)
 		case "catalog_mapping":
 			if v.Kind != yaml.SequenceNode {
 				add(v, "fbc.catalog_mapping must be a list")
@@ -129,12 +124,9 @@ func checkMapping(m *yaml.Node, add func(*yaml.Node, string, ...any)) {
 				add(v, "template_name must be a file name")
 			}
 		case "type":
-			if v.Kind != yaml.ScalarNode || !slices.Contains(templateTypes, v.Value) {
-				add(v, "type must be one of %v", templateTypes)
-			}
+			oneOf(v, "type", templateTypes, add)
 		case "catalog_names":
-			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-				add(v, "catalog_names must be a list of at least one catalog")
+			if !nonEmptyList(v, "catalog_names must be a list of at least one catalog", add) {
 				continue
 			}
 			names := map[string]bool{}
@@ -154,6 +146,22 @@ func checkMapping(m *yaml.Node, add func(*yaml.Node, string, ...any)) {
 			add(m, "a catalog_mapping entry needs %s", req)
 		}
 	}
+}
+
+// oneOf reports v unless it is a scalar among allowed.
+func oneOf(v *yaml.Node, field string, allowed []string, add func(*yaml.Node, string, ...any)) {
+	if v.Kind != yaml.ScalarNode || !slices.Contains(allowed, v.Value) {
+		add(v, "%s must be one of %v", field, allowed)
+	}
+}
+
+// nonEmptyList reports v with why unless it is a list of at least one item; false when it is not.
+func nonEmptyList(v *yaml.Node, why string, add func(*yaml.Node, string, ...any)) bool {
+	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+		add(v, "%s", why)
+		return false
+	}
+	return true
 }
 
 // pairs yields a mapping's keys and values, aliases resolved.

@@ -156,38 +156,37 @@ func (s *Server) pullLocked(repo string, n int) *PullRequest {
 // PushHead moves a pull request's head to sha, as a push to its branch does.
 func (s *Server) PushHead(repo string, n int, sha string) {
 	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pr := s.pullLocked(repo, n)
-	pr.HeadSHA = sha
-	s.mustRepo(repo).refs["heads/"+pr.HeadRef] = sha
+	s.editPull(repo, n, func(pr *PullRequest, r *repoState) {
+		pr.HeadSHA = sha
+		r.refs["heads/"+pr.HeadRef] = sha
+	})
 }
 
 // SetBase retargets a pull request to the base branch ref, as editing its base does: its base SHA is the
 // branch's current tip.
 func (s *Server) SetBase(repo string, n int, ref string) {
 	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pr := s.pullLocked(repo, n)
-	pr.BaseRef = ref
-	pr.BaseSHA = s.mustRepo(repo).refs["heads/"+ref]
+	s.editPull(repo, n, func(pr *PullRequest, r *repoState) { pr.BaseRef, pr.BaseSHA = ref, r.refs["heads/"+ref] })
 }
 
 // SetState closes ("closed") or reopens ("open") a pull request, as its author or a maintainer does.
 func (s *Server) SetState(repo string, n int, state string) {
 	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.pullLocked(repo, n).State = state
+	s.editPull(repo, n, func(pr *PullRequest, _ *repoState) { pr.State = state })
 }
 
 // SetMergeable sets a pull request's mergeable flag (nil: not computed yet).
 func (s *Server) SetMergeable(repo string, n int, mergeable *bool) {
 	s.t.Helper()
+	s.editPull(repo, n, func(pr *PullRequest, _ *repoState) { pr.Mergeable = mergeable })
+}
+
+// editPull changes seeded pull request n of repo (and its repository) under the lock.
+func (s *Server) editPull(repo string, n int, edit func(*PullRequest, *repoState)) {
+	s.t.Helper()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pullLocked(repo, n).Mergeable = mergeable
+	edit(s.pullLocked(repo, n), s.mustRepo(repo))
 }
 
 // SetRef points refs/<ref> ("heads/main", "tags/v1") of a seeded repository at sha.
@@ -277,12 +276,11 @@ func (s *Server) PullRequest(repo string, n int) PullRequest {
 // AddLabel puts label on pull request n, as a person labelling it on GitHub does.
 func (s *Server) AddLabel(repo string, n int, label string) {
 	s.t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	pr := s.pullLocked(repo, n)
-	if !slices.Contains(pr.Labels, label) {
-		pr.Labels = append(pr.Labels, label)
-	}
+	s.editPull(repo, n, func(pr *PullRequest, _ *repoState) {
+		if !slices.Contains(pr.Labels, label) {
+			pr.Labels = append(pr.Labels, label)
+		}
+	})
 }
 
 // PullRequests returns copies of the repository's pull requests, by number.

@@ -42,7 +42,7 @@ type announcer struct {
 type announcement struct {
 	delivery  string
 	job       int64
-	task      Task
+	target    Target
 	ref       checkrun.Ref
 	lease     int64
 	closeJobs []int64
@@ -213,11 +213,11 @@ func (a *announcer) run(ctx context.Context) {
 
 func (a *announcer) announce(ctx context.Context, an announcement) {
 	b := a.b
-	log := b.log.With("delivery", an.delivery, "repo", an.task.Repo, "job", an.job)
-	repo, err := ghclient.ParseRepo(an.task.Repo)
+	log := b.log.With("delivery", an.delivery, "repo", an.target.Repo, "job", an.job)
+	repo, err := ghclient.ParseRepo(an.target.Repo)
 	if err == nil {
 		var gh ghclient.GitHub
-		if gh, err = b.gh.For(an.task.Installation); err == nil {
+		if gh, err = b.gh.For(an.target.Installation); err == nil {
 			if an.lease != 0 {
 				b.announceCheckRun(ctx, gh, an, log)
 			}

@@ -137,7 +137,7 @@ func TestAnnouncedCheckRunClosedWhenTheJobFails(t *testing.T) {
 func TestAnnouncerCreatesFirstAndReplacesSuperseded(t *testing.T) {
 	a := newAnnouncer(nil)
 	create := func(job int64, closes ...int64) announcement {
-		return announcement{job: job, lease: 100 + job, closeJobs: closes, task: Task{PR: int(job)}}
+		return announcement{job: job, lease: 100 + job, closeJobs: closes}
 	}
 	a.send(create(1))    // pull request 1's first push
 	a.send(create(2))    // pull request 2

@@ -73,7 +73,7 @@ func foreignAppPR(subject, branch, commit string, pr *ghclient.PullRequest) erro
 
 // queueAppPRCheck queues the check of the App's pull request pr (once per head: delivery names it).
 func (jc *jobCtx) queueAppPRCheck(ctx context.Context, pr *ghclient.PullRequest, reason, delivery string) error {
-	t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: pr.Number, HeadSHA: pr.HeadSHA, Sender: pr.Author, Reason: reason}
+	t := PullRequestTask{Target: jc.target, PR: pr.Number, HeadSHA: pr.HeadSHA, Sender: pr.Author, Reason: reason}
 	j, err := newJob(jc.job.Event, kindCheck, t, prKey(t.Repo, t.PR), true, false)
 	if err != nil {
 		return err
@@ -104,6 +104,8 @@ type appPRJob struct {
 	attrs []any
 	// change computes the App's commit and pull request at the pushed commit's checkout pc.
 	change func(ctx context.Context, pc *pushCheckout) (*appPRChange, error)
+	// base is the branch its pull request merges into: the default branch the job's push was to.
+	base string
 	// adopting, when set, is done to the App's pull request before it is recorded (a promotion labels it).
 	adopting func(ctx context.Context, pr *ghclient.PullRequest) error
 }
@@ -169,7 +171,7 @@ func (jc *jobCtx) appPRSteps(ctx context.Context, j *appPRJob) error {
 	if err := jc.pushAppBranch(ctx, pc.repo, j.name, row.Branch, row.Commit); err != nil {
 		return err
 	}
-	pr, err := jc.openAppPR(ctx, ghclient.NewPullRequest{Title: c.title, Body: c.body(sha), Head: row.Branch, Base: jc.task.DefaultBranch})
+	pr, err := jc.openAppPR(ctx, ghclient.NewPullRequest{Title: c.title, Body: c.body(sha), Head: row.Branch, Base: j.base})
 	if err != nil {
 		return err
 	}

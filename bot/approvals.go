@@ -16,11 +16,11 @@ func (jc *jobCtx) approvalsOf(ctx context.Context, pr *ghclient.PullRequest, pol
 	if err != nil {
 		return approval.Result{}, err
 	}
-	slash, err := jc.b.store.Approvals(ctx, jc.task.Repo, pr.Number)
+	slash, err := jc.b.store.Approvals(ctx, jc.target.Repo, pr.Number)
 	if err != nil {
 		return approval.Result{}, err
 	}
-	cancelled, err := jc.b.store.CancelledApprovals(ctx, jc.task.Repo, pr.Number)
+	cancelled, err := jc.b.store.CancelledApprovals(ctx, jc.target.Repo, pr.Number)
 	if err != nil {
 		return approval.Result{}, err
 	}
@@ -38,8 +38,7 @@ func (jc *jobCtx) approvalsOf(ctx context.Context, pr *ghclient.PullRequest, pol
 // noteReview applies a review delivery to the /approve records, in the order GitHub delivered them (as
 // Prow does): an approving review ends its reviewer's /approve cancel; a review requesting changes, or the
 // dismissal of the reviewer's review, withdraws the reviewer's /approve.
-func (jc *jobCtx) noteReview(ctx context.Context, pr *ghclient.PullRequest) error {
-	t := jc.task
+func (jc *jobCtx) noteReview(ctx context.Context, t PullRequestTask, pr *ghclient.PullRequest) error {
 	if t.ReviewUser == "" {
 		return nil
 	}

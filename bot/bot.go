@@ -211,45 +211,55 @@ func (b *Bot) prune(ctx context.Context) {
 	}
 }
 
-// handleJob decodes a job and runs its handler.
+// handleJob decodes a job's task, of its kind's type, and runs its kind's handler.
 func (b *Bot) handleJob(ctx context.Context, j *queue.Job) error {
-	var t Task
+	switch j.Kind {
+	case kindCheck:
+		return runJob(ctx, b, j, func(jc *jobCtx, ctx context.Context, t PullRequestTask) error {
+			err := classify(jc.check(ctx, t))
+			jc.settleCheckJob(ctx, context.Cause(ctx), err)
+			return err
+		})
+	case kindEvaluate:
+		return runJob(ctx, b, j, classified((*jobCtx).evaluate))
+	case kindCommand:
+		return runJob(ctx, b, j, classified((*jobCtx).commands))
+	case kindPublish:
+		return runJob(ctx, b, j, classified((*jobCtx).publish))
+	case kindMergeGroup:
+		return runJob(ctx, b, j, classified((*jobCtx).mergeGroup))
+	case kindReleases:
+		return runJob(ctx, b, j, classified((*jobCtx).pushScan))
+	case kindRelease:
+		return runJob(ctx, b, j, (*jobCtx).release)
+	case kindPromotion:
+		return runJob(ctx, b, j, (*jobCtx).promotion)
+	}
+	return queue.Permanent(fmt.Errorf("job %d: unknown kind %q", j.ID, j.Kind))
+}
+
+// runJob decodes job j's task into T and runs handle with it, as the task's installation on its repository.
+func runJob[T task](ctx context.Context, b *Bot, j *queue.Job, handle func(*jobCtx, context.Context, T) error) error {
+	var t T
 	if err := json.Unmarshal(j.Payload, &t); err != nil {
 		return queue.Permanent(fmt.Errorf("job %d: payload: %w", j.ID, err))
 	}
-	repo, err := ghclient.ParseRepo(t.Repo)
+	tg := t.target()
+	repo, err := ghclient.ParseRepo(tg.Repo)
 	if err != nil {
 		return queue.Permanent(fmt.Errorf("job %d: %w", j.ID, err))
 	}
-	gh, err := b.gh.For(t.Installation)
+	gh, err := b.gh.For(tg.Installation)
 	if err != nil {
-		return queue.Permanent(fmt.Errorf("job %d on %s: %w", j.ID, t.Repo, err))
+		return queue.Permanent(fmt.Errorf("job %d on %s: %w", j.ID, tg.Repo, err))
 	}
-	jc := &jobCtx{b: b, job: j, task: t, repo: repo, gh: gh, log: b.log.With("job", j.ID, "kind", j.Kind, "repo", t.Repo)}
-	switch j.Kind {
-	case kindCheck:
-		err = classify(jc.check(ctx))
-		jc.settleCheckJob(ctx, context.Cause(ctx), err)
-		return err
-	case kindEvaluate:
-		err = jc.evaluate(ctx)
-	case kindCommand:
-		err = jc.commands(ctx)
-	case kindPublish:
-		err = jc.publish(ctx)
-	case kindMergeGroup:
-		err = jc.mergeGroup(ctx)
-	case kindReleases:
-		err = jc.pushScan(ctx)
-	case kindRelease:
-		return jc.release(ctx)
-	case kindPromotion:
-		return jc.promotion(ctx)
-	default:
-		err = fmt.Errorf("job %d: unknown kind %q", j.ID, j.Kind)
-		return queue.Permanent(err)
-	}
-	return classify(err)
+	jc := &jobCtx{b: b, job: j, target: tg, repo: repo, gh: gh, log: b.log.With("job", j.ID, "kind", j.Kind, "repo", tg.Repo)}
+	return handle(jc, ctx, t)
+}
+
+// classified is handle with its errors classified (classify).
+func classified[T task](handle func(*jobCtx, context.Context, T) error) func(*jobCtx, context.Context, T) error {
+	return func(jc *jobCtx, ctx context.Context, t T) error { return classify(handle(jc, ctx, t)) }
 }
 
 // classify marks errors retrying cannot fix: GitHub answering that the object does not exist or the
@@ -283,18 +293,19 @@ func deferUntil(reset, now time.Time) time.Time {
 
 // jobCtx is what one job's handler works with.
 type jobCtx struct {
-	b    *Bot
-	job  *queue.Job
-	task Task
-	repo ghclient.Repo
-	gh   ghclient.GitHub
-	log  *slog.Logger
+	b   *Bot
+	job *queue.Job
+	// target is the job's repository and installation (the rest of its task is its handler's argument).
+	target Target
+	repo   ghclient.Repo
+	gh     ghclient.GitHub
+	log    *slog.Logger
 	// breaker remembers the registry hosts that timed out in this job (remoteOptions).
 	breaker registry.Breaker
 }
 
 // enqueue adds a follow-up job; delivery makes it idempotent across retries of this job.
-func (jc *jobCtx) enqueue(ctx context.Context, kind, delivery string, t Task) error {
+func (jc *jobCtx) enqueue(ctx context.Context, kind, delivery string, t PullRequestTask) error {
 	key, serial := "", false
 	cancelRunning := false
 	switch kind {
@@ -315,15 +326,15 @@ func (jc *jobCtx) enqueue(ctx context.Context, kind, delivery string, t Task) er
 // enqueue queues a job (t is its task; closeReason says why a job it supersedes never runs), stops the
 // running jobs it supersedes and wakes a worker. A check job of a pull request's head is announced: its
 // check run is created in progress at once, and the check runs of the queued jobs it superseded are closed.
-func (b *Bot) enqueue(ctx context.Context, j *queue.Job, t Task, closeReason string) (queue.Enqueued, error) {
+func (b *Bot) enqueue(ctx context.Context, j *queue.Job, t task, closeReason string) (queue.Enqueued, error) {
 	received := time.Now()
-	an := announcement{delivery: j.Delivery, task: t, reason: closeReason, received: received}
-	if j.Kind == kindCheck && t.PR != 0 && t.HeadSHA != "" {
+	an := announcement{delivery: j.Delivery, target: t.target(), reason: closeReason, received: received}
+	if pt, ok := t.(PullRequestTask); ok && j.Kind == kindCheck && pt.PR != 0 && pt.HeadSHA != "" {
 		// Claimed with the job, before any worker (of any replica) can start it: the worker then waits for
 		// the announcer's create.
 		j.WithJob = func(ctx context.Context, tx *queue.Tx, id int64) (err error) {
 			an.job = id
-			an.ref, an.lease, err = b.claimAnnouncement(ctx, tx, id, t)
+			an.ref, an.lease, err = b.claimAnnouncement(ctx, tx, id, pt)
 			return err
 		}
 	}

@@ -16,18 +16,18 @@ import (
 
 // check runs the pipeline on the head of the task's pull request (or of every open pull request whose
 // head is the task's SHA) and reports it.
-func (jc *jobCtx) check(ctx context.Context) error {
-	if err := jc.awaitAnnouncement(ctx); err != nil {
+func (jc *jobCtx) check(ctx context.Context, t PullRequestTask) error {
+	if err := jc.awaitAnnouncement(ctx, t.PR); err != nil {
 		return err
 	}
-	prs := []int{jc.task.PR}
-	if jc.task.PR == 0 {
+	prs := []int{t.PR}
+	if t.PR == 0 {
 		var err error
-		if prs, err = jc.gh.PullRequestsForCommit(ctx, jc.repo, jc.task.HeadSHA); err != nil {
+		if prs, err = jc.gh.PullRequestsForCommit(ctx, jc.repo, t.HeadSHA); err != nil {
 			return err
 		}
 		if len(prs) == 0 {
-			jc.log.Info("no open pull request has this head", "sha", jc.task.HeadSHA)
+			jc.log.Info("no open pull request has this head", "sha", t.HeadSHA)
 		}
 	}
 	for _, n := range prs {
@@ -51,7 +51,7 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 	if err := jc.dropStaleAnnouncement(ctx, number, pr.HeadSHA); err != nil {
 		return err
 	}
-	r, err := b.store.StartRun(ctx, jc.job.ID, kindCheck, jc.task.Repo, number, pr.HeadSHA)
+	r, err := b.store.StartRun(ctx, jc.job.ID, kindCheck, jc.target.Repo, number, pr.HeadSHA)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 		}
 		rep = errorReport(err)
 	}
-	rep.Title = fmt.Sprintf("pull request %s#%d at %s by %s", jc.task.Repo, number, short(pr.HeadSHA), pr.Author)
+	rep.Title = fmt.Sprintf("pull request %s#%d at %s by %s", jc.target.Repo, number, short(pr.HeadSHA), pr.Author)
 	r.Settings = sets
 	if err := cr.complete(ctx, rep); err != nil {
 		if checkrun.IsNotOwner(err) {
@@ -85,7 +85,7 @@ func (jc *jobCtx) checkPR(ctx context.Context, number int) error {
 	for _, s := range rep.Stages {
 		b.metrics.stageSeconds.WithLabelValues(s.Name, string(s.Status)).Observe(s.Duration.Seconds())
 	}
-	t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: number, Reason: "check completed"}
+	t := PullRequestTask{Target: jc.target, PR: number, Reason: "check completed"}
 	return jc.enqueue(ctx, kindEvaluate, fmt.Sprintf("evaluate:run:%d:%d", r.ID, jc.job.Attempts), t)
 }
 
@@ -109,10 +109,10 @@ func (jc *jobCtx) runPipeline(ctx context.Context, cr *checkReporter, pr *ghclie
 	}
 	head, err := repo.SHA(pr.HeadSHA)
 	if err != nil {
-		return nil, store.Settings{}, diag.InfraError(fmt.Errorf("head %s of %s#%d is not in the fetched repository: %w", short(pr.HeadSHA), jc.task.Repo, pr.Number, err))
+		return nil, store.Settings{}, diag.InfraError(fmt.Errorf("head %s of %s#%d is not in the fetched repository: %w", short(pr.HeadSHA), jc.target.Repo, pr.Number, err))
 	}
 	if _, err := repo.SHA(tip); err != nil {
-		return nil, store.Settings{}, diag.InfraError(fmt.Errorf("base %s of %s#%d is not in the fetched repository: %w", short(tip), jc.task.Repo, pr.Number, err))
+		return nil, store.Settings{}, diag.InfraError(fmt.Errorf("base %s of %s#%d is not in the fetched repository: %w", short(tip), jc.target.Repo, pr.Number, err))
 	}
 	// What lands is the merge of the head into the tip: every stage runs on it, against the tip (the merge
 	// base is the author's pick, and the head's tree alone is not what GitHub merges). The rules come

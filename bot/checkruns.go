@@ -19,7 +19,7 @@ import (
 
 // claimAnnouncement records the run of a check job being queued and claims the creation of its check
 // run, in the job's enqueue transaction (tx): no worker starts the job before the claim exists.
-func (b *Bot) claimAnnouncement(ctx context.Context, tx *queue.Tx, job int64, t Task) (checkrun.Ref, int64, error) {
+func (b *Bot) claimAnnouncement(ctx context.Context, tx *queue.Tx, job int64, t PullRequestTask) (checkrun.Ref, int64, error) {
 	run, claimed, err := b.store.ClaimRun(ctx, tx, job, kindCheck, t.Repo, t.PR, t.HeadSHA)
 	if err != nil || !claimed {
 		return checkrun.Ref{}, 0, err
@@ -36,7 +36,7 @@ func (b *Bot) claimAnnouncement(ctx context.Context, tx *queue.Tx, job int64, t 
 // announceCheckRun creates the in-progress check run of a queued check job whose run it claimed.
 func (b *Bot) announceCheckRun(ctx context.Context, gh ghclient.GitHub, an announcement, log interface{ Warn(string, ...any) }) {
 	created, err := b.checks.Announce(ctx, gh, an.ref, an.lease, "Queued",
-		fmt.Sprintf("catalogbot queued %s as job %d; the check starts when a worker is free.", short(an.task.HeadSHA), an.job))
+		fmt.Sprintf("catalogbot queued %s as job %d; the check starts when a worker is free.", short(an.ref.HeadSHA), an.job))
 	if err != nil || !created {
 		if err != nil {
 			log.Warn("creating the check run at once failed: the worker will create it", "err", err)
@@ -91,13 +91,13 @@ func settledStatus(e checkrun.Ending) string {
 	return store.RunCompleted
 }
 
-// awaitAnnouncement lets the creation of the job's announced check run, if one is in flight, finish
-// before the job's own requests.
-func (jc *jobCtx) awaitAnnouncement(ctx context.Context) error {
-	if jc.task.PR == 0 {
+// awaitAnnouncement lets the creation of the check run announced for the job's pull request pr (0: none
+// was), if one is in flight, finish before the job's own requests.
+func (jc *jobCtx) awaitAnnouncement(ctx context.Context, pr int) error {
+	if pr == 0 {
 		return nil
 	}
-	r, err := jc.b.store.RunOf(ctx, jc.job.ID, kindCheck, jc.task.PR)
+	r, err := jc.b.store.RunOf(ctx, jc.job.ID, kindCheck, pr)
 	if err != nil || r == nil {
 		return err
 	}

@@ -15,13 +15,13 @@ import (
 // commands carries out a comment's commands. Every command gets a reaction: +1 when done, -1 with a
 // reply saying why when refused. In order: each command (bounded, then judged against the open pull
 // request and the commenter's rights), the reactions and the reply, the follow-up jobs.
-func (jc *jobCtx) commands(ctx context.Context) error {
-	pr, err := jc.gh.PullRequest(ctx, jc.repo, jc.task.PR)
+func (jc *jobCtx) commands(ctx context.Context, t CommandTask) error {
+	pr, err := jc.gh.PullRequest(ctx, jc.repo, t.PR)
 	if err != nil {
 		return err
 	}
-	cr := &commandRun{jc: jc, pr: pr, user: jc.task.Sender}
-	for _, c := range jc.task.Commands {
+	cr := &commandRun{jc: jc, task: t, pr: pr, user: t.Sender}
+	for _, c := range t.Commands {
 		if err := cr.do(ctx, c); err != nil {
 			return err
 		}
@@ -37,6 +37,7 @@ func (jc *jobCtx) commands(ctx context.Context) error {
 // check or an evaluation must follow. The commenter's role and the base's rules are read on first need.
 type commandRun struct {
 	jc                         *jobCtx
+	task                       CommandTask
 	pr                         *ghclient.PullRequest
 	user                       string
 	refusals                   []string
@@ -99,7 +100,7 @@ func (cr *commandRun) do(ctx context.Context, c Cmd) error {
 // bounds say so.
 func (cr *commandRun) admitRetest(ctx context.Context) (bool, error) {
 	jc := cr.jc
-	a, err := jc.b.store.AdmitRetest(ctx, store.RetestComment{Repo: jc.task.Repo, PR: cr.pr.Number, Login: cr.user, Comment: jc.task.CommentID, At: time.Now()},
+	a, err := jc.b.store.AdmitRetest(ctx, store.RetestComment{Repo: jc.target.Repo, PR: cr.pr.Number, Login: cr.user, Comment: cr.task.CommentID, At: time.Now()},
 		store.RetestLimit{Max: retestLimit, Window: retestWindow})
 	if err != nil || a.Admitted {
 		return a.Admitted, err
@@ -130,7 +131,7 @@ func (cr *commandRun) retestOrHold(ctx context.Context, name string) error {
 	} else {
 		// The history first, its mirror next: a label seen before its hold is recorded would be
 		// recorded as a hold of unknown origin.
-		if err := jc.b.store.RecordHold(ctx, jc.task.Repo, pr.Number, cr.user, store.ViaCommand); err != nil {
+		if err := jc.b.store.RecordHold(ctx, jc.target.Repo, pr.Number, cr.user, store.ViaCommand); err != nil {
 			return err
 		}
 		if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel); err != nil {
@@ -170,7 +171,7 @@ func (cr *commandRun) unhold(ctx context.Context) error {
 		return nil
 	}
 	// The history first, its mirror next (as for /hold).
-	if err := jc.b.store.RecordLift(ctx, jc.task.Repo, pr.Number, cr.user, store.ViaCommand); err != nil {
+	if err := jc.b.store.RecordLift(ctx, jc.target.Repo, pr.Number, cr.user, store.ViaCommand); err != nil {
 		return err
 	}
 	if err := jc.unmirrorHold(ctx, pr); err != nil {
@@ -188,7 +189,7 @@ func (cr *commandRun) approve(ctx context.Context, arg string) error {
 	switch arg {
 	case "", "no-issue": // Prow's /approve no-issue approves
 	case "cancel":
-		if err := jc.b.store.CancelApproval(ctx, jc.task.Repo, pr.Number, user); err != nil {
+		if err := jc.b.store.CancelApproval(ctx, jc.target.Repo, pr.Number, user); err != nil {
 			return err
 		}
 		cr.accepted, cr.evaluate = true, true
@@ -219,13 +220,13 @@ func (cr *commandRun) approve(ctx context.Context, arg string) error {
 	}
 	// The approval is of the head the approver saw when writing the comment: if the bot first saw
 	// the current head after that, the comment was about an earlier one.
-	if stale, err := jc.approvesEarlierHead(ctx, pr); err != nil {
+	if stale, err := jc.approvesEarlierHead(ctx, pr, cr.task.CommentAt); err != nil {
 		return err
 	} else if stale {
 		cr.refuse("`/approve`: the head moved to %s after this comment was written; approve the current head again", short(pr.HeadSHA))
 		return nil
 	}
-	if err := jc.b.store.AddApproval(ctx, jc.task.Repo, pr.Number, user, pr.HeadSHA); err != nil {
+	if err := jc.b.store.AddApproval(ctx, jc.target.Repo, pr.Number, user, pr.HeadSHA); err != nil {
 		return err
 	}
 	cr.accepted, cr.evaluate = true, true
@@ -236,14 +237,14 @@ func (cr *commandRun) approve(ctx context.Context, arg string) error {
 func (cr *commandRun) answer(ctx context.Context) error {
 	jc := cr.jc
 	if cr.accepted {
-		if err := jc.gh.React(ctx, jc.repo, jc.task.CommentID, "+1"); err != nil {
+		if err := jc.gh.React(ctx, jc.repo, cr.task.CommentID, "+1"); err != nil {
 			return err
 		}
 	}
 	if len(cr.refusals) == 0 {
 		return nil
 	}
-	if err := jc.gh.React(ctx, jc.repo, jc.task.CommentID, "-1"); err != nil {
+	if err := jc.gh.React(ctx, jc.repo, cr.task.CommentID, "-1"); err != nil {
 		return err
 	}
 	body := "@" + cr.user + " not done:\n- " + strings.Join(cr.refusals, "\n- ")
@@ -257,18 +258,18 @@ func (cr *commandRun) followUp(ctx context.Context) error {
 	jc, pr := cr.jc, cr.pr
 	if cr.retest {
 		// Queued, not cancelling the running check: a later /retest supersedes this one while it waits.
-		t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: pr.Number, Reason: "/retest by " + cr.user}
+		t := PullRequestTask{Target: jc.target, PR: pr.Number, Reason: "/retest by " + cr.user}
 		j, err := newJob(jc.job.Event, kindCheck, t, prKey(t.Repo, t.PR), false, false)
 		if err != nil {
 			return err
 		}
-		j.Delivery = fmt.Sprintf("command:%d:retest", jc.task.CommentID)
+		j.Delivery = fmt.Sprintf("command:%d:retest", cr.task.CommentID)
 		_, err = jc.b.enqueue(ctx, j, t, "")
 		return err
 	}
 	if cr.evaluate {
-		t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: pr.Number, Reason: "command by " + cr.user}
-		return jc.enqueue(ctx, kindEvaluate, fmt.Sprintf("command:%d:evaluate", jc.task.CommentID), t)
+		t := PullRequestTask{Target: jc.target, PR: pr.Number, Reason: "command by " + cr.user}
+		return jc.enqueue(ctx, kindEvaluate, fmt.Sprintf("command:%d:evaluate", cr.task.CommentID), t)
 	}
 	return nil
 }
@@ -294,14 +295,13 @@ func mayTriage(role string) bool {
 // stamps comments to the second, and the two clocks differ a little.
 const commentSkew = 2 * time.Second
 
-// approvesEarlierHead reports whether the comment being handled was written before the bot first saw the
-// pull request's current head (or the bot has not seen that head yet).
-func (jc *jobCtx) approvesEarlierHead(ctx context.Context, pr *ghclient.PullRequest) (bool, error) {
-	at := jc.task.CommentAt
+// approvesEarlierHead reports whether the comment being handled, written at at, was written before the bot
+// first saw the pull request's current head (or the bot has not seen that head yet).
+func (jc *jobCtx) approvesEarlierHead(ctx context.Context, pr *ghclient.PullRequest, at time.Time) (bool, error) {
 	if at.IsZero() {
 		return false, nil // a task queued before comment times were recorded
 	}
-	seen, ok, err := jc.b.store.HeadSeen(ctx, jc.task.Repo, pr.Number, pr.HeadSHA)
+	seen, ok, err := jc.b.store.HeadSeen(ctx, jc.target.Repo, pr.Number, pr.HeadSHA)
 	if err != nil || !ok {
 		return !ok, err
 	}

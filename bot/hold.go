@@ -14,8 +14,8 @@ import (
 
 // holdOf is the hold of an open pull request when deciding: the label change being handled weighed into
 // the history (noteHoldLabel), then the history read, and the label made its mirror (syncHold).
-func (jc *jobCtx) holdOf(ctx context.Context, pr *ghclient.PullRequest) (store.HoldState, error) {
-	if err := jc.noteHoldLabel(ctx, pr); err != nil {
+func (jc *jobCtx) holdOf(ctx context.Context, t PullRequestTask, pr *ghclient.PullRequest) (store.HoldState, error) {
+	if err := jc.noteHoldLabel(ctx, t, pr); err != nil {
 		return store.HoldState{}, err
 	}
 	return jc.syncHold(ctx, pr)
@@ -27,20 +27,20 @@ func (jc *jobCtx) holdOf(ctx context.Context, pr *ghclient.PullRequest) (store.H
 func (jc *jobCtx) syncHold(ctx context.Context, pr *ghclient.PullRequest) (store.HoldState, error) {
 	st := jc.b.store
 	label := jc.b.cfg.Checks.HoldLabel
-	hold, err := st.HoldOf(ctx, jc.task.Repo, pr.Number)
+	hold, err := st.HoldOf(ctx, jc.target.Repo, pr.Number)
 	if err != nil || label == "" || pr.State != "open" {
 		return hold, err
 	}
 	switch on := pr.HasLabel(label); {
 	case on && !hold.Held:
 		// The bot's own removal of the label of a lift it recorded may be under way (unmirrorHold).
-		if busy, err := st.LiftNoted(ctx, jc.task.Repo, pr.Number); err != nil || busy {
+		if busy, err := st.LiftNoted(ctx, jc.target.Repo, pr.Number); err != nil || busy {
 			return hold, err
 		}
-		if err := st.RecordHold(ctx, jc.task.Repo, pr.Number, "", store.ViaFound); err != nil {
+		if err := st.RecordHold(ctx, jc.target.Repo, pr.Number, "", store.ViaFound); err != nil {
 			return store.HoldState{}, err
 		}
-		return st.HoldOf(ctx, jc.task.Repo, pr.Number)
+		return st.HoldOf(ctx, jc.target.Repo, pr.Number)
 	case !on && hold.Held:
 		jc.log.Info("a hold in force lost its label: putting it back", "pr", pr.Number)
 		if err := jc.gh.AddLabel(ctx, jc.repo, pr.Number, label); err != nil {
@@ -54,7 +54,7 @@ func (jc *jobCtx) syncHold(ctx context.Context, pr *ghclient.PullRequest) (store
 // unmirrorHold takes the hold label off after a lift was recorded, noting first that the removal the bot
 // hears of next is its own (so it is not taken for another app's).
 func (jc *jobCtx) unmirrorHold(ctx context.Context, pr *ghclient.PullRequest) error {
-	if err := jc.b.store.NoteLift(ctx, jc.task.Repo, pr.Number); err != nil {
+	if err := jc.b.store.NoteLift(ctx, jc.target.Repo, pr.Number); err != nil {
 		return err
 	}
 	return jc.gh.RemoveLabel(ctx, jc.repo, pr.Number, jc.b.cfg.Checks.HoldLabel)
@@ -66,8 +66,7 @@ func (jc *jobCtx) unmirrorHold(ctx context.Context, pr *ghclient.PullRequest) er
 // used to sidestep /unhold's rule. Only the bot's own changes are exempt: its labels, and the removal of
 // an /unhold it accepted (noted by Store.NoteLift). A removal by any other app (a labeler workflow the author
 // can trigger) is weighed like a person's, and an app is no maintainer: the hold is put back.
-func (jc *jobCtx) noteHoldLabel(ctx context.Context, pr *ghclient.PullRequest) error {
-	t := jc.task
+func (jc *jobCtx) noteHoldLabel(ctx context.Context, t PullRequestTask, pr *ghclient.PullRequest) error {
 	hold := jc.b.cfg.Checks.HoldLabel
 	if t.Label == "" || !strings.EqualFold(t.Label, hold) || t.Sender == "" || pr.State != "open" {
 		return nil

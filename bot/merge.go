@@ -17,10 +17,10 @@ import (
 
 // evaluate re-evaluates a pull request's merge readiness, keeps its comment up to date and merges it when
 // every condition is met. Evaluate jobs of one repository run one at a time, so merges never race.
-func (jc *jobCtx) evaluate(ctx context.Context) error {
+func (jc *jobCtx) evaluate(ctx context.Context, t PullRequestTask) error {
 	b := jc.b
-	number := jc.task.PR
-	if sha, err := b.store.Merged(ctx, jc.task.Repo, number); err != nil || sha != "" {
+	number := t.PR
+	if sha, err := b.store.Merged(ctx, jc.target.Repo, number); err != nil || sha != "" {
 		return err // merged already: never twice
 	}
 	pr, err := jc.gh.PullRequest(ctx, jc.repo, number)
@@ -32,11 +32,11 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	}
 	// A check counts only against the base it ran against: a pull request retargeted after its check
 	// (edited with changes.base) is checked again against its new base before anything merges.
-	r, err := b.store.LatestCheck(ctx, jc.task.Repo, number, pr.HeadSHA, pr.BaseRef)
+	r, err := b.store.LatestCheck(ctx, jc.target.Repo, number, pr.HeadSHA, pr.BaseRef)
 	if err != nil {
 		return err
 	}
-	if err := jc.noteReview(ctx, pr); err != nil {
+	if err := jc.noteReview(ctx, t, pr); err != nil {
 		return err
 	}
 	// Approvals are weighed by the policy the check recorded from the base branch's tip; without a check
@@ -49,7 +49,7 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	holders, err := jc.holdOf(ctx, pr) // the history, read now
+	holders, err := jc.holdOf(ctx, t, pr) // the history, read now
 	if err != nil {
 		return err
 	}
@@ -60,11 +60,10 @@ func (jc *jobCtx) evaluate(ctx context.Context) error {
 		if err := jc.upsertComment(ctx, number, readinessBody("⏳ checking", conds(nil), "_"+reason+": the checks run again._")); err != nil {
 			return err
 		}
-		t := Task{Installation: jc.task.Installation, Repo: jc.task.Repo, PR: number, Reason: reason}
-		return jc.enqueue(ctx, kindCheck, delivery, t)
+		return jc.enqueue(ctx, kindCheck, delivery, PullRequestTask{Target: jc.target, PR: number, Reason: reason})
 	}
 	if r == nil {
-		pending, err := b.queue.Pending(ctx, prKey(jc.task.Repo, number))
+		pending, err := b.queue.Pending(ctx, prKey(jc.target.Repo, number))
 		if err != nil {
 			return err
 		}
@@ -128,7 +127,7 @@ func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *store.
 	switch {
 	case err == nil:
 		b.metrics.merges.WithLabelValues("merged").Inc()
-		if err := b.store.RecordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, sha); err != nil {
+		if err := b.store.RecordMerge(ctx, jc.target.Repo, pr.Number, r.HeadSHA, sha); err != nil {
 			return err
 		}
 		jc.log.Info("merged", "pr", pr.Number, "head", r.HeadSHA, "merge_commit", sha)
@@ -144,7 +143,7 @@ func (jc *jobCtx) merge(ctx context.Context, pr *ghclient.PullRequest, r *store.
 			// A retried merge whose first attempt went through is also refused: look before reporting.
 			if now, gerr := jc.gh.PullRequest(ctx, jc.repo, pr.Number); gerr == nil && now.Merged {
 				b.metrics.merges.WithLabelValues("merged").Inc()
-				if err := b.store.RecordMerge(ctx, jc.task.Repo, pr.Number, r.HeadSHA, "(merged)"); err != nil {
+				if err := b.store.RecordMerge(ctx, jc.target.Repo, pr.Number, r.HeadSHA, "(merged)"); err != nil {
 					return err
 				}
 				return jc.upsertComment(ctx, pr.Number, readinessBody("✅ merged", cs, fmt.Sprintf("Merged %s into %s.", short(r.HeadSHA), report.CodeSpan(pr.BaseRef))))

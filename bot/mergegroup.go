@@ -23,24 +23,24 @@ import (
 // (groupRefusal), so a merge queue never merges what the bot would not. Ownership was decided on that
 // pull request, so the owners stage is reported as skipped here; everything else (validate, graph,
 // images) runs on the combined change.
-func (jc *jobCtx) mergeGroup(ctx context.Context) error {
+func (jc *jobCtx) mergeGroup(ctx context.Context, t MergeGroupTask) error {
 	b := jc.b
-	head := jc.task.HeadSHA
-	r, err := b.store.StartRun(ctx, jc.job.ID, kindMergeGroup, jc.task.Repo, 0, head)
+	head := t.HeadSHA
+	r, err := b.store.StartRun(ctx, jc.job.ID, kindMergeGroup, jc.target.Repo, 0, head)
 	if err != nil {
 		return err
 	}
-	r.BaseRef, r.BaseSHA, r.Tip = strings.TrimPrefix(jc.task.HeadRef, "refs/heads/"), jc.task.BaseSHA, jc.task.BaseSHA
+	r.BaseRef, r.BaseSHA, r.Tip = strings.TrimPrefix(t.HeadRef, "refs/heads/"), t.BaseSHA, t.BaseSHA
 	cr := newCheckReporter(jc, r, head)
 	if err := cr.start(ctx); err != nil {
 		return err
 	}
 	var rep *report.Report
-	refusal, err := jc.groupRefusal(ctx)
+	refusal, err := jc.groupRefusal(ctx, t)
 	if err == nil && refusal != "" {
 		rep = &report.Report{Stages: []report.Stage{{Name: "merge-queue", Status: report.Fail, Summary: refusal}}}
 	} else if err == nil {
-		rep, err = jc.runGroup(ctx, cr)
+		rep, err = jc.runGroup(ctx, cr, t)
 	}
 	if ctx.Err() != nil {
 		cr.cancelled(context.Cause(ctx))
@@ -52,7 +52,7 @@ func (jc *jobCtx) mergeGroup(ctx context.Context) error {
 		}
 		rep = errorReport(err)
 	}
-	rep.Title = fmt.Sprintf("merge group %s at %s", jc.task.HeadRef, short(head))
+	rep.Title = fmt.Sprintf("merge group %s at %s", t.HeadRef, short(head))
 	if err := cr.complete(ctx, rep); !checkrun.IsNotOwner(err) {
 		return err
 	}
@@ -68,14 +68,14 @@ var queueBranch = sync.OnceValue(func() *regexp.Regexp {
 
 // groupRefusal says why the merge group may not merge ("" when it may): its branch must name an open pull
 // request into the same base branch whose every merge condition is met, as the bot decides before merging.
-func (jc *jobCtx) groupRefusal(ctx context.Context) (string, error) {
-	m := queueBranch().FindStringSubmatch(jc.task.HeadRef)
+func (jc *jobCtx) groupRefusal(ctx context.Context, t MergeGroupTask) (string, error) {
+	m := queueBranch().FindStringSubmatch(t.HeadRef)
 	if m == nil {
-		return fmt.Sprintf("%q is not a merge queue branch naming a pull request: refusing the group", jc.task.HeadRef), nil
+		return fmt.Sprintf("%q is not a merge queue branch naming a pull request: refusing the group", t.HeadRef), nil
 	}
 	number, err := strconv.Atoi(m[2])
 	if err != nil {
-		return fmt.Sprintf("%q names no pull request number: refusing the group", jc.task.HeadRef), nil
+		return fmt.Sprintf("%q names no pull request number: refusing the group", t.HeadRef), nil
 	}
 	pr, err := jc.gh.PullRequest(ctx, jc.repo, number)
 	if err != nil {
@@ -87,7 +87,7 @@ func (jc *jobCtx) groupRefusal(ctx context.Context) (string, error) {
 	case pr.BaseRef != m[1]:
 		return fmt.Sprintf("pull request #%d is into %q, not the group's %q: refusing the group", number, pr.BaseRef, m[1]), nil
 	}
-	r, err := jc.b.store.LatestCheck(ctx, jc.task.Repo, number, pr.HeadSHA, pr.BaseRef)
+	r, err := jc.b.store.LatestCheck(ctx, jc.target.Repo, number, pr.HeadSHA, pr.BaseRef)
 	if err != nil {
 		return "", err
 	}
@@ -99,7 +99,7 @@ func (jc *jobCtx) groupRefusal(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	holders, err := jc.b.store.HoldOf(ctx, jc.task.Repo, number)
+	holders, err := jc.b.store.HoldOf(ctx, jc.target.Repo, number)
 	if err != nil {
 		return "", err
 	}
@@ -113,8 +113,8 @@ func (jc *jobCtx) groupRefusal(ctx context.Context) (string, error) {
 	return "", nil
 }
 
-func (jc *jobCtx) runGroup(ctx context.Context, cr *checkReporter) (*report.Report, error) {
-	dir, err := jc.fetch(ctx, []string{jc.task.BaseSHA, jc.task.HeadSHA})
+func (jc *jobCtx) runGroup(ctx context.Context, cr *checkReporter, t MergeGroupTask) (*report.Report, error) {
+	dir, err := jc.fetch(ctx, []string{t.BaseSHA, t.HeadSHA})
 	if err != nil {
 		return nil, err
 	}
@@ -122,12 +122,12 @@ func (jc *jobCtx) runGroup(ctx context.Context, cr *checkReporter) (*report.Repo
 	if err != nil {
 		return nil, err
 	}
-	for _, sha := range []string{jc.task.BaseSHA, jc.task.HeadSHA} {
+	for _, sha := range []string{t.BaseSHA, t.HeadSHA} {
 		if _, err := repo.SHA(sha); err != nil {
 			return nil, diag.InfraError(fmt.Errorf("merge group commit %s is not in the fetched repository: %w", short(sha), err))
 		}
 	}
-	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: jc.task.BaseSHA, Head: jc.task.HeadSHA,
+	rep, err := pipeline.Run(ctx, pipeline.Input{Repo: repo, Base: t.BaseSHA, Head: t.HeadSHA,
 		Membership: &membership{gh: jc.gh, cache: map[string]bool{}}, RemoteOptions: jc.remoteOptions(), Smoke: jc.b.smokeInput(),
 		SkipImages: jc.b.cfg.Checks.SkipImages, Observer: cr})
 	if err != nil {

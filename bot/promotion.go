@@ -31,9 +31,8 @@ func promotionLabel(strategy string) string { return "catalog-promotion/" + stra
 // promotionJob is the job promoting the package in directory dir into catalog, from t's push. Its
 // delivery names the repository, the catalog and the directory, so a redelivered push, or the same
 // catalog added again, queues nothing twice.
-func promotionJob(event string, t Task, catalog, dir string) (*queue.Job, error) {
-	t.Catalog, t.Package = catalog, dir
-	j, err := newJob(event, kindPromotion, t, "", false, true)
+func promotionJob(event string, t PushTask, catalog, dir string) (*queue.Job, error) {
+	j, err := newJob(event, kindPromotion, PromotionTask{PushTask: t, Catalog: catalog, Package: dir}, "", false, true)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +45,7 @@ func promotionJob(event string, t Task, catalog, dir string) (*queue.Job, error)
 // read at after, the pushed commit (the default branch's tip): the configuration's catalogs, and each
 // package's ci.yaml and strategy, so a push that adds a catalog and changes a package's strategy promotes
 // as the pushed files say.
-func (jc *jobCtx) promotions(ctx context.Context, repo *gitrepo.Repo, before, after *object.Commit) error {
+func (jc *jobCtx) promotions(ctx context.Context, t PushTask, repo *gitrepo.Repo, before, after *object.Commit) error {
 	had, err := pipeline.ConfigAt(repo, before)
 	if err != nil {
 		jc.log.Info("not promoting: the configuration before the push does not parse", "err", err)
@@ -79,11 +78,11 @@ func (jc *jobCtx) promotions(ctx context.Context, repo *gitrepo.Repo, before, af
 			jc.log.Warn("promotion refused", "catalog", cat, "diagnostic", d.String())
 		}
 		for _, pk := range p.Packages {
-			j, err := promotionJob(jc.job.Event, jc.task, cat, pk.Dir)
+			j, err := promotionJob(jc.job.Event, t, cat, pk.Dir)
 			if err != nil {
 				return err
 			}
-			res, err := jc.b.enqueue(ctx, j, jc.task, "")
+			res, err := jc.b.enqueue(ctx, j, t, "")
 			if err != nil {
 				return fmt.Errorf("queue the promotion of %s into %s: %w", pk.Dir, cat, err)
 			}
@@ -98,8 +97,8 @@ func (jc *jobCtx) promotions(ctx context.Context, repo *gitrepo.Repo, before, af
 // push's commit, commits that on the promotion branch and opens one pull request, which is then checked
 // like any other. Each step is recorded (promotions table) before the next and looks for what an earlier
 // attempt did first, as a release does.
-func (jc *jobCtx) promotion(ctx context.Context) error {
-	b, t := jc.b, jc.task
+func (jc *jobCtx) promotion(ctx context.Context, t PromotionTask) error {
+	b := jc.b
 	row, err := b.store.Promotions().Start(ctx, &store.Promotion{AppPR: store.AppPR{Repo: t.Repo, Dir: t.Package, PushSHA: t.After}, Catalog: t.Catalog})
 	if err != nil {
 		return err
@@ -107,7 +106,7 @@ func (jc *jobCtx) promotion(ctx context.Context) error {
 	row.Branch = promotionBranch(row.Dir, row.Catalog)
 	return jc.runAppPRJob(ctx, &appPRJob{rec: row, save: func(ctx context.Context) error { return b.store.Promotions().Save(ctx, row) },
 		name: "promotion of " + row.Dir + " into " + row.Catalog, noun: "promotion", done: "already promoted",
-		attrs: []any{"catalog", row.Catalog, "package", row.Dir},
+		attrs: []any{"catalog", row.Catalog, "package", row.Dir}, base: t.DefaultBranch,
 		change: func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {
 			return jc.promotionChange(ctx, pc, row)
 		},

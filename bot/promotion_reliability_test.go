@@ -52,12 +52,12 @@ func redeliverPromotionPush(t *testing.T, opts ...harnessOption) {
 	}
 	h.waitIdleFor(releaseWait)
 	// A promotion job of the same package that escaped the queue's deduplication finds it opened.
-	j, err := promotionJob("push", Task{Installation: installationID, Repo: repoFull, DefaultBranch: "main", Before: main, After: after}, promoteTo, promoteAlways)
+	j, err := promotionJob("push", PushTask{Target: Target{Installation: installationID, Repo: repoFull}, DefaultBranch: "main", Before: main, After: after}, promoteTo, promoteAlways)
 	if err != nil {
 		t.Fatal(err)
 	}
 	j.Delivery += "/again"
-	if res, err := h.bot.enqueue(context.Background(), j, Task{Repo: repoFull}, ""); err != nil || res.Duplicate {
+	if res, err := h.bot.enqueue(context.Background(), j, Target{Repo: repoFull}, ""); err != nil || res.Duplicate {
 		t.Fatalf("enqueue the promotion again: %+v %v", res, err)
 	}
 	h.waitIdleFor(releaseWait)

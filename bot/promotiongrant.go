@@ -26,7 +26,7 @@ func (jc *jobCtx) promotionGrant(ctx context.Context, br *baseRules, pr *ghclien
 	if br.rules == nil {
 		return grant, "", nil
 	}
-	row, err := jc.b.store.Promotions().OfPR(ctx, jc.task.Repo, pr.Number)
+	row, err := jc.b.store.Promotions().OfPR(ctx, jc.target.Repo, pr.Number)
 	if err != nil || row == nil {
 		return grant, "", err
 	}

@@ -25,7 +25,7 @@ const publishContext = "catalogbot/publish"
 // publish builds and pushes the catalog image of the default branch's new head when publish.image is
 // configured and the catalog changed, and records the digest as a commit status. pipeline.Publish pushes
 // by digest first and moves the tag last, so a failed publish never moves the tag.
-func (jc *jobCtx) publish(ctx context.Context) error {
+func (jc *jobCtx) publish(ctx context.Context, t PushTask) error {
 	b := jc.b
 	// Always fetched, even when the pushed commit is already here: only the branch's current tip is
 	// published. A push processed after a newer one (a retry, a backlog, another replica) publishes that
@@ -39,32 +39,32 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := repo.Resolve(jc.task.After); err != nil {
-		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(jc.task.After), err))
+	if _, err := repo.Resolve(t.After); err != nil {
+		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(t.After), err))
 	}
-	tip, err := repo.SHA(gitcache.BranchRef(jc.task.DefaultBranch))
+	tip, err := repo.SHA(gitcache.BranchRef(t.DefaultBranch))
 	if err != nil {
-		return diag.InfraError(fmt.Errorf("the tip of %s: %w", jc.task.DefaultBranch, err))
+		return diag.InfraError(fmt.Errorf("the tip of %s: %w", t.DefaultBranch, err))
 	}
-	if tip != jc.task.After {
-		jc.log.Info("the branch moved on since this push: publishing its tip", "branch", jc.task.DefaultBranch, "pushed", jc.task.After, "tip", tip)
-		jc.task.After = tip
+	if tip != t.After {
+		jc.log.Info("the branch moved on since this push: publishing its tip", "branch", t.DefaultBranch, "pushed", t.After, "tip", tip)
+		t.After = tip
 	}
-	after := jc.task.After
-	plan, skip, err := pipeline.PlanPublish(ctx, repo, jc.task.Before, after)
+	after := t.After
+	plan, skip, err := pipeline.PlanPublish(ctx, repo, t.Before, after)
 	if err != nil {
 		return err
 	}
 	if plan == nil {
-		jc.log.Info("not publishing: "+skip, "before", jc.task.Before, "after", after)
+		jc.log.Info("not publishing: "+skip, "before", t.Before, "after", after)
 		return nil
 	}
 	cfg := plan.Config
-	r, err := b.store.StartRun(ctx, jc.job.ID, kindPublish, jc.task.Repo, 0, after)
+	r, err := b.store.StartRun(ctx, jc.job.ID, kindPublish, jc.target.Repo, 0, after)
 	if err != nil {
 		return err
 	}
-	r.BaseRef = jc.task.DefaultBranch
+	r.BaseRef = t.DefaultBranch
 	target := "the changed catalogs"
 	if cats := plan.Layout.Catalogs; len(cats) == 1 {
 		target = cats[0].Image
@@ -79,10 +79,10 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 		return err
 	}
 	defer res.Cleanup()
-	rep := &report.Report{Title: fmt.Sprintf("publish %s at %s", jc.task.Repo, short(after)), Outputs: map[string]string{}, Stages: res.Stages}
+	rep := &report.Report{Title: fmt.Sprintf("publish %s at %s", jc.target.Repo, short(after)), Outputs: map[string]string{}, Stages: res.Stages}
 	st := res.Stages[len(res.Stages)-1]
 	if st.Name == "render" || res.Rendered.Path != "" && res.Rendered.Dir != "" {
-		return jc.publishRendered(ctx, r, rep, status, dir, plan.Commit.Message, cfg, res.Rendered)
+		return jc.publishRendered(ctx, t, r, rep, status, dir, plan.Commit.Message, cfg, res.Rendered)
 	}
 	// one publish stage for every catalog (a layout of one has that catalog's): its details name each
 	// catalog's outcome
@@ -106,20 +106,20 @@ func (jc *jobCtx) publish(ctx context.Context) error {
 			status.Description = "not published: " + truncate(st.Summary+" "+st.Err, 120)
 		}
 	}
-	return jc.finishPublish(ctx, r, rep, status, st)
+	return jc.finishPublish(ctx, t, r, rep, status, st)
 }
 
 // finishPublish records a publish run's outcome as the commit status and the run, or, when st failed
 // for a reason that may pass (a registry error) and attempts remain, returns an error to retry it.
-func (jc *jobCtx) finishPublish(ctx context.Context, r *store.Run, rep *report.Report, status ghclient.Status, st report.Stage) error {
+func (jc *jobCtx) finishPublish(ctx context.Context, t PushTask, r *store.Run, rep *report.Report, status ghclient.Status, st report.Stage) error {
 	if st.Status == report.Error && jc.job.Attempts < jc.b.cfg.Queue.MaxAttempts {
 		status.State, status.Description = "failure", "not published (will retry): "+truncate(st.Summary+" "+st.Err, 100)
-		if err := jc.gh.CreateStatus(ctx, jc.repo, jc.task.After, status); err != nil {
+		if err := jc.gh.CreateStatus(ctx, jc.repo, t.After, status); err != nil {
 			return err
 		}
-		return diag.InfraError(fmt.Errorf("publish %s: %s stage: %s %s", short(jc.task.After), st.Name, st.Summary, st.Err)) // retried
+		return diag.InfraError(fmt.Errorf("publish %s: %s stage: %s %s", short(t.After), st.Name, st.Summary, st.Err)) // retried
 	}
-	if err := jc.gh.CreateStatus(ctx, jc.repo, jc.task.After, status); err != nil {
+	if err := jc.gh.CreateStatus(ctx, jc.repo, t.After, status); err != nil {
 		return err
 	}
 	r.Status, r.Verdict, r.Conclusion, r.Report = store.RunCompleted, string(rep.Verdict()), status.State, rep
@@ -134,9 +134,9 @@ const renderedTrailer = "Rendered-by: catalogbot"
 // default branch (a fast-forward only), and that commit's own push publishes it; otherwise, or when
 // rendering failed, nothing is published. A commit that is itself a rendered commit and still differs
 // means rendering is not stable: it is never committed again.
-func (jc *jobCtx) publishRendered(ctx context.Context, r *store.Run, rep *report.Report, status ghclient.Status, dir, pushedMessage string,
+func (jc *jobCtx) publishRendered(ctx context.Context, t PushTask, r *store.Run, rep *report.Report, status ghclient.Status, dir, pushedMessage string,
 	cfg *config.Config, rd pipeline.Rendered) error {
-	after, st := jc.task.After, rd.Stage
+	after, st := t.After, rd.Stage
 	catalogDir, source := cfg.Catalog.Dir, cfg.References.File
 	if rd.Path != "" {
 		catalogDir, source = rd.Path, "the templates"
@@ -150,15 +150,15 @@ func (jc *jobCtx) publishRendered(ctx context.Context, r *store.Run, rep *report
 	switch {
 	case rd.Dir == "":
 		status.Description = "not published: " + truncate(st.Summary+" "+st.Err, 120)
-		return jc.finishPublish(ctx, r, rep, status, st)
+		return jc.finishPublish(ctx, t, r, rep, status, st)
 	case !cfg.Publish.CommitRendered:
 		status.Description = truncate(fmt.Sprintf("not published: %s from what %s renders (set publish.commitRendered to commit it)",
 			filesDiffer(len(st.Diagnostics)), source), 140)
-		return jc.finishPublish(ctx, r, rep, status, st)
+		return jc.finishPublish(ctx, t, r, rep, status, st)
 	}
 	if strings.Contains(pushedMessage, renderedTrailer) {
 		status.Description = "not published: the rendered commit still differs from what " + truncate(source, 40) + " renders"
-		return jc.finishPublish(ctx, r, rep, status, st)
+		return jc.finishPublish(ctx, t, r, rep, status, st)
 	}
 	message := fmt.Sprintf("Render %s from %s\n\nIn the catalog of %s, %s from what %s renders.\n\n%s\n",
 		catalogDir, source, short(after), filesDiffer(len(st.Diagnostics)), source, renderedTrailer)
@@ -171,10 +171,10 @@ func (jc *jobCtx) publishRendered(ctx context.Context, r *store.Run, rep *report
 	if err != nil {
 		return diag.InfraError(err)
 	}
-	err = jc.b.git.Push(ctx, jc.repo.Owner, jc.repo.Name, token, sha, jc.task.DefaultBranch, after)
+	err = jc.b.git.Push(ctx, jc.repo.Owner, jc.repo.Name, token, sha, t.DefaultBranch, after)
 	switch {
 	case errors.Is(err, gitcache.ErrBranchMoved):
-		status.Description = truncate("not published: "+jc.task.DefaultBranch+" moved on before the rendered catalog was committed; its newer push publishes", 140)
+		status.Description = truncate("not published: "+t.DefaultBranch+" moved on before the rendered catalog was committed; its newer push publishes", 140)
 		st.Summary += "; " + err.Error()
 	case err != nil:
 		return err // retried
@@ -192,7 +192,7 @@ func (jc *jobCtx) publishRendered(ctx context.Context, r *store.Run, rep *report
 			rep.Stages[i] = st
 		}
 	}
-	return jc.finishPublish(ctx, r, rep, status, st)
+	return jc.finishPublish(ctx, t, r, rep, status, st)
 }
 
 func filesDiffer(n int) string {

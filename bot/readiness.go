@@ -49,7 +49,7 @@ func readinessBody(headline string, cs []merge.Condition, notes ...string) strin
 // body changes, created only when there is none.
 func (jc *jobCtx) upsertComment(ctx context.Context, number int, body string) error {
 	st := jc.b.store
-	id, old, err := st.ReadinessComment(ctx, jc.task.Repo, number)
+	id, old, err := st.ReadinessComment(ctx, jc.target.Repo, number)
 	if err != nil {
 		return err
 	}
@@ -65,7 +65,7 @@ func (jc *jobCtx) upsertComment(ctx context.Context, number int, body string) er
 		}
 	}
 	if id != 0 && old == body {
-		return st.SetReadinessComment(ctx, jc.task.Repo, number, id, body)
+		return st.SetReadinessComment(ctx, jc.target.Repo, number, id, body)
 	}
 	if id != 0 {
 		err := jc.gh.EditComment(ctx, jc.repo, id, body)
@@ -80,5 +80,5 @@ func (jc *jobCtx) upsertComment(ctx context.Context, number int, body string) er
 			return err
 		}
 	}
-	return st.SetReadinessComment(ctx, jc.task.Repo, number, id, body)
+	return st.SetReadinessComment(ctx, jc.target.Repo, number, id, body)
 }

@@ -136,7 +136,7 @@ func (b *Bot) keychainFor(installation int64, repo string) authn.Keychain {
 func (jc *jobCtx) remoteOptions() []remote.Option {
 	opts := []remote.Option{remote.WithTransport(registry.JobTransport(jc.b.cfg.Timeouts.RegistryRequest, jc.b.cfg.Timeouts.RegistryResponseHeader, &jc.breaker))}
 	opts = append(opts, jc.b.remote...)
-	return append(opts, remote.WithAuthFromKeychain(jc.b.keychainFor(jc.task.Installation, jc.task.Repo)))
+	return append(opts, remote.WithAuthFromKeychain(jc.b.keychainFor(jc.target.Installation, jc.target.Repo)))
 }
 
 // CheckAccessSecrets reads the status token and the registry passwords bot.yaml names, as the bot does

@@ -31,9 +31,8 @@ const (
 
 // releaseJob is the job releasing bundle directory dir of t's push. Its delivery names the repository and
 // the directory, so a redelivered push, or the same directory found again, queues nothing twice.
-func releaseJob(event string, t Task, dir string) (*queue.Job, error) {
-	t.Bundle = dir
-	j, err := newJob(event, kindRelease, t, "", false, true)
+func releaseJob(event string, t PushTask, dir string) (*queue.Job, error) {
+	j, err := newJob(event, kindRelease, ReleaseTask{PushTask: t, Bundle: dir}, "", false, true)
 	if err != nil {
 		return nil, err
 	}
@@ -45,12 +44,12 @@ func releaseJob(event string, t Task, dir string) (*queue.Job, error) {
 // promoted into (promotions), and, when this bot has a bundle image pusher, the bundle directories are
 // released (releases). A push that created the branch (no before commit) does neither: that is a
 // repository's history, not a merge.
-func (jc *jobCtx) pushScan(ctx context.Context) error {
-	if strings.Trim(jc.task.Before, "0") == "" {
+func (jc *jobCtx) pushScan(ctx context.Context, t PushTask) error {
+	if strings.Trim(t.Before, "0") == "" {
 		jc.log.Info("not releasing or promoting: the push created the branch")
 		return nil
 	}
-	dir, err := jc.fetch(ctx, []string{jc.task.Before, jc.task.After})
+	dir, err := jc.fetch(ctx, []string{t.Before, t.After})
 	if err != nil {
 		return err
 	}
@@ -58,31 +57,31 @@ func (jc *jobCtx) pushScan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	before, err := repo.Resolve(jc.task.Before)
+	before, err := repo.Resolve(t.Before)
 	if err != nil {
 		if jc.b.pusher == nil {
 			// Nothing to compare the configuration with (a force push dropped it): no catalog was added.
-			jc.log.Info("not promoting: the push's before commit is not in the fetched repository", "before", short(jc.task.Before))
+			jc.log.Info("not promoting: the push's before commit is not in the fetched repository", "before", short(t.Before))
 			return nil
 		}
-		return diag.InfraError(fmt.Errorf("the push's before commit %s is not in the fetched repository: %w", short(jc.task.Before), err))
+		return diag.InfraError(fmt.Errorf("the push's before commit %s is not in the fetched repository: %w", short(t.Before), err))
 	}
-	after, err := repo.Resolve(jc.task.After)
+	after, err := repo.Resolve(t.After)
 	if err != nil {
-		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(jc.task.After), err))
+		return diag.InfraError(fmt.Errorf("pushed commit %s is not in the fetched repository: %w", short(t.After), err))
 	}
-	if err := jc.promotions(ctx, repo, before, after); err != nil {
+	if err := jc.promotions(ctx, t, repo, before, after); err != nil {
 		return err
 	}
 	if jc.b.pusher == nil {
 		return nil
 	}
-	return jc.releases(ctx, repo, before, after)
+	return jc.releases(ctx, t, repo, before, after)
 }
 
 // releases queues a release job for each bundle directory with a release-config.yaml that the push added
 // (a directory the push's before commit has no release-config.yaml in).
-func (jc *jobCtx) releases(ctx context.Context, repo *gitrepo.Repo, before, after *object.Commit) error {
+func (jc *jobCtx) releases(ctx context.Context, t PushTask, repo *gitrepo.Repo, before, after *object.Commit) error {
 	// The repository opts in by naming its bundle images (release.bundleImage of the pushed commit's
 	// configuration, the default branch's); a configuration that does not parse fails the scan.
 	cfg, err := pipeline.ConfigAt(repo, after)
@@ -98,11 +97,11 @@ func (jc *jobCtx) releases(ctx context.Context, repo *gitrepo.Repo, before, afte
 		return err
 	}
 	for _, d := range dirs {
-		j, err := releaseJob(jc.job.Event, jc.task, d)
+		j, err := releaseJob(jc.job.Event, t, d)
 		if err != nil {
 			return err
 		}
-		res, err := jc.b.enqueue(ctx, j, jc.task, "")
+		res, err := jc.b.enqueue(ctx, j, t, "")
 		if err != nil {
 			return fmt.Errorf("queue the release of %s: %w", d, err)
 		}
@@ -117,8 +116,8 @@ func (jc *jobCtx) releases(ctx context.Context, repo *gitrepo.Repo, before, afte
 // the next, and each looks for what an earlier attempt did first: the pull request of the branch, the
 // image already pushed, the branch already at the release commit (which is computed the same way every
 // time: same files, message and time on the same parent).
-func (jc *jobCtx) release(ctx context.Context) error {
-	b, t := jc.b, jc.task
+func (jc *jobCtx) release(ctx context.Context, t ReleaseTask) error {
+	b := jc.b
 	if b.pusher == nil {
 		return queue.Permanent(fmt.Errorf("release %s: this bot has no bundle image pusher", t.Bundle))
 	}
@@ -129,7 +128,7 @@ func (jc *jobCtx) release(ctx context.Context) error {
 	names := pipeline.ReleaseNamesOf(row.Dir)
 	row.Branch = names.Branch
 	j := &appPRJob{rec: row, save: func(ctx context.Context) error { return b.store.Releases().Save(ctx, row) },
-		name: "release " + row.Dir, noun: "release", done: "already released", attrs: []any{"bundle", row.Dir}}
+		name: "release " + row.Dir, noun: "release", done: "already released", attrs: []any{"bundle", row.Dir}, base: t.DefaultBranch}
 	j.change = func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {
 		return jc.releaseChange(ctx, pc, row, names, j.saveRow)
 	}

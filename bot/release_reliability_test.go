@@ -61,12 +61,12 @@ func TestReleaseRedeliveredPushOpensOnePR(t *testing.T) {
 	}
 	h.waitIdleFor(releaseWait)
 	// A release job of the same bundle that escaped the queue's deduplication finds the release opened.
-	j, err := releaseJob("push", Task{Installation: installationID, Repo: repoFull, DefaultBranch: "main", Before: main, After: bundle}, releaseDir)
+	j, err := releaseJob("push", PushTask{Target: Target{Installation: installationID, Repo: repoFull}, DefaultBranch: "main", Before: main, After: bundle}, releaseDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	j.Delivery += "/again"
-	if res, err := h.bot.enqueue(context.Background(), j, Task{Repo: repoFull}, ""); err != nil || res.Duplicate {
+	if res, err := h.bot.enqueue(context.Background(), j, Target{Repo: repoFull}, ""); err != nil || res.Duplicate {
 		t.Fatalf("enqueue the release again: %+v %v", res, err)
 	}
 	h.waitIdleFor(releaseWait)

@@ -19,7 +19,7 @@ func (jc *jobCtx) releaseGrant(ctx context.Context, br *baseRules, pr *ghclient.
 	if br.rules == nil || !br.rules.Config.Release.AutoMerge {
 		return "", nil
 	}
-	row, err := jc.b.store.Releases().OfPR(ctx, jc.task.Repo, pr.Number)
+	row, err := jc.b.store.Releases().OfPR(ctx, jc.target.Repo, pr.Number)
 	if err != nil || row == nil {
 		return "", err
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/bot/store"
@@ -21,44 +20,6 @@ const (
 // kindCheck runs the pipeline on a pull request's head and reports it: its runs are the store's checks.
 const kindCheck = store.KindCheck
 
-// Task is a job's payload: what the webhook said, reduced to what the handlers need.
-type Task struct {
-	Installation  int64  `json:"installation,omitempty"`
-	Repo          string `json:"repo"`
-	DefaultBranch string `json:"default_branch,omitempty"`
-	// PR is the pull request (0: find the pull requests of HeadSHA).
-	PR      int    `json:"pr,omitempty"`
-	HeadSHA string `json:"head_sha,omitempty"`
-	Sender  string `json:"sender,omitempty"`
-	// SenderBot is set when the sender is an app (the bot itself, say).
-	SenderBot bool `json:"sender_bot,omitempty"`
-	// ReviewUser and ReviewState (approved, changes_requested, dismissed, ...) are a review's, for a
-	// pull_request_review delivery: a later changes-requested or dismissed review withdraws the
-	// reviewer's /approve.
-	ReviewUser  string `json:"review_user,omitempty"`
-	ReviewState string `json:"review_state,omitempty"`
-	// Label and LabelAction (labeled, unlabeled) are a pull request's label change.
-	Label       string `json:"label,omitempty"`
-	LabelAction string `json:"label_action,omitempty"`
-	// Comment commands.
-	CommentID int64 `json:"comment_id,omitempty"`
-	// CommentAt is when the comment was written (GitHub's clock): an /approve is of the head then.
-	CommentAt time.Time `json:"comment_at,omitzero"`
-	Commands  []Cmd     `json:"commands,omitempty"`
-	Reason    string    `json:"reason,omitempty"`
-	// Push and merge group.
-	Before  string `json:"before,omitempty"`
-	After   string `json:"after,omitempty"`
-	BaseSHA string `json:"base_sha,omitempty"`
-	HeadRef string `json:"head_ref,omitempty"`
-	// Bundle is the bundle directory a release job releases (operators/<package>/<version>).
-	Bundle string `json:"bundle,omitempty"`
-	// Catalog and Package are the catalog a promotion job promotes into and the package directory
-	// (under operators/) it promotes.
-	Catalog string `json:"catalog,omitempty"`
-	Package string `json:"package,omitempty"`
-}
-
 // handledEvents are the events routeEvent acts on (besides ping). The webhook answers others without
 // reading their body, and they are counted as event "other".
 var handledEvents = map[string]bool{"pull_request": true, "check_suite": true, "check_run": true, "issue_comment": true,
@@ -72,7 +33,7 @@ type route struct {
 	// note explains an ignored delivery or an event handled on the spot (installation).
 	note string
 	// task is the job's payload (or, for cancelKey, the pull request's).
-	task Task
+	task task
 	// also is a second job of the delivery (a push's release and promotion scan), queued before job under the
 	// delivery's ID with alsoSuffix, so a redelivery finds both queued.
 	also *queue.Job
@@ -85,21 +46,22 @@ func prKey(repo string, n int) string { return fmt.Sprintf("pr:%s#%d", strings.T
 
 func serialKey(repo string) string { return "repo:" + strings.ToLower(repo) }
 
-func newJob(event, kind string, t Task, key string, cancelRunning bool, serial bool) (*queue.Job, error) {
+func newJob(event, kind string, t task, key string, cancelRunning bool, serial bool) (*queue.Job, error) {
 	payload, err := json.Marshal(t)
 	if err != nil {
 		return nil, err
 	}
-	j := &queue.Job{Event: event, Kind: kind, Repo: t.Repo, Key: key, CancelRunning: cancelRunning, Payload: payload}
+	repo := t.target().Repo
+	j := &queue.Job{Event: event, Kind: kind, Repo: repo, Key: key, CancelRunning: cancelRunning, Payload: payload}
 	if serial {
-		j.Serial = serialKey(t.Repo)
+		j.Serial = serialKey(repo)
 	}
 	return j, nil
 }
 
 // jobRoute routes a delivery to a job of t (newJob), keeping t itself: the payload is encoded once and
 // never decoded on the webhook's path.
-func jobRoute(event, kind string, t Task, key string, cancelRunning bool, serial bool) (route, error) {
+func jobRoute(event, kind string, t task, key string, cancelRunning bool, serial bool) (route, error) {
 	j, err := newJob(event, kind, t, key, cancelRunning, serial)
 	return route{job: j, task: t}, err
 }
@@ -146,8 +108,8 @@ func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
 		if e.PullRequest == nil {
 			return route{}, fmt.Errorf("pull_request_review payload without pull_request")
 		}
-		t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, PR: e.PullRequest.Number,
-			Sender: e.Sender.Login, Reason: "review " + e.Action + " by " + e.Sender.Login}
+		t := PullRequestTask{Target: targetOf(&e), PR: e.PullRequest.Number, Sender: e.Sender.Login,
+			Reason: "review " + e.Action + " by " + e.Sender.Login}
 		if e.Review != nil && e.Action != "edited" {
 			t.ReviewUser, t.ReviewState = e.Review.User.Login, strings.ToLower(e.Review.State)
 			if e.Action == "dismissed" {
@@ -162,8 +124,7 @@ func (b *Bot) routeEvent(event string, payload []byte) (route, error) {
 			return route{note: "merge_group " + e.Action + " is not handled"}, nil
 		}
 		mg := e.MergeGroup
-		t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, HeadSHA: mg.HeadSHA,
-			BaseSHA: mg.BaseSHA, HeadRef: mg.HeadRef, Sender: e.Sender.Login}
+		t := MergeGroupTask{Target: targetOf(&e), HeadSHA: mg.HeadSHA, BaseSHA: mg.BaseSHA, HeadRef: mg.HeadRef}
 		r, err = jobRoute(event, kindMergeGroup, t, "", false, false)
 	case "installation", "installation_repositories":
 		b.metrics.installations.WithLabelValues(event, installationAction(e.Action)).Inc()
@@ -195,8 +156,8 @@ func (b *Bot) routePullRequest(event string, e *envelope) (route, error) {
 		return route{}, fmt.Errorf("pull_request payload without pull_request")
 	}
 	repo := e.Repository.FullName
-	t := Task{Installation: e.Installation.ID, Repo: repo, PR: pr.Number, HeadSHA: pr.Head.SHA,
-		Sender: e.Sender.Login, Reason: "pull_request " + e.Action}
+	t := PullRequestTask{Target: targetOf(e), PR: pr.Number, HeadSHA: pr.Head.SHA, Sender: e.Sender.Login,
+		Reason: "pull_request " + e.Action}
 	switch e.Action {
 	case "opened", "synchronize", "reopened", "ready_for_review":
 		if pr.Draft {
@@ -233,7 +194,7 @@ func (b *Bot) routePullRequest(event string, e *envelope) (route, error) {
 // rerun routes a re-requested check suite or check run: a check job per pull request of the head (or one
 // job that looks them up).
 func (b *Bot) rerun(event string, e *envelope, sha string, prs []int) (route, error) {
-	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, HeadSHA: sha, Sender: e.Sender.Login,
+	t := PullRequestTask{Target: targetOf(e), HeadSHA: sha, Sender: e.Sender.Login,
 		Reason: event + " re-requested by " + e.Sender.Login}
 	key := ""
 	if len(prs) == 1 {
@@ -260,7 +221,7 @@ func (b *Bot) routeComment(event string, e *envelope) (route, error) {
 	if len(cmds) == 0 {
 		return route{note: "no command in the comment"}, nil
 	}
-	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, PR: e.Issue.Number,
+	t := CommandTask{Target: targetOf(e), PR: e.Issue.Number,
 		Sender: e.Comment.User.Login, CommentID: e.Comment.ID, CommentAt: e.Comment.CreatedAt, Commands: cmds}
 	return jobRoute(event, kindCommand, t, "", false, false)
 }
@@ -273,7 +234,7 @@ func (b *Bot) routePush(event string, e *envelope) (route, error) {
 	if e.Deleted || strings.Trim(e.After, "0") == "" {
 		return route{note: "default branch deleted"}, nil
 	}
-	t := Task{Installation: e.Installation.ID, Repo: e.Repository.FullName, DefaultBranch: def,
+	t := PushTask{Target: targetOf(e), DefaultBranch: def,
 		Before: e.Before, After: e.After, Sender: e.Sender.Login}
 	// A newer push supersedes a queued publish, but never interrupts one that is pushing.
 	r, err := jobRoute(event, kindPublish, t, "publish:"+strings.ToLower(t.Repo), false, true)
@@ -284,6 +245,11 @@ func (b *Bot) routePush(event string, e *envelope) (route, error) {
 	// promoted into, whatever later pushes do: the scan has no key, so no newer push supersedes it.
 	r.also, err = newJob(event, kindReleases, t, "", false, false)
 	return r, err
+}
+
+// targetOf is the repository and installation of a delivery.
+func targetOf(e *envelope) Target {
+	return Target{Installation: e.Installation.ID, Repo: e.Repository.FullName}
 }
 
 // isBot reports whether a sender is an app rather than a person.

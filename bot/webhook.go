@@ -138,7 +138,7 @@ func (b *Bot) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		}
 		b.pool.Cancel(cancel...)
 		if len(superseded) > 0 {
-			b.announcer.send(announcement{task: rt.task, closeJobs: superseded, reason: "The pull request was closed."})
+			b.announcer.send(announcement{target: rt.task.target(), closeJobs: superseded, reason: "The pull request was closed."})
 		}
 	}
 	if rt.job == nil {

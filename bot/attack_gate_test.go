@@ -92,11 +92,7 @@ func TestAttackRetargetAfterCheck(t *testing.T) {
 // A plain /approve afterwards merges it.
 func TestAttackApproveCancelIsNotApproval(t *testing.T) {
 	h := newHarness(t)
-	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n  requiredApprovals: 1\n")
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(31, "alice", head, main)
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(31, "alice", head, main, nil))
-	h.waitIdle()
+	main, head := h.aliceReleasesFoo(31, repoConfig+"  requiredLabels: [lgtm]\n  requiredApprovals: 1\n")
 	h.comment(31, "catalog-admin", "/approve")
 	h.waitIdle()
 	h.comment(31, "catalog-admin", "/approve cancel")
@@ -132,11 +128,7 @@ func TestAttackChangesRequestedAfterApprove(t *testing.T) {
 	for _, state := range []string{"CHANGES_REQUESTED", "DISMISSED"} {
 		t.Run(strings.ToLower(state), func(t *testing.T) {
 			h := newHarness(t)
-			main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n  requiredApprovals: 1\n")
-			head := h.releaseFoo("alice/foo", main, "alice")
-			h.openPR(32, "alice", head, main)
-			h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(32, "alice", head, main, nil))
-			h.waitIdle()
+			main, head := h.aliceReleasesFoo(32, repoConfig+"  requiredLabels: [lgtm]\n  requiredApprovals: 1\n")
 			h.comment(32, "catalog-admin", "/approve")
 			h.waitIdle()
 			if state == "DISMISSED" {
@@ -165,11 +157,7 @@ func TestAttackChangesRequestedAfterApprove(t *testing.T) {
 func TestAttackHoldLiftedByOtherApp(t *testing.T) {
 	h := newHarness(t)
 	h.gh.SetPermission(repoFull, "catalog-admin", "maintain")
-	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n")
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(33, "alice", head, main)
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(33, "alice", head, main, nil))
-	h.waitIdle()
+	main, head := h.aliceReleasesFoo(33, repoConfig+"  requiredLabels: [lgtm]\n")
 	h.comment(33, "catalog-admin", "/hold")
 	h.waitIdle()
 	h.addLabel(33, "lgtm", head, main)
@@ -205,11 +193,7 @@ func TestAttackHoldLiftedByOtherApp(t *testing.T) {
 // link node, and the command was read without it).
 func TestAttackApproveArgumentInMarkupIsNotApproval(t *testing.T) {
 	h := newHarness(t)
-	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n  requiredApprovals: 1\n")
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(32, "alice", head, main)
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(32, "alice", head, main, nil))
-	h.waitIdle()
+	main, head := h.aliceReleasesFoo(32, repoConfig+"  requiredLabels: [lgtm]\n  requiredApprovals: 1\n")
 	for _, body := range []string{"/approve ~~later~~", "/approve www.example.com", "/approve <b>later</b>"} {
 		h.comment(32, "catalog-admin", body)
 		h.waitIdle()

@@ -90,11 +90,7 @@ func TestAttackStaleOwnersThroughMergeBase(t *testing.T) {
 // tip's owners, and the pull request is not merged.
 func TestAttackOwnerRemovedAfterCheck(t *testing.T) {
 	h := newHarness(t)
-	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n")
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(21, "alice", head, main)
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(21, "alice", head, main, nil))
-	h.waitIdle()
+	main, head := h.aliceReleasesFoo(21, repoConfig+"  requiredLabels: [lgtm]\n")
 	if cr := h.lastCheckRun(); cr.Conclusion != "success" {
 		t.Fatalf("first check: %s", cr.Conclusion)
 	}
@@ -220,11 +216,7 @@ func TestAttackSockPuppetApproval(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.gh.SetPermission(repoFull, "wendy", "write")
-			main := h.seedMain(repoConfig + "  requiredApprovals: 1\n" + tc.approvers)
-			head := h.releaseFoo("alice/foo", main, "alice")
-			h.openPR(24, "alice", head, main)
-			h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(24, "alice", head, main, nil))
-			h.waitIdle()
+			main, head := h.aliceReleasesFoo(24, repoConfig+"  requiredApprovals: 1\n"+tc.approvers)
 			for _, puppet := range []string{"alice-puppet", "bob"} {
 				h.review(24, "alice", head, main, puppet, "APPROVED", head)
 				h.waitIdle()
@@ -285,11 +277,7 @@ func TestAttackAuthorLiftsMaintainerHold(t *testing.T) {
 	h := newHarness(t)
 	h.gh.SetPermission(repoFull, "catalog-admin", "maintain")
 	h.gh.SetPermission(repoFull, "alice", "write")
-	main := h.seedMain(repoConfig + "  requiredLabels: [lgtm]\n")
-	head := h.releaseFoo("alice/foo", main, "alice")
-	h.openPR(25, "alice", head, main)
-	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(25, "alice", head, main, nil))
-	h.waitIdle()
+	main, head := h.aliceReleasesFoo(25, repoConfig+"  requiredLabels: [lgtm]\n")
 	h.comment(25, "catalog-admin", "/hold")
 	h.waitIdle()
 	h.addLabel(25, "lgtm", head, main)
@@ -344,11 +332,7 @@ func TestAttackBrokenBaseConfigLoosensRules(t *testing.T) {
 	})
 	t.Run("broken-after-the-check", func(t *testing.T) {
 		h := newHarness(t)
-		main := h.seedMain(strict)
-		head := h.releaseFoo("alice/foo", main, "alice")
-		h.openPR(27, "alice", head, main)
-		h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(27, "alice", head, main, nil))
-		h.waitIdle()
+		main, head := h.aliceReleasesFoo(27, strict)
 		h.moveMain("typo", map[string]string{".catalogbot.yaml": broken})
 		h.review(27, "alice", head, main, "catalog-admin", "APPROVED", head)
 		h.waitIdle()

@@ -330,6 +330,17 @@ func (h *harness) releaseFoo(branch, parent, author string) string {
 		h.catalogFiles(map[string][]string{"foo-operator": {"0.1.0", "0.2.0"}}))
 }
 
+// aliceReleasesFoo seeds main with config, opens alice's pull request n releasing foo on it, delivers its
+// opened event and waits for the check; it returns main's and the pull request head's commits.
+func (h *harness) aliceReleasesFoo(n int, config string) (main, head string) {
+	main = h.seedMain(config)
+	head = h.releaseFoo("alice/foo", main, "alice")
+	h.openPR(n, "alice", head, main)
+	h.deliver("pull_request", "pull_request/opened.payload.json", prEdits(n, "alice", head, main, nil))
+	h.waitIdle()
+	return main, head
+}
+
 // openPR seeds pull request n on GitHub and its refs/pull/n/head in git.
 func (h *harness) openPR(n int, author, head, base string, labels ...string) {
 	h.gh.AddPullRequest(repoFull, githubtest.PullRequest{Number: n, User: author, HeadSHA: head, BaseSHA: base,

@@ -92,7 +92,8 @@ func (c *client) Reviews(ctx context.Context, repo Repo, number int) ([]Review, 
 	}
 }
 
-func optional(s string) *string {
+// Optional is s as go-github's optional fields take it: nil for "" (not sent).
+func Optional(s string) *string {
 	if s == "" {
 		return nil
 	}
@@ -166,7 +167,7 @@ func (c *client) Merge(ctx context.Context, repo Repo, number int, sha, method, 
 
 func (c *client) CreateStatus(ctx context.Context, repo Repo, sha string, st Status) error {
 	_, resp, err := c.gh.Repositories.CreateStatus(ctx, repo.Owner, repo.Name, sha, github.RepoStatus{
-		State: new(st.State), TargetURL: optional(st.TargetURL), Description: optional(st.Description), Context: new(st.Context)})
+		State: new(st.State), TargetURL: Optional(st.TargetURL), Description: Optional(st.Description), Context: new(st.Context)})
 	return wrap(resp, err, "set status %q on %s in %s", st.Context, sha, repo)
 }
 

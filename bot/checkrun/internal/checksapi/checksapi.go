@@ -63,8 +63,8 @@ func (c checks) CreateCheckRun(ctx context.Context, repo ghclient.Repo, cr Check
 }
 
 func (c checks) create(ctx context.Context, repo ghclient.Repo, cr CheckRun) (int64, error) {
-	opts := github.CreateCheckRunOptions{Name: cr.Name, HeadSHA: cr.HeadSHA, DetailsURL: optional(cr.DetailsURL),
-		ExternalID: optional(cr.ExternalID), Status: optional(cr.Status), Conclusion: optional(cr.Conclusion), Output: output(cr)}
+	opts := github.CreateCheckRunOptions{Name: cr.Name, HeadSHA: cr.HeadSHA, DetailsURL: ghclient.Optional(cr.DetailsURL),
+		ExternalID: ghclient.Optional(cr.ExternalID), Status: ghclient.Optional(cr.Status), Conclusion: ghclient.Optional(cr.Conclusion), Output: output(cr)}
 	if cr.Status == "in_progress" {
 		opts.StartedAt = &github.Timestamp{Time: time.Now()}
 	}
@@ -79,8 +79,8 @@ func (c checks) create(ctx context.Context, repo ghclient.Repo, cr CheckRun) (in
 }
 
 func (c checks) UpdateCheckRun(ctx context.Context, repo ghclient.Repo, id int64, cr CheckRun) error {
-	opts := github.UpdateCheckRunOptions{Name: cr.Name, DetailsURL: optional(cr.DetailsURL), ExternalID: optional(cr.ExternalID),
-		Status: optional(cr.Status), Conclusion: optional(cr.Conclusion), Output: output(cr)}
+	opts := github.UpdateCheckRunOptions{Name: cr.Name, DetailsURL: ghclient.Optional(cr.DetailsURL), ExternalID: ghclient.Optional(cr.ExternalID),
+		Status: ghclient.Optional(cr.Status), Conclusion: ghclient.Optional(cr.Conclusion), Output: output(cr)}
 	if cr.Conclusion != "" {
 		opts.CompletedAt = &github.Timestamp{Time: time.Now()}
 	}
@@ -122,12 +122,4 @@ func output(cr CheckRun) *github.CheckRunOutput {
 		out.Annotations = append(out.Annotations, ann)
 	}
 	return out
-}
-
-// optional is nil for "" (not sent).
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

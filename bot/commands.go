@@ -3,13 +3,13 @@ package bot
 import (
 	"context"
 	"fmt"
-	"github.com/catalogbot/catalogbot/bot/store"
-	"github.com/catalogbot/catalogbot/report"
 	"strings"
 	"time"
 
 	"github.com/catalogbot/catalogbot/bot/ghclient"
+	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/config"
+	"github.com/catalogbot/catalogbot/report"
 )
 
 // commands carries out a comment's commands. Every command gets a reaction: +1 when done, -1 with a

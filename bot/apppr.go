@@ -12,7 +12,6 @@ import (
 	"github.com/catalogbot/catalogbot/bot/ghclient"
 	"github.com/catalogbot/catalogbot/bot/gitcache"
 	"github.com/catalogbot/catalogbot/bot/queue"
-	"github.com/catalogbot/catalogbot/bot/statuspage"
 	"github.com/catalogbot/catalogbot/bot/store"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
@@ -94,7 +93,7 @@ func (jc *jobCtx) appSignature() gitcache.Signature {
 // checked out, the kind computes its change, the App commits it on the branch (recorded), pushes the
 // branch, opens the pull request and adopts it. A failed attempt is settled (settleAppPRJob).
 type appPRJob struct {
-	// rec is the job's row (its table's), save writes it (saveRow).
+	// rec is the job's row (its table's), save writes it.
 	rec  store.AppPRRecord
 	save func(context.Context) error
 	// name names the job in errors ("release <dir>"), noun in its logs, the check's reason and delivery
@@ -116,14 +115,6 @@ type appPRChange struct {
 	message, title string
 	// body is the pull request's body naming commit, the App's commit.
 	body func(commit string) string
-}
-
-// saveRow writes j's row (save), its error cut to statuspage.MaxErrorRunes: the status page shows it, and an error can
-// quote a registry's or GitHub's answer.
-func (j *appPRJob) saveRow(ctx context.Context) error {
-	row := j.rec.Record()
-	row.Error = statuspage.ClipRunes(row.Error, statuspage.MaxErrorRunes)
-	return j.save(ctx)
 }
 
 // logAttrs are j's log attributes followed by more.
@@ -165,7 +156,7 @@ func (jc *jobCtx) appPRSteps(ctx context.Context, j *appPRJob) error {
 		return fmt.Errorf("commit the %s: %w", j.rec.Subject(), err)
 	}
 	row.Commit = sha
-	if err := j.saveRow(ctx); err != nil {
+	if err := j.save(ctx); err != nil {
 		return err
 	}
 	if err := jc.pushAppBranch(ctx, pc.repo, j.name, row.Branch, row.Commit); err != nil {
@@ -192,7 +183,7 @@ func (jc *jobCtx) adoptAppPR(ctx context.Context, j *appPRJob, pr *ghclient.Pull
 		}
 	}
 	row.PR, row.State, row.Error = pr.Number, store.AppPROpened, ""
-	if err := j.saveRow(ctx); err != nil {
+	if err := j.save(ctx); err != nil {
 		return err
 	}
 	jc.log.Info(j.noun+" pull request opened", j.logAttrs("pr", pr.Number, "head", pr.HeadSHA)...)
@@ -209,7 +200,7 @@ func (jc *jobCtx) settleAppPRJob(ctx context.Context, err error, j *appPRJob) er
 	if ctx.Err() == nil && (!infra || jc.job.Attempts >= jc.b.cfg.Queue.MaxAttempts) {
 		row.State = store.AppPRFailed
 	}
-	if serr := j.saveRow(context.WithoutCancel(ctx)); serr != nil {
+	if serr := j.save(context.WithoutCancel(ctx)); serr != nil {
 		return errors.Join(err, serr)
 	}
 	if !infra && ctx.Err() == nil {

@@ -130,7 +130,7 @@ func (jc *jobCtx) release(ctx context.Context, t ReleaseTask) error {
 	j := &appPRJob{rec: row, save: func(ctx context.Context) error { return b.store.Releases().Save(ctx, row) },
 		name: "release " + row.Dir, noun: "release", done: "already released", attrs: []any{"bundle", row.Dir}, base: t.DefaultBranch}
 	j.change = func(ctx context.Context, pc *pushCheckout) (*appPRChange, error) {
-		return jc.releaseChange(ctx, pc, row, names, j.saveRow)
+		return jc.releaseChange(ctx, pc, row, names, j.save)
 	}
 	return jc.runAppPRJob(ctx, j)
 }

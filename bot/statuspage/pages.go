@@ -6,13 +6,11 @@ package statuspage
 import (
 	"context"
 	"embed"
-	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/catalogbot/catalogbot/bot/queue"
 	"github.com/catalogbot/catalogbot/bot/store"
@@ -47,7 +45,7 @@ var pages = sync.OnceValue(func() *template.Template {
 			return "due now"
 		},
 		"details": detailParts,
-		"clip":    func(s string) string { return ClipRunes(s, maxListErrorRunes) },
+		"clip":    func(s string) string { return store.ClipRunes(s, maxListErrorRunes) },
 		"icon": func(s report.Status) string {
 			return map[report.Status]string{report.Pass: "✅", report.Fail: "❌", report.ActionRequired: "⚠️", report.Error: "🔥", report.Skipped: "⏭️"}[s]
 		},
@@ -136,21 +134,8 @@ func (p *Pages) handleIndex(w http.ResponseWriter, r *http.Request) {
 	render(w, "index.html", page)
 }
 
-// MaxErrorRunes bounds the error a run page shows (an error can quote a registry's or GitHub's answer);
-// maxListErrorRunes the one a job list shows per job.
-const (
-	MaxErrorRunes     = 2000
-	maxListErrorRunes = 300
-)
-
-// ClipRunes cuts s to n runes, saying how many it left out.
-func ClipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	runes := []rune(s)
-	return string(runes[:n]) + fmt.Sprintf("… (%d more characters)", len(runes)-n)
-}
+// maxListErrorRunes bounds the error a job list shows per job (a run page shows store.MaxErrorRunes).
+const maxListErrorRunes = 300
 
 func render(w http.ResponseWriter, name string, data any) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -26,7 +26,7 @@ type runPage struct {
 }
 
 // retryInfo is the run's job when its last attempt ended with an error: a job waiting to retry, running
-// again, or failed for good. Error is the attempt's error, cut to MaxErrorRunes.
+// again, or failed for good. Error is the attempt's error, cut to store.MaxErrorRunes.
 type retryInfo struct {
 	State                 queue.State
 	Attempts, MaxAttempts int
@@ -46,7 +46,7 @@ func (p *Pages) runPage(ctx context.Context, r *store.Run, checkRunID int64) run
 	if j.Error == "" || j.State == queue.Done {
 		return page
 	}
-	page.Retry = &retryInfo{State: j.State, Attempts: j.Attempts, MaxAttempts: p.maxAttempts, Error: ClipRunes(j.Error, MaxErrorRunes)}
+	page.Retry = &retryInfo{State: j.State, Attempts: j.Attempts, MaxAttempts: p.maxAttempts, Error: store.ClipRunes(j.Error, store.MaxErrorRunes)}
 	if j.State == queue.Queued {
 		page.Retry.Next = j.RunAfter
 	}

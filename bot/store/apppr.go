@@ -141,8 +141,8 @@ func (t *AppPRTable[R]) Get(ctx context.Context, r R) (R, error) {
 	return got, nil
 }
 
-// Save writes r's progress (every field but the key and the attempts); Error is recorded as it is (the
-// bot bounds it).
+// Save writes r's progress (every field but the key and the attempts); Error is recorded cut to
+// MaxErrorRunes.
 func (t *AppPRTable[R]) Save(ctx context.Context, r R) error {
 	c := r.Record()
 	set := ""
@@ -151,7 +151,7 @@ func (t *AppPRTable[R]) Save(ctx context.Context, r R) error {
 		set += t.own[i] + " = ?, "
 		args = append(args, *o)
 	}
-	args = append(append(args, c.State, c.Branch, c.Commit, c.PR, c.Error, time.Now().UnixMilli()), keyArgs(r)...)
+	args = append(append(args, c.State, c.Branch, c.Commit, c.PR, ClipRunes(c.Error, MaxErrorRunes), time.Now().UnixMilli()), keyArgs(r)...)
 	_, err := t.db.ExecContext(ctx, "UPDATE "+t.name+" SET "+set+"state = ?, branch = ?, commit_sha = ?, pr = ?, error = ?, updated_at = ?\n\t\tWHERE "+
 		t.where, args...)
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 
 // ofCacheFormat names what an entry holds: change it whenever ofBundle or runOF would give other findings
 // for the same objects, so that no entry of the old code is read.
-const ofCacheFormat = "catalogbot-policy-of-1"
+const ofCacheFormat = "catalogbot-policy-of-2"
 
 // ofCategoriesEnv is the variable the categories validator reads a file of custom categories from: while
 // it is set, findings depend on a file the key does not cover, so nothing is read from or written to disk.

@@ -248,6 +248,7 @@ func TestOFCacheInMemoryServesTheOtherSide(t *testing.T) {
 // Changing that code without a new format would let a kept entry of the old code stand for the new.
 var ofCodeDigests = map[string]string{
 	"catalogbot-policy-of-1": "4c2cdd9d4dac3b8cfde12d9846d92b884e8d597f579eb9e5f0dd18c53a9657ff",
+	"catalogbot-policy-of-2": "e2f57a8282721b08deb22b7dc6a137065e92eb31042c33cd8c79ad6e3dd57380", // ofMessage: a value reported by pointer is printed, not its address
 }
 
 func TestOFCacheFormatFollowsTheCode(t *testing.T) {

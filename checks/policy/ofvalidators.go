@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -218,14 +219,24 @@ func runOF(b *manifests.Bundle, keys map[any][32]byte, cache *crdCache, kube str
 		}
 		for _, res := range results {
 			for _, e := range res.Errors {
-				out = append(out, ofFinding{Validator: v.name, Rule: v.rule, Error: true, Message: e.Error()})
+				out = append(out, ofFinding{Validator: v.name, Rule: v.rule, Error: true, Message: ofMessage(e)})
 			}
 			for _, e := range res.Warnings {
-				out = append(out, ofFinding{Validator: v.name, Rule: v.rule, Error: e.Level == apierrors.LevelError, Message: e.Error()})
+				out = append(out, ofFinding{Validator: v.name, Rule: v.rule, Error: e.Level == apierrors.LevelError, Message: ofMessage(e)})
 			}
 		}
 	}
 	return out
+}
+
+// ofMessage is e's text as operator-sdk prints it, but for a value the validator reports by pointer (the
+// CRD validator's spec.preserveUnknownFields, a *bool), which operator-sdk prints as its address: the
+// value it points to is printed instead, so that a report says the same from run to run.
+func ofMessage(e apierrors.Error) string {
+	if v := reflect.ValueOf(e.BadValue); v.Kind() == reflect.Pointer && !v.IsNil() {
+		e.BadValue = v.Elem().Interface()
+	}
+	return e.Error()
 }
 
 // crdCache holds the CRD validator's result for each CRD manifest (by digest) a run has validated: the

@@ -184,3 +184,27 @@ func TestOperatorFrameworkValidatorsOnHostileBundles(t *testing.T) {
 		t.Fatalf("a panicking validator: %v", err)
 	}
 }
+
+// The CRD validator reports spec.preserveUnknownFields by pointer, which operator-sdk prints as an
+// address: the finding names the value instead, so two runs on the same bundle report the same text.
+func TestOperatorFrameworkFindingsSayTheSameEachRun(t *testing.T) {
+	crd := "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: olds.example.com}\nspec: {group: example.com, names: {kind: Old, plural: olds}, scope: Namespaced, version: v1}\n"
+	var texts []string
+	for range 2 {
+		c := load(t, "community-operators-prod-v4.16", "coherence-operator")
+		addObject(t, lastBundle(c), crd)
+		var found []string
+		for _, d := range check(t, Input{Catalog: c}, ruleOFCRD) {
+			if strings.Contains(d.Message, "preserveUnknownFields") {
+				found = append(found, d.Message)
+			}
+		}
+		if len(found) != 1 || !strings.Contains(found[0], "Value true:") {
+			t.Fatalf("want one finding naming preserveUnknownFields' value: %q", found)
+		}
+		texts = append(texts, found[0])
+	}
+	if texts[0] != texts[1] {
+		t.Fatalf("two runs said:\n%s\n%s", texts[0], texts[1])
+	}
+}

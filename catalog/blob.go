@@ -268,14 +268,14 @@ func (l *fileLoader) decodeBlob(data []byte, i, end int, m Meta) error {
 // addBundle checks the properties of b, decoded from the blob at data[i] (identified by m), and adds it;
 // checked says whether their values were validated as they were decoded (see parseProperties).
 func (l *fileLoader) addBundle(data []byte, i int, b *Bundle, m Meta, checked bool, pre []bool) error {
-	parsed, err := parseProperties(data, b.Properties, checked, pre, l.lean, l.intern, &l.obj)
+	parsed, err := parseProperties(data, b.Properties, checked, pre, l.lean, l.intern, &l.objs)
 	if err != nil {
 		return wrapBlobError(err, &m, i)
 	}
 	b.Parsed = parsed
 	b.Schema, b.Package = SchemaBundle, l.intern(b.Package)
 	if l.visit != nil {
-		l.visit(b) // before a lean load drops the property values: the visitor may read them
+		l.visit(b, l.objs.views) // before a lean load drops the property values: the visitor may read them
 	}
 	if l.lean {
 		b.Properties = l.leanProperties(b.Properties)
@@ -431,12 +431,14 @@ func (l *fileLoader) entryPositions(data []byte, i int, c *Channel) {
 
 // parseProperties decodes bundle property values into their types, as opm's property.Parse does. The
 // names a catalog repeats from bundle to bundle (packages, groups, kinds, versions of the APIs) go through
-// intern. Bundle objects are decoded into obj's memory, which is kept for the next when not too large.
+// intern. Bundle objects are decoded into objs (objectScratch), whose views are the bundle's manifests.
 // Unless checked, the values were only delimited (scan.DecodeObjectInto): each is validated here, by its
 // typed decode, which must then end where the value does, or whole when its type has none. pre[k] says
 // that property k's value was checked as its type already (see plainProperties).
-func parseProperties(data []byte, props []Property, checked bool, pre []bool, lean bool, intern func(string) string, obj *[]byte) (*Parsed, error) {
+func parseProperties(data []byte, props []Property, checked bool, pre []bool, lean bool, intern func(string) string, objs *objectScratch) (*Parsed, error) {
 	p := &Parsed{}
+	objs.reset()
+	defer objs.done()
 	// the lists are made to their length (a lean catalog keeps them for the whole run; no growing)
 	var nPkg, nReq, nGVK, nGVKReq, nCh int
 	for _, prop := range props {
@@ -495,13 +497,11 @@ func parseProperties(data []byte, props []Property, checked bool, pre []bool, le
 				p.Channels = append(p.Channels, x)
 			}
 		case PropertyBundleObject:
-			x := bundleObjectCheck{Data: (*obj)[:0]}
+			x := bundleObjectCheck{Data: objs.room()}
 			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
+				objs.add(x.Data)
 				err = checkManifest(x.Data)
 				p.Objects++
-			}
-			if cap(x.Data) <= maxKeptBuffer {
-				*obj = x.Data[:0]
 			}
 		case PropertyCSVMetadata:
 			if lean && idx < len(pre) && pre[idx] {
@@ -540,8 +540,8 @@ func sized[E any](n int) []E {
 	return make([]E, 0, n)
 }
 
-// bundleObjectCheck is BundleObject decoded only to be checked: into memory reused from object to object
-// (a bundle's objects, CSVs and CRDs, were a quarter of what community-operators-prod-v4.16's load allocated).
+// bundleObjectCheck is BundleObject decoded into memory reused from bundle to bundle (objectScratch: a
+// bundle's objects, CSVs and CRDs, were a quarter of what community-operators-prod-v4.16's load allocated).
 type bundleObjectCheck struct {
 	Data scan.ReusedBytes `json:"data"`
 }

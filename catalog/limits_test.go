@@ -132,28 +132,59 @@ func TestLeanLoadSharesWhatBundlesRepeat(t *testing.T) {
 	}
 }
 
-// A bundle's objects are decoded one after another into one buffer (only checked, never kept), and a
-// broken one after a good one is still found.
+// A bundle's objects are decoded one after another into one buffer, kept for the next bundle; its views
+// are the manifests, in order (what the bundle visitor reads), and a broken one after a good one is still
+// found.
 func TestBundleObjectsDecodeIntoOneBuffer(t *testing.T) {
 	obj := func(manifest string) Property {
 		return Property{Type: PropertyBundleObject, Value: []byte(`{"data":"` + base64.StdEncoding.EncodeToString([]byte(manifest)) + `"}`)}
 	}
 	big := `{"kind":"CustomResourceDefinition","spec":"` + strings.Repeat("x", 4000) + `"}`
-	props := []Property{obj(big), obj("kind: ConfigMap\n"), obj(`{"kind":"ClusterServiceVersion"}`)}
-	var scratch []byte
+	manifests := []string{big, "kind: ConfigMap\n", `{"kind":"ClusterServiceVersion"}`}
+	var props []Property
+	for _, m := range manifests {
+		props = append(props, obj(m))
+	}
+	props = append(props[:1], append([]Property{{Type: PropertyPackage, Value: []byte(`{"packageName":"p","version":"1.0.0"}`)}}, props[1:]...)...)
+	var scratch objectScratch
+	views := func() []string {
+		var out []string
+		for _, v := range scratch.views {
+			out = append(out, string(v))
+		}
+		return out
+	}
 	p, err := parseProperties(nil, props, true, nil, true, func(s string) string { return s }, &scratch)
 	if err != nil || p.Objects != 3 {
 		t.Fatalf("parse: %d objects, %v", p.Objects, err)
 	}
-	first := unsafe.SliceData(scratch)
-	if cap(scratch) < len(big) {
-		t.Fatalf("the buffer kept has %d bytes, less than the largest object", cap(scratch))
+	if got := views(); !slices.Equal(got, manifests) {
+		t.Fatalf("the objects handed on are %q, want %q", got, manifests)
 	}
-	if _, err := parseProperties(nil, props, true, nil, true, func(s string) string { return s }, &scratch); err != nil || unsafe.SliceData(scratch) != first {
+	if cap(scratch.buf) < len(big)+len(manifests[1])+len(manifests[2]) {
+		t.Fatalf("the buffer kept has %d bytes, less than the bundle's objects", cap(scratch.buf))
+	}
+	first := unsafe.SliceData(scratch.buf)
+	if _, err := parseProperties(nil, props, true, nil, true, func(s string) string { return s }, &scratch); err != nil || unsafe.SliceData(scratch.buf) != first {
 		t.Errorf("a second bundle's objects did not reuse the buffer (err %v)", err)
+	}
+	for i, v := range scratch.views {
+		if len(v) > 0 && unsafe.SliceData(v) != unsafe.SliceData(scratch.buf[len(strings.Join(manifests[:i], "")):]) {
+			t.Errorf("object %d was not decoded into the buffer after the one before it", i)
+		}
+	}
+	if got := views(); !slices.Equal(got, manifests) {
+		t.Fatalf("the second bundle's objects are %q, want %q", got, manifests)
 	}
 	broken := append(slices.Clone(props), obj("kind: [unclosed\n"))
 	if _, err := parseProperties(nil, broken, true, nil, true, func(s string) string { return s }, &scratch); err == nil {
 		t.Error("a manifest that is neither JSON nor YAML, decoded into the reused buffer, was accepted")
+	}
+	huge := []Property{obj(`{"kind":"ConfigMap","data":"` + strings.Repeat("y", maxKeptBuffer) + `"}`)}
+	if _, err := parseProperties(nil, huge, true, nil, true, func(s string) string { return s }, &scratch); err != nil {
+		t.Fatal(err)
+	}
+	if cap(scratch.buf) > maxKeptBuffer {
+		t.Errorf("a bundle of %d bytes of objects left a buffer of %d kept, over maxKeptBuffer", maxKeptBuffer+1, cap(scratch.buf))
 	}
 }

@@ -61,8 +61,11 @@ type LoadOptions struct {
 	Files []string
 	// VisitBundle, when set, is called for each decoded bundle on the worker that parsed it (concurrently),
 	// so per-bundle checks run in parallel with parsing. It sees the property values even in a lean load
-	// (which drops them right after), but must not keep them: they may point into the file's memory.
-	VisitBundle func(b *Bundle)
+	// (which drops them right after), and objects, the bundle's olm.bundle.object manifests as the load
+	// decoded them to check them (base64-decoded, one per such property, in order), so that it need not
+	// decode them again. It must not keep either: they point into the file's and the loader's memory,
+	// which the next bundle reuses.
+	VisitBundle func(b *Bundle, objects [][]byte)
 	// flight, when set, counts the file data the workers hold (tests read it); else a load counts its own.
 	flight *inFlight
 }
@@ -250,7 +253,7 @@ type fileLoader struct {
 	file  string
 	dir   diag.Dir // where the catalog is: diagnostics name files under it
 	lean  bool
-	visit func(*Bundle)
+	visit func(*Bundle, [][]byte)
 	cat   *Catalog
 	sink  *diag.Limiter
 	keys  keyScratch
@@ -262,10 +265,10 @@ type fileLoader struct {
 	mapped            bool
 	reached, released int
 	flight            *inFlight
-	js                []byte     // the JSON of a YAML document, reused for the next one
-	obj               []byte     // a decoded bundle object, reused for the next one
-	prechecked        []bool     // per property of the bundle being read: value already checked (plainProperties)
-	props             []Property // the properties list plainProperties reads into, reused from bundle to bundle
+	js                []byte        // the JSON of a YAML document, reused for the next one
+	objs              objectScratch // the decoded objects of the bundle being read
+	prechecked        []bool        // per property of the bundle being read: value already checked (plainProperties)
+	props             []Property    // the properties list plainProperties reads into, reused from bundle to bundle
 	// yamlDoc, when set, is the position every offset maps to (the blob came from a YAML document).
 	yamlDoc *Pos
 }

@@ -50,7 +50,7 @@ func NewTreePolicy(cfg *config.Config, presets []string, since string) *TreePoli
 
 // Visitor is what a validation's load calls for each bundle (validate.Options.VisitBundle; nil when no
 // rule reads property values).
-func (p *TreePolicy) Visitor() func(*catalog.Bundle) {
+func (p *TreePolicy) Visitor() func(*catalog.Bundle, [][]byte) {
 	if p.collected == nil {
 		return nil
 	}

@@ -136,10 +136,12 @@ func NewCollector(sev Severities) *Collector {
 	return &Collector{m: map[*catalog.Bundle]*content{}, what: sev.decodeWhat()}
 }
 
-// Visit decodes b's property values; it is safe to call from the loader's workers at once, and keeps
-// nothing of the values themselves.
-func (c *Collector) Visit(b *catalog.Bundle) {
-	ct := decodeContent(b, c.what)
+// Visit decodes b's property values, reading its objects as the load decoded them (objects, in the
+// order of its olm.bundle.object properties); it is safe to call from the loader's workers at once, and
+// keeps nothing of the loader's memory (the manifests it keeps for operator-framework's validators are
+// copies).
+func (c *Collector) Visit(b *catalog.Bundle, objects [][]byte) {
+	ct := decodeContent(b, c.what, objects)
 	c.mu.Lock()
 	c.m[b] = ct
 	c.mu.Unlock()
@@ -151,12 +153,15 @@ func (r *run) contentOf(b *catalog.Bundle) *content {
 	if c, ok := r.contents[b]; ok {
 		return c
 	}
-	c := decodeContent(b, r.what)
+	c := decodeContent(b, r.what, nil)
 	r.contents[b] = c
 	return c
 }
 
-func decodeContent(b *catalog.Bundle, what decodeWhat) *content {
+// decodeContent reads what the rules judge from b's property values. objects, when not nil, are b's
+// olm.bundle.object manifests already decoded (Collector.Visit), valid only during the call; else each
+// is decoded from its property.
+func decodeContent(b *catalog.Bundle, what decodeWhat, objects [][]byte) *content {
 	c := &content{}
 	var csv *csvFields
 	var datas [][]byte // the bundle's manifests, while its staged size may need measuring
@@ -169,19 +174,34 @@ func decodeContent(b *catalog.Bundle, what decodeWhat) *content {
 			_ = catalog.DecodeJSON(p.Value, &c.mediatype)
 		case catalog.PropertyBundleObject:
 			c.objects++
-			if len(p.Value) > 0 {
-				// an object that does not decode is the loader's and validate's finding
-				f, data, _ := c.addObject(p.Value)
-				if f != nil {
-					csv, c.csvFromMeta = f, false
+			data, decoded := []byte(nil), objects != nil
+			if decoded {
+				if c.objects > len(objects) {
+					continue // not one of the objects the load decoded: it has none for it
 				}
-				c.total += len(data)
-				if what.manifests && data != nil {
-					c.manifests = append(c.manifests, data)
+				data = objects[c.objects-1]
+			} else if len(p.Value) > 0 {
+				var bo catalog.BundleObject
+				if err := catalog.DecodeJSON(p.Value, &bo); err != nil {
+					continue // an object that does not decode is the loader's and validate's finding
 				}
-				if what.staged {
-					datas, bound = append(datas, data), bound+gzipBase64Bound(len(data))
-				}
+				data = bo.Data
+			} else {
+				continue
+			}
+			f, _ := c.addObject(data)
+			if f != nil {
+				csv, c.csvFromMeta = f, false
+			}
+			c.total += len(data)
+			if decoded && (what.manifests || what.staged) {
+				data = bytes.Clone(data) // the loader's memory, which its next bundle reuses
+			}
+			if what.manifests {
+				c.manifests = append(c.manifests, data)
+			}
+			if what.staged {
+				datas, bound = append(datas, data), bound+gzipBase64Bound(len(data))
 			}
 		case catalog.PropertyCSVMetadata:
 			if len(p.Value) == 0 || csv != nil {
@@ -216,26 +236,22 @@ func decodeContent(b *catalog.Bundle, what decodeWhat) *content {
 	return c
 }
 
-// addObject reads one olm.bundle.object value; it returns the CSV when the object is one, and the
-// manifest as stored.
-func (c *content) addObject(value []byte) (*csvFields, []byte, error) {
-	var bo catalog.BundleObject
-	if err := catalog.DecodeJSON(value, &bo); err != nil {
-		return nil, nil, err
-	}
-	js := bo.Data // opm writes objects as JSON; only YAML needs converting
+// addObject reads one manifest (an olm.bundle.object's data, decoded); it returns the CSV when the object
+// is one. It keeps nothing of data.
+func (c *content) addObject(data []byte) (*csvFields, error) {
+	js := data // opm writes objects as JSON; only YAML needs converting
 	if t := bytes.TrimLeftFunc(js, unicode.IsSpace); len(t) == 0 || t[0] != '{' {
 		var err error
-		if js, err = yaml.YAMLToJSON(bo.Data); err != nil {
-			return nil, bo.Data, err
+		if js, err = yaml.YAMLToJSON(data); err != nil {
+			return nil, err
 		}
 	}
 	apiVersion, kind, name, err := catalog.ManifestHeader(js)
 	if err != nil {
-		return nil, bo.Data, err
+		return nil, err
 	}
-	if len(bo.Data) > c.largest {
-		c.largest, c.largestWhat = len(bo.Data), fmt.Sprintf("%s %q", kind, name)
+	if len(data) > c.largest {
+		c.largest, c.largestWhat = len(data), fmt.Sprintf("%s %q", kind, name)
 	}
 	if a, ok := removal(apiVersion, kind, name); ok {
 		c.removed = append(c.removed, a)
@@ -246,11 +262,11 @@ func (c *content) addObject(value []byte) (*csvFields, []byte, error) {
 	case "ClusterServiceVersion":
 		var csv csvObject
 		if err := catalog.DecodeJSON(js, &csv); err != nil {
-			return nil, bo.Data, fmt.Errorf("ClusterServiceVersion %s: %w", csv.Metadata.Name, err)
+			return nil, fmt.Errorf("ClusterServiceVersion %s: %w", csv.Metadata.Name, err)
 		}
-		return &csv.Spec, bo.Data, nil
+		return &csv.Spec, nil
 	}
-	return nil, bo.Data, nil
+	return nil, nil
 }
 
 func (r *run) bundleContents() {
@@ -367,12 +383,7 @@ func validIcons(c *csvFields) bool {
 		if icon.Data == nil || icon.MediaType == nil || !iconTypes[*icon.MediaType] {
 			return false
 		}
-		data := strings.Map(func(r rune) rune {
-			if strings.ContainsRune(" \t\n\r\v\f", r) {
-				return -1
-			}
-			return r
-		}, *icon.Data)
+		data := withoutSpace(*icon.Data)
 		if len(data) < 4 {
 			return false
 		}
@@ -381,6 +392,25 @@ func validIcons(c *csvFields) bool {
 		}
 	}
 	return len(c.Icon) > 0
+}
+
+// withoutSpace is s without ASCII white space (space, \t, \n, \r, \v, \f), or s itself when it has none:
+// an icon's data is mostly one line of base64, tens of kilobytes long. An ASCII byte is never part of a
+// multi-byte character, so bytes are removed as characters would be.
+func withoutSpace(s string) string {
+	isSpace := func(c byte) bool { return c == ' ' || c-'\t' <= '\r'-'\t' }
+	for i := 0; i < len(s); i++ {
+		if isSpace(s[i]) {
+			b := []byte(s[:i])
+			for ; i < len(s); i++ {
+				if !isSpace(s[i]) {
+					b = append(b, s[i])
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 // firstLineRunes counts the characters before the first line break (what "." matches in Python).

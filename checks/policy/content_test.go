@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/catalogbot/catalogbot/catalog"
+	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
 	"github.com/catalogbot/catalogbot/diag"
 )
@@ -272,3 +273,107 @@ var rules = func() map[string]bool {
 	}
 	return m
 }()
+
+// The content the rules judge is the same whether the policy decodes a bundle's objects itself (a
+// catalog loaded with its property values) or reads them as validate's lean load decoded them (the
+// Collector, which the CLI, the Action and the App use): every preset's rule, operator-framework's
+// validators included, finds the same on real bundles with objects of every kind the rules read added (a
+// CSV rewritten in YAML, a NetworkPolicy, a removed API, a manifest over etcd's limit), so a loader that
+// handed the objects on out of order, or reused their memory under a kept manifest, fails here.
+func TestCollectedContentIsDecodedContent(t *testing.T) {
+	c := load(t, "community-operators-prod-v4.16", "coherence-operator", "koku-metrics-operator")
+	b := lastBundle(c)
+	addObject(t, b, "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: allow-all}\nspec: {podSelector: {}}\n")
+	addObject(t, b, "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: olds.example.com}\nspec: {group: example.com, names: {kind: Old, plural: olds}, scope: Namespaced, version: v1}\n")
+	addObject(t, b, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata: {blob: %s}\n", strings.Repeat("x", 16<<20/10)))
+	// the first bundle's CSV as YAML, as a bundle built by hand may hold it
+	first := c.Bundles[0]
+	for i, p := range first.Properties {
+		var bo catalog.BundleObject
+		if p.Type != catalog.PropertyBundleObject || json.Unmarshal(p.Value, &bo) != nil || !strings.Contains(string(bo.Data), `"ClusterServiceVersion"`) {
+			continue
+		}
+		y, err := yaml.JSONToYAML(bo.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first.Properties[i].Value, _ = json.Marshal(catalog.BundleObject{Data: y})
+	}
+	dir := t.TempDir() + "/catalog"
+	if err := catalog.WriteDir(dir, c, catalog.FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	sev := SeveritiesOf(config.PolicyConfig{Presets: []string{config.PresetCommunity, config.PresetOLMv1}})
+	sev[ruleRemovedAPI] = diag.Error
+	in := Input{Kubernetes: "1.29", Name: "v4.16"}
+
+	full, err := catalog.LoadDir(t.Context(), dir, catalog.LoadOptions{})
+	if err != nil || len(full.Diagnostics) > 0 {
+		t.Fatalf("load: %v %v", err, full.Diagnostics)
+	}
+	in.Catalog = full.Catalog
+	decoded, err := Run(t.Context(), in, sev)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	col := NewCollector(sev)
+	lean, err := validate.Dir(t.Context(), dir, validate.Options{VisitBundle: col.Visit})
+	if err != nil || !lean.Valid() {
+		t.Fatalf("validate: %v %v", err, lean.Diagnostics)
+	}
+	in.Catalog, in.Collected = lean.Catalog, col
+	collected, err := Run(t.Context(), in, sev)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	text := func(ds []diag.Diagnostic) []string {
+		var out []string
+		for _, d := range ds {
+			out = append(out, d.String())
+		}
+		return out
+	}
+	if !slices.Equal(text(collected.Diagnostics), text(decoded.Diagnostics)) {
+		t.Fatalf("collected during the load:\n%s\ndecoded by the policy:\n%s", strings.Join(text(collected.Diagnostics), "\n"), strings.Join(text(decoded.Diagnostics), "\n"))
+	}
+	for _, want := range []string{ruleNetworkPolicy, ruleSize, ruleOFCRD, ruleOFOperatorHub} {
+		if !slices.ContainsFunc(collected.Diagnostics, func(d diag.Diagnostic) bool { return d.Rule == want }) {
+			t.Errorf("no finding of %s: the test's objects were not judged (%s)", want, strings.Join(text(collected.Diagnostics), "\n"))
+		}
+	}
+}
+
+// An icon's data is base64 once its white space is removed, as operator-pipelines reads it; anything
+// else, invalid UTF-8 included, is not an icon.
+func TestIconData(t *testing.T) {
+	png := "image/png"
+	for data, want := range map[string]bool{
+		"aGVsbG8=":                  true,
+		"aGVs\nbG8=\n":              true,
+		" aG\tVs\r\nbG8=\v\f":       true,
+		"aGV":                       false,
+		"  aG V ":                   false,
+		"aGVsbG8":                   false,
+		"aGVs\xffbG8=":              false,
+		"\xff\xff":                  false,
+		"aGVs bG8= aGVs":            false,
+		"aGVsbG8=\u00a0":            false, // no-break space is not white space here: not base64
+		strings.Repeat("QUJD", 1e4): true,
+	} {
+		c := &csvFields{}
+		c.Icon = append(c.Icon, struct {
+			Data      *string `json:"base64data"`
+			MediaType *string `json:"mediatype"`
+		}{&data, &png})
+		if got := validIcons(c); got != want {
+			t.Errorf("icon data %q: valid %v, want %v", data, got, want)
+		}
+	}
+	for s, want := range map[string]string{"": "", "abc": "abc", " a\tb\nc\rd\ve\ff ": "abcdef", "\x08\x0e": "\x08\x0e"} {
+		if got := withoutSpace(s); got != want {
+			t.Errorf("withoutSpace(%q) = %q, want %q", s, got, want)
+		}
+	}
+}

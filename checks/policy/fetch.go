@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -59,16 +58,13 @@ func (r *run) fetchObjects() error {
 		return err
 	}
 	for _, j := range jobs {
+		// the bundle as if the catalog held its image's objects: one olm.bundle.object each, read decoded
 		withObjects := *j.b
 		withObjects.Properties = slices.Clip(slices.Clone(j.b.Properties))
-		for _, data := range j.objects {
-			v, err := json.Marshal(catalog.BundleObject{Data: data})
-			if err != nil {
-				return fmt.Errorf("bundle %q: image %s: %w", j.b.Name, j.b.Image, err)
-			}
-			withObjects.Properties = append(withObjects.Properties, catalog.Property{Type: catalog.PropertyBundleObject, Value: v})
+		for range j.objects {
+			withObjects.Properties = append(withObjects.Properties, catalog.Property{Type: catalog.PropertyBundleObject})
 		}
-		r.contents[j.b] = decodeContent(&withObjects, r.what)
+		r.contents[j.b] = decodeContent(&withObjects, r.what, j.objects)
 		r.res.FromImages++
 	}
 	return nil

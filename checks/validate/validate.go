@@ -26,9 +26,10 @@ type Options struct {
 	Packages map[string]bool
 	// Limits bound what is read and what is kept; the zero value means the defaults.
 	Limits Limits
-	// VisitBundle, when set, is called for each bundle as it loads, with its property values (see
-	// catalog.LoadOptions.VisitBundle): another check reads them without loading the catalog again.
-	VisitBundle func(*catalog.Bundle)
+	// VisitBundle, when set, is called for each bundle as it loads, with its property values and its
+	// decoded objects (see catalog.LoadOptions.VisitBundle): another check reads them without loading the
+	// catalog, or decoding its objects, again.
+	VisitBundle func(b *catalog.Bundle, objects [][]byte)
 	// Dir is where the catalog is in the repository: every diagnostic names its file under it (see
 	// catalog.LoadOptions.Dir).
 	Dir diag.Dir
@@ -84,7 +85,7 @@ func load(loadWith func(catalog.LoadOptions) (*catalog.Result, error), opts Opti
 	sink.Filter(keep)
 	visit := refs.visit
 	if opts.VisitBundle != nil {
-		visit = func(b *catalog.Bundle) { refs.visit(b); opts.VisitBundle(b) }
+		visit = func(b *catalog.Bundle, objects [][]byte) { refs.visit(b, objects); opts.VisitBundle(b, objects) }
 	}
 	res, err := loadWith(catalog.LoadOptions{Lean: true, Dir: opts.Dir, Include: opts.Include, VisitBundle: visit,
 		MaxFileSize: opts.Limits.MaxFileBytes, MaxTotalSize: opts.Limits.MaxTotalBytes, Diagnostics: sink})
@@ -174,7 +175,7 @@ func quoted(list []string) string {
 // refCache memoizes image reference checks; the loader fills it in parallel while parsing.
 type refCache struct{ m sync.Map }
 
-func (r *refCache) visit(b *catalog.Bundle) {
+func (r *refCache) visit(b *catalog.Bundle, _ [][]byte) {
 	if b.Image != "" {
 		r.check(b.Image)
 	}

@@ -30,9 +30,11 @@ func (s *objectScratch) add(m []byte) {
 	s.views = append(s.views, m)
 }
 
-// done makes room for a bundle as large as this one, when it did not fit and is not over maxKeptBuffer.
+// done makes room for a bundle as large as this one, when it did not fit and is not over maxKeptBuffer:
+// twice the room there was, when that is more, so that a catalog whose bundles grow from version to
+// version does not take new memory for each.
 func (s *objectScratch) done() {
 	if s.need > cap(s.buf) && s.need <= maxKeptBuffer {
-		s.buf = make([]byte, 0, s.need)
+		s.buf = make([]byte, 0, min(max(s.need, 2*cap(s.buf)), maxKeptBuffer))
 	}
 }

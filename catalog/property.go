@@ -133,9 +133,8 @@ type Parsed struct {
 	GVKs             []GVK
 	GVKsRequired     []GVK
 	Channels         []ChannelProperty
-	// Objects counts olm.bundle.object properties; ObjectKinds lists their kinds in order.
+	// Objects counts olm.bundle.object properties.
 	Objects     int
-	ObjectKinds []string
 	CSVMetadata *CSVMetadata
 }
 

@@ -21,8 +21,12 @@ func (s *objectScratch) reset() {
 // room is the memory the next manifest decodes into (scan.ReusedBytes): what is left of buf.
 func (s *objectScratch) room() []byte { return s.buf[len(s.buf):] }
 
-// add records m, the manifest just decoded into room() or, when it did not fit, into its own memory.
+// add records m, the manifest just decoded into room() or, when it did not fit, into its own memory. A
+// view is never nil (an empty manifest is empty), so that a visitor can tell a manifest from none.
 func (s *objectScratch) add(m []byte) {
+	if m == nil {
+		m = []byte{}
+	}
 	s.need += len(m) + 2 // a decode asks for room for its padding (base64.Encoding.DecodedLen)
 	if r := s.room(); len(m) > 0 && cap(r) >= len(m) && unsafe.SliceData(m) == unsafe.SliceData(r[:1]) {
 		s.buf = s.buf[:len(s.buf)+len(m)]

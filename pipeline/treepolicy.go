@@ -88,18 +88,28 @@ func (p *TreePolicy) Stage(ctx context.Context, t PolicyTarget) (st report.Stage
 	if t.Result.Catalog != nil {
 		opts.Dir = t.Result.Catalog.Dir
 	}
-	if sev.NeedsValues() && collected == nil { // validate's catalog is lean: read its files again with their values
-		files := map[string]bool{}
-		for _, f := range t.Result.Files {
-			files[f] = true
+	// validate's catalog is lean: its files are read again with their values when a rule needs them
+	// and they were not collected, or for operator-framework's validators (which a Collector gives only
+	// the digest of a bundle's objects) on a bundle the cache has no findings for
+	in.Reread = func(ctx context.Context, files []string) (*catalog.Catalog, error) {
+		want := map[string]bool{}
+		for _, f := range files {
+			want[f] = true
 		}
 		o := opts
-		o.Include, o.Diagnostics = func(p string) bool { return files[p] }, diag.NewLimiter(-1)
+		o.Include, o.Diagnostics = func(p string) bool { return want[p] }, diag.NewLimiter(-1)
 		full, err := catalog.LoadDir(ctx, t.Dir, o)
+		if err != nil {
+			return nil, err
+		}
+		return full.Catalog, nil
+	}
+	if sev.NeedsValues() && collected == nil {
+		full, err := in.Reread(ctx, t.Result.Files)
 		if err != nil {
 			return st, false, err
 		}
-		in.Catalog = full.Catalog
+		in.Catalog = full
 	}
 	if !t.Whole && policy.Requires(in.Catalog, nil) {
 		o := opts
@@ -174,7 +184,7 @@ func (p *TreePolicy) sinceBase(ctx context.Context, dir string, in policy.Input,
 	if err != nil {
 		return nil, nil, 0, fmt.Errorf("--since %s: loading %s there: %w", p.since, rel, err)
 	}
-	in.Catalog, in.Universe, in.Collected = loaded.Catalog, nil, nil
+	in.Catalog, in.Universe, in.Collected, in.Reread = loaded.Catalog, nil, nil, nil
 	base, err := policy.Run(ctx, in, p.sev)
 	if err != nil {
 		return nil, nil, 0, err

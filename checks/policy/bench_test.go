@@ -49,7 +49,7 @@ func benchCatalogs(b *testing.B, sev Severities) {
 					b.Fatalf("%v %v", err, res.Diagnostics)
 				}
 				if withPolicy {
-					out, err := Run(context.Background(), Input{Catalog: res.Catalog, Collected: col}, sev)
+					out, err := Run(context.Background(), Input{Catalog: res.Catalog, Collected: col, Reread: rereadDir(dir)}, sev)
 					if err != nil || out.Bundles == 0 {
 						b.Fatalf("%v %+v", err, out)
 					}

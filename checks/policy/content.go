@@ -60,8 +60,14 @@ type content struct {
 	total, staged int
 	mediatype     string // olm.bundle.mediatype, "" when absent
 	constraint    bool   // an olm.constraint property
-	// manifests are the olm.bundle.object data, kept only for operator-framework's validators (which
-	// drop them once they ran: see ofValidate).
+	// read counts the manifests read (the olm.bundle.object data that decoded), and digest is their
+	// objectsDigest, of which operator-framework's validators' cache key is made; both only when the
+	// validators run (decodeWhat.manifests). manifests are the manifests themselves when they are the
+	// content's memory (decoded from the property values, or read from the image), for the validators,
+	// which drop them once they ran (see ofValidate); a Collector keeps none: on a cache miss the
+	// validators read the bundle's file again (Input.Reread).
+	read      int
+	digest    [32]byte
 	manifests [][]byte
 }
 
@@ -138,10 +144,9 @@ func NewCollector(sev Severities) *Collector {
 
 // Visit decodes b's property values, reading its objects as the load decoded them (objects, in the
 // order of its olm.bundle.object properties); it is safe to call from the loader's workers at once, and
-// keeps nothing of the loader's memory (the manifests it keeps for operator-framework's validators are
-// copies).
+// keeps nothing of the loader's memory: of the manifests, only their digest (see content.read).
 func (c *Collector) Visit(b *catalog.Bundle, objects [][]byte) {
-	ct := decodeContent(b, c.what, objects)
+	ct := decodeContent(b, c.what, objects, false)
 	c.mu.Lock()
 	c.m[b] = ct
 	c.mu.Unlock()
@@ -153,18 +158,22 @@ func (r *run) contentOf(b *catalog.Bundle) *content {
 	if c, ok := r.contents[b]; ok {
 		return c
 	}
-	c := decodeContent(b, r.what, nil)
+	c := decodeContent(b, r.what, nil, true)
 	r.contents[b] = c
 	return c
 }
 
 // decodeContent reads what the rules judge from b's property values. objects, when not nil, are b's
-// olm.bundle.object manifests already decoded (Collector.Visit), valid only during the call; else each
-// is decoded from its property.
-func decodeContent(b *catalog.Bundle, what decodeWhat, objects [][]byte) *content {
+// olm.bundle.object manifests already decoded (Collector.Visit, or read from b's image), which the
+// content may keep when kept says they are its own (else they are valid only during the call); nil
+// decodes each from its property.
+func decodeContent(b *catalog.Bundle, what decodeWhat, objects [][]byte, kept bool) *content {
+	if objects == nil {
+		objects, kept = bundleObjects(b), true
+	}
 	c := &content{}
 	var csv *csvFields
-	var datas [][]byte // the bundle's manifests, while its staged size may need measuring
+	var datas [][]byte // the bundle's manifests, while they are hashed or their staged size measured
 	var bound int64
 	for _, p := range b.Properties {
 		switch p.Type {
@@ -174,34 +183,20 @@ func decodeContent(b *catalog.Bundle, what decodeWhat, objects [][]byte) *conten
 			_ = catalog.DecodeJSON(p.Value, &c.mediatype)
 		case catalog.PropertyBundleObject:
 			c.objects++
-			data, decoded := []byte(nil), objects != nil
-			if decoded {
-				if c.objects > len(objects) {
-					continue // not one of the objects the load decoded: it has none for it
-				}
-				data = objects[c.objects-1]
-			} else if len(p.Value) > 0 {
-				var bo catalog.BundleObject
-				if err := catalog.DecodeJSON(p.Value, &bo); err != nil {
-					continue // an object that does not decode is the loader's and validate's finding
-				}
-				data = bo.Data
-			} else {
-				continue
+			if c.objects > len(objects) || objects[c.objects-1] == nil {
+				continue // an object that does not decode is the loader's and validate's finding
 			}
+			data := objects[c.objects-1]
 			f, _ := c.addObject(data)
 			if f != nil {
 				csv, c.csvFromMeta = f, false
 			}
 			c.total += len(data)
-			if decoded && (what.manifests || what.staged) {
-				data = bytes.Clone(data) // the loader's memory, which its next bundle reuses
-			}
-			if what.manifests {
-				c.manifests = append(c.manifests, data)
+			if what.manifests || what.staged {
+				datas = append(datas, data)
 			}
 			if what.staged {
-				datas, bound = append(datas, data), bound+gzipBase64Bound(len(data))
+				bound += gzipBase64Bound(len(data))
 			}
 		case catalog.PropertyCSVMetadata:
 			if len(p.Value) == 0 || csv != nil {
@@ -214,6 +209,12 @@ func decodeContent(b *catalog.Bundle, what decodeWhat, objects [][]byte) *conten
 					f.Version = b.Parsed.Packages[0].Version
 				}
 			}
+		}
+	}
+	if what.manifests {
+		c.read, c.digest = len(datas), objectsDigest(datas)
+		if kept {
+			c.manifests = datas
 		}
 	}
 	if bound > maxStagedBytes { // only a bundle that may be over the limit is compressed to be measured
@@ -234,6 +235,26 @@ func decodeContent(b *catalog.Bundle, what decodeWhat, objects [][]byte) *conten
 		}
 	}
 	return c
+}
+
+// bundleObjects decodes b's olm.bundle.object values, in order: nil for one that does not decode.
+func bundleObjects(b *catalog.Bundle) [][]byte {
+	var out [][]byte
+	for _, p := range b.Properties {
+		if p.Type != catalog.PropertyBundleObject {
+			continue
+		}
+		var bo catalog.BundleObject
+		if len(p.Value) == 0 || catalog.DecodeJSON(p.Value, &bo) != nil {
+			out = append(out, nil)
+			continue
+		}
+		if bo.Data == nil {
+			bo.Data = []byte{}
+		}
+		out = append(out, bo.Data)
+	}
+	return out
 }
 
 // addObject reads one manifest (an olm.bundle.object's data, decoded); it returns the CSV when the object

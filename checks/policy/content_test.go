@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -322,7 +323,7 @@ func TestCollectedContentIsDecodedContent(t *testing.T) {
 	if err != nil || !lean.Valid() {
 		t.Fatalf("validate: %v %v", err, lean.Diagnostics)
 	}
-	in.Catalog, in.Collected = lean.Catalog, col
+	in.Catalog, in.Collected, in.Reread = lean.Catalog, col, rereadDir(dir)
 	collected, err := Run(t.Context(), in, sev)
 	if err != nil {
 		t.Fatal(err)
@@ -375,5 +376,87 @@ func TestIconData(t *testing.T) {
 		if got := withoutSpace(s); got != want {
 			t.Errorf("withoutSpace(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// rereadDir reads files of the catalog in dir again, with their values (Input.Reread), as the pipeline does.
+func rereadDir(dir string) Reread {
+	return func(ctx context.Context, files []string) (*catalog.Catalog, error) {
+		res, err := catalog.LoadDir(ctx, dir, catalog.LoadOptions{Include: func(p string) bool { return slices.Contains(files, p) }})
+		if err != nil {
+			return nil, err
+		}
+		return res.Catalog, nil
+	}
+}
+
+// A Collector keeps only the digest of a bundle's manifests: operator-framework's validators read the
+// bundle's file again on a cache miss, once per file, and not at all when the cache has every bundle. A
+// file that changed between the load and that read (an object swapped in after validation) is not
+// judged as if it were the file validated: the bundle's finding says it changed. Without a way to read
+// the files again, the run refuses rather than skipping the validators.
+func TestCollectedBundlesAreReadAgainOnlyOnAMiss(t *testing.T) {
+	c := load(t, "community-operators-prod-v4.16", "coherence-operator")
+	dir := t.TempDir() + "/catalog"
+	if err := catalog.WriteDir(dir, c, catalog.FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	sev := SeveritiesOf(config.PolicyConfig{Presets: []string{config.PresetCommunity}})
+	cache := NewOFCache(t.TempDir())
+	run := func(reread Reread) *Result {
+		t.Helper()
+		col := NewCollector(sev)
+		lean, err := validate.Dir(t.Context(), dir, validate.Options{VisitBundle: col.Visit})
+		if err != nil || !lean.Valid() {
+			t.Fatalf("validate: %v %v", err, lean.Diagnostics)
+		}
+		res, err := Run(t.Context(), Input{Catalog: lean.Catalog, Collected: col, Reread: reread, OFCache: cache}, sev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	var reads []string
+	counting := func(ctx context.Context, files []string) (*catalog.Catalog, error) {
+		reads = append(reads, files...)
+		return rereadDir(dir)(ctx, files)
+	}
+	cold := run(counting)
+	if len(reads) != 1 || reads[0] != "coherence-operator/catalog.json" {
+		t.Fatalf("a cold run read %q again, want the package's one file once", reads)
+	}
+	reads = nil
+	warm := run(counting)
+	if len(reads) != 0 {
+		t.Fatalf("a run the cache answers read %q again", reads)
+	}
+	if fmt.Sprint(warm.Diagnostics) != fmt.Sprint(cold.Diagnostics) {
+		t.Fatalf("warm:\n%v\ncold:\n%v", warm.Diagnostics, cold.Diagnostics)
+	}
+
+	// the last bundle's file changes after the load: a new object the validation never saw
+	swapped := func(ctx context.Context, files []string) (*catalog.Catalog, error) {
+		again, err := rereadDir(dir)(ctx, files)
+		if err == nil {
+			addObject(t, lastBundle(again), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: swapped}\n")
+		}
+		return again, err
+	}
+	cache = NewOFCache("")
+	res := run(swapped)
+	last := lastBundle(c).Name
+	if !slices.ContainsFunc(res.Diagnostics, func(d diag.Diagnostic) bool {
+		return d.Bundle == last && d.Rule == ruleOFBundle && d.Severity == diag.Error && strings.Contains(d.Message, "changed while the catalog was checked")
+	}) {
+		t.Fatalf("a bundle whose file changed after the load: %v", res.Diagnostics)
+	}
+
+	col := NewCollector(sev)
+	lean, err := validate.Dir(t.Context(), dir, validate.Options{VisitBundle: col.Visit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(t.Context(), Input{Catalog: lean.Catalog, Collected: col}, sev); err == nil {
+		t.Fatal("the validators ran on collected content with no way to read the bundles' objects")
 	}
 }

@@ -64,7 +64,7 @@ func (r *run) fetchObjects() error {
 		for range j.objects {
 			withObjects.Properties = append(withObjects.Properties, catalog.Property{Type: catalog.PropertyBundleObject})
 		}
-		r.contents[j.b] = decodeContent(&withObjects, r.what, j.objects)
+		r.contents[j.b] = decodeContent(&withObjects, r.what, j.objects, true)
 		r.res.FromImages++
 	}
 	return nil

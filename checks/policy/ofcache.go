@@ -29,7 +29,7 @@ const ofCacheFormat = "catalogbot-policy-of-2"
 const ofCategoriesEnv = "OPERATOR_BUNDLE_CATEGORIES"
 
 // OFCache keeps what operator-framework's validators found on a bundle, by the SHA-256 of everything they
-// read: the bundle's objects as the catalog stores them (each with its length, in order), the catalog's
+// read: the bundle's objects as the catalog stores them (their objectsDigest), the catalog's
 // Kubernetes version, the validators that run, and the versions of the validators' modules (ofModules).
 // In memory it serves every catalog and both sides (head and base) of one process, an identical bundle
 // being validated once, concurrent askers waiting for the first; in dir (when not empty) it serves later
@@ -189,8 +189,9 @@ var ofModules = sync.OnceValue(func() string {
 	return b.String()
 })
 
-// ofKey is the digest of everything operator-framework's validators read on a bundle (OFCache).
-func ofKey(objects [][]byte, kube string, on func(rule string) bool) [32]byte {
+// ofKey is the digest of everything operator-framework's validators read on a bundle (OFCache): objects
+// is its manifests' objectsDigest.
+func ofKey(objects [32]byte, kube string, on func(rule string) bool) [32]byte {
 	h := sha256.New()
 	field(h, []byte(ofCacheFormat))
 	field(h, []byte(ofModules()))
@@ -202,6 +203,16 @@ func ofKey(objects [][]byte, kube string, on func(rule string) bool) [32]byte {
 		}
 	}
 	field(h, []byte(strings.Join(rules, "\n")))
+	field(h, objects[:])
+	var k [32]byte
+	h.Sum(k[:0])
+	return k
+}
+
+// objectsDigest is the SHA-256 of a bundle's manifests as the catalog stores them (olm.bundle.object
+// data), each with its length, in order.
+func objectsDigest(objects [][]byte) [32]byte {
+	h := sha256.New()
 	for _, o := range objects {
 		field(h, o)
 	}

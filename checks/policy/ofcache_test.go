@@ -142,13 +142,13 @@ func TestOFKeySeparatesWhatItHashes(t *testing.T) {
 		"yaml":  {[]byte("kind: X\n")},
 		"empty": nil,
 	} {
-		k := ofKey(objs, "", on)
+		k := ofKey(objectsDigest(objs), "", on)
 		if other, dup := keys[k]; dup {
 			t.Errorf("%s and %s have one key", name, other)
 		}
 		keys[k] = name
 	}
-	objs := [][]byte{[]byte("a")}
+	objs := objectsDigest([][]byte{[]byte("a")})
 	if ofKey(objs, "", on) == ofKey(objs, "1.29", on) {
 		t.Error("the Kubernetes version is not in the key")
 	}
@@ -187,7 +187,7 @@ func TestOFCacheKeyNamesTheValidatorsModules(t *testing.T) {
 func TestOFCacheRefusesForeignEntries(t *testing.T) {
 	dir := t.TempDir()
 	c := NewOFCache(dir)
-	key, other := ofKey([][]byte{[]byte("a")}, "", func(string) bool { return true }), ofKey(nil, "", func(string) bool { return true })
+	key, other := ofKey(objectsDigest([][]byte{[]byte("a")}), "", func(string) bool { return true }), ofKey(objectsDigest(nil), "", func(string) bool { return true })
 	want := []ofFinding{{Validator: "csv", Rule: ruleOFCSV, Error: true, Message: "m"}}
 	c.write(key, want)
 	if got, ok := c.read(key); !ok || !reflect.DeepEqual(got, want) {

@@ -307,7 +307,7 @@ func (r *run) ofValidate() {
 	var jobs []*job
 	for _, p := range r.ix.order {
 		for _, bi := range p.bundles {
-			if c := r.contentOf(bi.b); len(c.manifests) > 0 {
+			if c := r.contentOf(bi.b); c.read > 0 {
 				jobs = append(jobs, &job{f: finding{pos: bi.b.Pos, pkg: p.name, bundle: bi.b.Name}, b: bi.b, c: c})
 			}
 		}
@@ -317,6 +317,7 @@ func (r *run) ofValidate() {
 	if cache == nil {
 		cache = NewOFCache("")
 	}
+	reread := newRereader(r.in.Reread)
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for _, j := range jobs {
@@ -326,7 +327,13 @@ func (r *run) ofValidate() {
 		g.Go(func() error {
 			manifests := j.c.manifests
 			j.c.manifests = nil // read once: a catalog's worth of manifests is not kept
-			j.out, j.err = cache.findings(ofKey(manifests, r.in.Kubernetes, on), func() ([]ofFinding, error) {
+			j.out, j.err = cache.findings(ofKey(j.c.digest, r.in.Kubernetes, on), func() ([]ofFinding, error) {
+				if manifests == nil { // a Collector's content: only the digest was kept
+					var err error
+					if manifests, err = reread.manifests(r.ctx, j.b, j.c.digest); err != nil {
+						return nil, err
+					}
+				}
 				ob, keys, err := ofBundle(manifests)
 				if err != nil {
 					return nil, err

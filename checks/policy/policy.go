@@ -7,6 +7,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/catalogbot/catalogbot/catalog"
@@ -39,6 +40,10 @@ type Input struct {
 	// Collected, when set, holds what was decoded from the bundles' property values while Catalog loaded
 	// (a lean catalog keeps none): see Collector.
 	Collected *Collector
+	// Reread reads Catalog's files again with their values. It is required with Collected when
+	// operator-framework's validators run: a Collector keeps only the digest of a bundle's manifests, and
+	// the validators read the files of the bundles the cache has no findings for.
+	Reread Reread
 	// MaxPerRule bounds the diagnostics kept per rule (diag.DefaultMaxPerRule when zero).
 	MaxPerRule int
 	// OFCache, when set, keeps operator-framework's validators' findings by bundle content across the
@@ -105,6 +110,9 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 		contents: map[*catalog.Bundle]*content{}, what: sev.decodeWhat(), ofJudged: map[*catalog.Bundle]bool{}}
 	if in.Collected != nil {
 		r.contents = in.Collected.m
+		if in.Collected.what.manifests && in.Reread == nil {
+			return nil, errors.New("policy: operator-framework's validators run on collected content without Input.Reread")
+		}
 	}
 	if len(sev) == 0 || in.Catalog == nil {
 		return r.res, nil

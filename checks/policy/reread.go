@@ -1,0 +1,76 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/catalogbot/catalogbot/catalog"
+)
+
+// Reread reads files of a catalog again, with their property values: the paths are those its bundles'
+// positions name (catalog.Pos.File, relative to where the catalog loaded from).
+type Reread func(ctx context.Context, files []string) (*catalog.Catalog, error)
+
+// rereader gives operator-framework's validators the manifests of the bundles a Collector did not keep
+// (only their digest): each file is read again once, when the first of its bundles misses the cache, and
+// a bundle's manifests are used only when they are the ones the load hashed.
+type rereader struct {
+	read  Reread
+	mu    sync.Mutex
+	files map[string]*rereadFile
+}
+
+type rereadFile struct {
+	once    sync.Once
+	bundles map[[2]string]*catalog.Bundle // by package and name
+	err     error
+}
+
+func newRereader(read Reread) *rereader {
+	return &rereader{read: read, files: map[string]*rereadFile{}}
+}
+
+// manifests returns the manifests of b, whose load hashed them to digest, as its file holds them now.
+func (rr *rereader) manifests(ctx context.Context, b *catalog.Bundle, digest [32]byte) ([][]byte, error) {
+	if rr.read == nil {
+		return nil, errors.New("its objects were not kept and the catalog cannot be read again")
+	}
+	file := b.Pos.File
+	rr.mu.Lock()
+	f := rr.files[file]
+	if f == nil {
+		f = &rereadFile{}
+		rr.files[file] = f
+	}
+	rr.mu.Unlock()
+	f.once.Do(func() {
+		c, err := rr.read(ctx, []string{file})
+		if err != nil {
+			f.err = fmt.Errorf("reading %s again: %w", file, err)
+			return
+		}
+		f.bundles = map[[2]string]*catalog.Bundle{}
+		for _, x := range c.Bundles {
+			f.bundles[[2]string{x.Package, x.Name}] = x
+		}
+	})
+	if f.err != nil {
+		return nil, f.err
+	}
+	again := f.bundles[[2]string{b.Package, b.Name}]
+	if again == nil {
+		return nil, fmt.Errorf("it is no longer in %s", file)
+	}
+	var out [][]byte
+	for _, o := range bundleObjects(again) {
+		if o != nil {
+			out = append(out, o)
+		}
+	}
+	if objectsDigest(out) != digest {
+		return nil, fmt.Errorf("its objects in %s changed while the catalog was checked", file)
+	}
+	return out, nil
+}

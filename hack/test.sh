@@ -50,10 +50,19 @@ lane_job() {
   done
   return 1
 }
-# A run that stops early (a failed step under set -e) ends the lane with it.
+# A run that stops early (a failed step under set -e) ends the lane with it, and removes the kind cluster
+# its tests had up: killed, they do not delete it, and the next run on this machine would find it and
+# refuse to start one ("ANOTHER KIND CLUSTER EXISTS"). The lane's clusters are named catalogbot-*.
 kill_tree() { local p; for p in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$p"; done; kill "$1" 2>/dev/null || true; }
+remove_lane_clusters() {
+  local c n
+  for c in $(docker ps -aq --filter label=io.x-k8s.kind.cluster 2>/dev/null); do
+    n=$(docker inspect -f '{{index .Config.Labels "io.x-k8s.kind.cluster"}}' "$c" 2>/dev/null) || continue
+    case "$n" in catalogbot-*) docker rm -f -v "$c" >/dev/null 2>&1 && echo "removed kind node $c of cluster $n, left by the stopped lane" >&2 ;; esac
+  done
+}
 lane_pid=""
-trap '[ -n "$lane_pid" ] && kill -0 "$lane_pid" 2>/dev/null && kill_tree "$lane_pid"' EXIT
+trap '[ -n "$lane_pid" ] && kill -0 "$lane_pid" 2>/dev/null && { kill_tree "$lane_pid"; sleep 1; remove_lane_clusters; }' EXIT
 if [ "$lane_mode" != off ]; then
   step "kind offline lane: started in the background ($(bash hack/kind-offline/lane.sh status | grep -c MISSING) cache steps to build; log: $lane_log)"
   lane_job >"$lane_log" 2>&1 & lane_pid=$!

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -32,11 +31,9 @@ func newRereader(read Reread) *rereader {
 	return &rereader{read: read, files: map[string]*rereadFile{}}
 }
 
-// manifests returns the manifests of b, whose load hashed them to digest, as its file holds them now.
+// manifests returns the manifests of b, whose load hashed them to digest, as its file holds them now. Run
+// refuses collected content without Input.Reread, so read is set whenever a Collector dropped manifests.
 func (rr *rereader) manifests(ctx context.Context, b *catalog.Bundle, digest [32]byte) ([][]byte, error) {
-	if rr.read == nil {
-		return nil, errors.New("its objects were not kept and the catalog cannot be read again")
-	}
 	file := b.Pos.File
 	rr.mu.Lock()
 	f := rr.files[file]
@@ -63,14 +60,10 @@ func (rr *rereader) manifests(ctx context.Context, b *catalog.Bundle, digest [32
 	if again == nil {
 		return nil, fmt.Errorf("it is no longer in %s", file)
 	}
-	var out [][]byte
-	for _, o := range bundleObjects(again) {
-		if o != nil {
-			out = append(out, o)
-		}
-	}
-	if objectsDigest(out) != digest {
+	// read as the load's were (decodeContent): the same manifests give the same digest
+	c := decodeContent(again, decodeWhat{manifests: true}, nil, true)
+	if c.digest != digest {
 		return nil, fmt.Errorf("its objects in %s changed while the catalog was checked", file)
 	}
-	return out, nil
+	return c.manifests, nil
 }

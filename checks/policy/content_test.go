@@ -318,12 +318,8 @@ func TestCollectedContentIsDecodedContent(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	col := NewCollector(sev)
-	lean, err := validate.Dir(t.Context(), dir, validate.Options{VisitBundle: col.Visit})
-	if err != nil || !lean.Valid() {
-		t.Fatalf("validate: %v %v", err, lean.Diagnostics)
-	}
-	in.Catalog, in.Collected, in.Reread = lean.Catalog, col, rereadDir(dir)
+	lean, col := collect(t, dir, sev)
+	in.Catalog, in.Collected, in.Reread = lean, col, rereadDir(dir)
 	collected, err := Run(t.Context(), in, sev)
 	if err != nil {
 		t.Fatal(err)
@@ -379,6 +375,18 @@ func TestIconData(t *testing.T) {
 	}
 }
 
+// collect validates the catalog in dir as the pipeline does, its bundles' values collected for the rules sev
+// enables; the catalog must be valid.
+func collect(t *testing.T, dir string, sev Severities) (*catalog.Catalog, *Collector) {
+	t.Helper()
+	col := NewCollector(sev)
+	lean, err := validate.Dir(t.Context(), dir, validate.Options{VisitBundle: col.Visit})
+	if err != nil || !lean.Valid() {
+		t.Fatalf("validate: %v %v", err, lean.Diagnostics)
+	}
+	return lean.Catalog, col
+}
+
 // rereadDir reads files of the catalog in dir again, with their values (Input.Reread), as the pipeline does.
 func rereadDir(dir string) Reread {
 	return func(ctx context.Context, files []string) (*catalog.Catalog, error) {
@@ -405,12 +413,8 @@ func TestCollectedBundlesAreReadAgainOnlyOnAMiss(t *testing.T) {
 	cache := NewOFCache(t.TempDir())
 	run := func(reread Reread) *Result {
 		t.Helper()
-		col := NewCollector(sev)
-		lean, err := validate.Dir(t.Context(), dir, validate.Options{VisitBundle: col.Visit})
-		if err != nil || !lean.Valid() {
-			t.Fatalf("validate: %v %v", err, lean.Diagnostics)
-		}
-		res, err := Run(t.Context(), Input{Catalog: lean.Catalog, Collected: col, Reread: reread, OFCache: cache}, sev)
+		lean, col := collect(t, dir, sev)
+		res, err := Run(t.Context(), Input{Catalog: lean, Collected: col, Reread: reread, OFCache: cache}, sev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -451,12 +455,8 @@ func TestCollectedBundlesAreReadAgainOnlyOnAMiss(t *testing.T) {
 		t.Fatalf("a bundle whose file changed after the load: %v", res.Diagnostics)
 	}
 
-	col := NewCollector(sev)
-	lean, err := validate.Dir(t.Context(), dir, validate.Options{VisitBundle: col.Visit})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Run(t.Context(), Input{Catalog: lean.Catalog, Collected: col}, sev); err == nil {
+	lean, col := collect(t, dir, sev)
+	if _, err := Run(t.Context(), Input{Catalog: lean, Collected: col}, sev); err == nil {
 		t.Fatal("the validators ran on collected content with no way to read the bundles' objects")
 	}
 }

@@ -348,6 +348,12 @@ func (r *run) ofValidate() {
 		return
 	}
 	for _, j := range jobs {
+		if isRereadError(j.err) { // the run cannot judge the bundle: never a pass, whatever rules are on
+			r.failed = fmt.Errorf("operator-framework's validators on bundle %q: %w", j.f.bundle, j.err)
+			return
+		}
+	}
+	for _, j := range jobs {
 		f := j.f
 		if j.err != nil {
 			// what does not decode is validate's finding; a bundle the validators cannot read (no CSV

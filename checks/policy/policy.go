@@ -98,6 +98,8 @@ type run struct {
 	// ofJudged holds the bundles operator-framework's validators ran on: the rules whose findings they
 	// would repeat (a removed API, an invalid minKubeVersion) leave those to them.
 	ofJudged map[*catalog.Bundle]bool
+	// failed is why a step could not judge what it had to (Run returns it instead of a result).
+	failed error
 }
 
 // Run checks in with the rules sev enables. It returns early with ctx's error when ctx is done.
@@ -130,6 +132,9 @@ func Run(ctx context.Context, in Input, sev Severities) (*Result, error) {
 			return nil, err
 		}
 		step()
+		if r.failed != nil {
+			return nil, r.failed
+		}
 	}
 	r.res.Diagnostics, r.res.Truncated = r.sink.Diagnostics(), r.sink.Truncated()
 	return r.res, nil

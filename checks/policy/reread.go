@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -27,6 +28,18 @@ type rereadFile struct {
 	err     error
 }
 
+// rereadError is a bundle the validators could not read again as the load read it: an error of the run
+// (the files changed or could not be read during the check), not a finding a disabled rule could drop.
+type rereadError struct{ err error }
+
+func (e *rereadError) Error() string { return e.err.Error() }
+func (e *rereadError) Unwrap() error { return e.err }
+
+func isRereadError(err error) bool {
+	var re *rereadError
+	return errors.As(err, &re)
+}
+
 func newRereader(read Reread) *rereader {
 	return &rereader{read: read, files: map[string]*rereadFile{}}
 }
@@ -45,7 +58,7 @@ func (rr *rereader) manifests(ctx context.Context, b *catalog.Bundle, digest [32
 	f.once.Do(func() {
 		c, err := rr.read(ctx, []string{file})
 		if err != nil {
-			f.err = fmt.Errorf("reading %s again: %w", file, err)
+			f.err = &rereadError{fmt.Errorf("reading %s again: %w", file, err)}
 			return
 		}
 		f.bundles = map[[2]string]*catalog.Bundle{}
@@ -58,12 +71,12 @@ func (rr *rereader) manifests(ctx context.Context, b *catalog.Bundle, digest [32
 	}
 	again := f.bundles[[2]string{b.Package, b.Name}]
 	if again == nil {
-		return nil, fmt.Errorf("it is no longer in %s", file)
+		return nil, &rereadError{fmt.Errorf("it is no longer in %s", file)}
 	}
 	// read as the load's were (decodeContent): the same manifests give the same digest
 	c := decodeContent(again, decodeWhat{manifests: true}, nil, true)
 	if c.digest != digest {
-		return nil, fmt.Errorf("its objects in %s changed while the catalog was checked", file)
+		return nil, &rereadError{fmt.Errorf("its objects in %s changed while the catalog was checked", file)}
 	}
 	return c.manifests, nil
 }

@@ -5,7 +5,7 @@ import (
 	_ "crypto/sha512"
 	"strings"
 
-	"github.com/distribution/reference"
+	"go.podman.io/image/v5/docker/reference"
 )
 
 // pullSpec validates an image reference the way opm does (reference.ParseNormalizedNamed). The common

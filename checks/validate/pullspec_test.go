@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/distribution/reference"
+	"go.podman.io/image/v5/docker/reference"
 
 	"github.com/catalogbot/catalogbot/catalog"
 )

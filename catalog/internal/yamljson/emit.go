@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -277,76 +278,82 @@ func appendString(dst, src []byte) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(src); {
-		if i+8 <= len(src) && htmlSafe8(binary.LittleEndian.Uint64(src[i:])) {
+	for i := 0; ; {
+		// Eight bytes at a time to the first byte encoding/json may not write as is.
+		for i+8 <= len(src) {
+			if m := escapeMask8(binary.LittleEndian.Uint64(src[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			i += 8
+		}
+		if i >= len(src) {
+			break
+		}
+		b := src[i]
+		if htmlSafeSet[b] { // a byte of the last word, or 0x7f, which the mask leaves out
+			i++
 			continue
 		}
-		// the next eight bytes one at a time (a word with a byte to escape is not tested again a byte on)
-		for end := min(i+8, len(src)); i < end; {
-			b := src[i]
-			if htmlSafeSet[b] { // one lookup for the common byte: the table is false for every non-ASCII byte
-				i++
-				continue
+		if b < utf8.RuneSelf {
+			dst = append(dst, src[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
 			}
-			if b < utf8.RuneSelf {
-				dst = append(dst, src[start:i]...)
-				switch b {
-				case '\\', '"':
-					dst = append(dst, '\\', b)
-				case '\b':
-					dst = append(dst, '\\', 'b')
-				case '\f':
-					dst = append(dst, '\\', 'f')
-				case '\n':
-					dst = append(dst, '\\', 'n')
-				case '\r':
-					dst = append(dst, '\\', 'r')
-				case '\t':
-					dst = append(dst, '\\', 't')
-				default:
-					dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-				}
-				i++
-				start = i
-				continue
-			}
-			c, size := utf8.DecodeRune(src[i:])
-			if c == utf8.RuneError && size == 1 {
-				dst = append(dst, src[start:i]...)
-				dst = append(dst, `\ufffd`...)
-				i += size
-				start = i
-				continue
-			}
-			if c == '\u2028' || c == '\u2029' {
-				dst = append(dst, src[start:i]...)
-				dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
-				i += size
-				start = i
-				continue
-			}
-			i += size
+			i++
+			start = i
+			continue
 		}
+		c, size := utf8.DecodeRune(src[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
 	}
 	dst = append(dst, src[start:]...)
 	return append(dst, '"')
 }
 
-// htmlSafe8 reports whether encoding/json writes the 8 bytes of w as they are, with HTML escaping on: all
-// printable ASCII (0x7f, which it writes as is too, is left to the byte loop), none of '"', '&' (0x22, 0x26:
-// equal once bit 0x04 is set), '<', '>' (0x3c, 0x3e: bit 0x02) or '\\'. Each test is hasZero8 on w XOR the
-// byte repeated.
-func htmlSafe8(w uint64) bool {
-	const ones = 0x0101010101010101
-	return printable8(w) && !hasZero8((w|0x04*ones)^0x26*ones) && !hasZero8((w|0x02*ones)^0x3e*ones) &&
-		!hasZero8(w^'\\'*ones)
+// escapeMask8's lowest set bit is the high bit of the first byte of w that encoding/json, with HTML escaping
+// on, may not write as it is; it is zero when it writes all eight as they are. Such a byte is below
+// 0x20, '"' or '&' (0x22, 0x26: equal once bit 0x04 is set), '<' or '>' (0x3c, 0x3e: bit 0x02), '\\', or
+// from 0x80 up (a byte of a multi-byte character: the rune decides). 0x7f, written as is, is not flagged.
+// Each term flags its first such byte exactly: a borrow only runs upwards from it, so only higher bits can
+// be wrong, and the lowest bit of their union is the first byte of any.
+func escapeMask8(w uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (w-0x20*ones)&^w&highs | w&highs | zeroBytes8((w|0x04*ones)^0x26*ones) |
+		zeroBytes8((w|0x02*ones)^0x3e*ones) | zeroBytes8(w^'\\'*ones)
 }
 
-// hasZero8 reports whether a byte of w is zero (exact as a yes or no: a borrow only runs past a zero byte).
-func hasZero8(w uint64) bool {
+// zeroBytes8 has the high bit of w's first zero byte set (and maybe higher ones: see escapeMask8).
+func zeroBytes8(w uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	return (w-ones)&^w&highs != 0
+	return (w - ones) &^ w & highs
 }
 
 // htmlSafeSet holds the ASCII bytes encoding/json writes as is with HTML escaping on; it has an entry for

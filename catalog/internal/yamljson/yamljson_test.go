@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
+	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
@@ -167,19 +169,37 @@ func TestPrintable8(t *testing.T) {
 	})
 }
 
-// TestHTMLSafe8 checks the eight-byte fast path of the string escaping against its byte-wise definition,
-// and the escaping against encoding/json on strings with each byte value at every offset of a word
-// (the bytes after it taking the word path or not).
-func TestHTMLSafe8(t *testing.T) {
-	eachWord([]byte{'a', 0x20, 0x7e, '"', '&', '<', '>', '\\', 0x24, 0x3d, 0x5d}, func(w [8]byte, _ byte) {
-		want := true
-		for _, c := range w {
-			want = want && htmlSafeSet[c] && c != 0x7f
+// TestEscapeMask8 checks the eight-byte fast path of the string escaping against its byte-wise definition
+// (the first byte to look at, found among bytes that borrow), and the escaping against encoding/json on
+// strings with each byte value at every offset of a word (the bytes after it taking the word path or not).
+func TestEscapeMask8(t *testing.T) {
+	fills := []byte{'a', 0x20, 0x7e, 0x7f, '"', '&', '<', '>', '\\', 0x24, 0x3d, 0x5d, 0x00, 0x1f, 0x21, 0x80, 0xff}
+	check := func(w [8]byte) {
+		want := 8
+		for k, c := range w {
+			if !htmlSafeSet[c] && c != 0x7f {
+				want = k
+				break
+			}
 		}
-		if got := htmlSafe8(binary.LittleEndian.Uint64(w[:])); got != want {
-			t.Fatalf("htmlSafe8(% x) = %v, want %v", w, got, want)
+		m := escapeMask8(binary.LittleEndian.Uint64(w[:]))
+		if got := bits.TrailingZeros64(m) >> 3; got != want || m != 0 && m&0x8080808080808080 != m {
+			t.Fatalf("escapeMask8(% x) = %016x: first byte %d, want %d", w, m, got, want)
 		}
-	})
+	}
+	eachWord(fills, func(w [8]byte, _ byte) { check(w) })
+	// words of several such bytes, in any order
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1 << 20 {
+		var w [8]byte
+		for k := range w {
+			w[k] = fills[r.IntN(len(fills))]
+			if r.IntN(4) == 0 {
+				w[k] = byte(r.IntN(256))
+			}
+		}
+		check(w)
+	}
 	for off := range 17 {
 		for b := range 256 {
 			for _, tail := range []string{"", "x", "0123456789abcdef", "\xc3\xa9 caf\xc3\xa9 \xe2\x80\xa8 <&>"} {

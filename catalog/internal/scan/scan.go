@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -66,10 +67,12 @@ func ErrAt(data []byte, i int, context string) error {
 func ScanString(data []byte, i int) (end int, escaped bool, err error) {
 	i++ // opening quote
 	for {
-		// Eight bytes at a time while none of them is a quote, a backslash or a control character.
+		// Eight bytes at a time while none of them is a quote, a backslash or a control character, then
+		// straight to the first that is (the lowest bit of the masks is exact: see hasLess).
 		for i+8 <= len(data) {
 			x := binary.LittleEndian.Uint64(data[i:])
-			if hasLess(x, 0x20)|hasByte(x, '"')|hasByte(x, '\\') != 0 {
+			if m := hasLess(x, 0x20) | hasByte(x, '"') | hasByte(x, '\\'); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
 				break
 			}
 			i += 8
@@ -112,7 +115,8 @@ const (
 	msb = 0x8080808080808080
 )
 
-// hasLess is non-zero when a byte of x is below n (n <= 128).
+// hasLess is non-zero when a byte of x is below n (n <= 128). Its lowest set bit is the high bit of the
+// first such byte: a borrow only runs upwards from a byte below n, so only higher bits can be wrong.
 func hasLess(x, n uint64) uint64 { return (x - lsb*n) & ^x & msb }
 
 // hasByte is non-zero when a byte of x equals b.

@@ -275,10 +275,17 @@ func (p *parser) appendString(s []byte) { p.out = appendString(p.out, s) }
 
 // appendString is encoding/json's string encoding with HTML escaping, as json.Marshal writes it.
 func appendString(dst, src []byte) []byte {
+	dst, _ = appendEscaped(append(dst, '"'), src, false)
+	return append(dst, '"')
+}
+
+// appendEscaped appends src as the inside of a JSON string (appendString's escaping, without the quotes).
+// With toLineFeed it stops at src's first line feed, which it does not write, and returns its offset;
+// else it writes all of src and returns len(src).
+func appendEscaped(dst, src []byte, toLineFeed bool) ([]byte, int) {
 	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; ; {
+	start, i := 0, 0
+	for {
 		// Eight bytes at a time to the first byte encoding/json may not write as is.
 		for i+8 <= len(src) {
 			if m := escapeMask8(binary.LittleEndian.Uint64(src[i:])); m != 0 {
@@ -296,6 +303,9 @@ func appendString(dst, src []byte) []byte {
 			continue
 		}
 		if b < utf8.RuneSelf {
+			if b == '\n' && toLineFeed {
+				return append(dst, src[start:i]...), i
+			}
 			dst = append(dst, src[start:i]...)
 			switch b {
 			case '\\', '"':
@@ -334,8 +344,7 @@ func appendString(dst, src []byte) []byte {
 		}
 		i += size
 	}
-	dst = append(dst, src[start:]...)
-	return append(dst, '"')
+	return append(dst, src[start:]...), len(src)
 }
 
 // escapeMask8's lowest set bit is the high bit of the first byte of w that encoding/json, with HTML escaping

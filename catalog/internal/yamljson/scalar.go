@@ -369,23 +369,25 @@ header: // each indicator at most once; a "0" or a second digit is left for rest
 	if indent == 0 {
 		indent = max(maxIndent, parent+1, 1)
 	}
-	s := p.tmp[:0]
+	// The scalar's text is escaped straight into the output, a line at a time (the escaping finds the line's end).
+	out := append(p.out, '"')
 	leadingBreak, leadingBlank, lines := false, false, 0
 	for at-k == indent && at < len(doc) {
 		trailingBlank := doc[at] == ' '
 		if !literal && !leadingBlank && !trailingBlank && leadingBreak {
 			if trailing == 0 {
-				s = append(s, ' ')
+				out = append(out, ' ')
 			}
 		} else if leadingBreak {
-			s = append(s, '\n')
+			out = append(out, `\n`...)
 		}
 		for ; trailing > 0; trailing-- {
-			s = append(s, '\n')
+			out = append(out, `\n`...)
 		}
 		leadingBlank = trailingBlank
-		le := p.lineEnd(at)
-		s = append(s, doc[at:le]...)
+		var n int
+		out, n = appendEscaped(out, doc[at:], true)
+		le := at + n
 		lines++
 		leadingBreak = le < len(doc)
 		k = p.next(le)
@@ -406,14 +408,13 @@ header: // each indicator at most once; a "0" or a second digit is left for rest
 		decline()
 	}
 	if chomp != -1 && leadingBreak {
-		s = append(s, '\n')
+		out = append(out, `\n`...)
 	}
 	if chomp == 1 {
 		for ; trailing > 0; trailing-- {
-			s = append(s, '\n')
+			out = append(out, `\n`...)
 		}
 	}
-	p.tmp = s
-	p.appendString(s)
+	p.out = append(out, '"')
 	p.pos = k
 }

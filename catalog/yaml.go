@@ -6,22 +6,35 @@ import (
 	"strings"
 
 	"github.com/catalogbot/catalogbot/catalog/internal/scan"
+	"github.com/catalogbot/catalogbot/catalog/internal/yamljson"
 )
 
 // YAML catalogs are read the way opm reads them: documents split on lines starting with "---", each
 // converted to JSON by sigs.k8s.io/yaml (YAML 1.1 scalars, as Kubernetes does), then decoded as a blob.
 
-// yamlDoc is a document's byte range in its file and the offset of its first meaningful line.
+// yamlDoc is a document's byte range in its file, the offset of its first meaningful line, and what the
+// search for its end learnt of its text.
 type yamlDoc struct {
 	start, end, first int
+	text              docText
 }
+
+// docText is what yamljson.ScanDocument, reading a document to find its end, said of its text.
+type docText uint8
+
+const (
+	textUnread   docText = iota // not read so: the converter reads it
+	textPlain                   // all of it is text yamljson converts: it is not read again for that
+	textNotPlain                // yamljson refuses some of it: the document goes to sigs.k8s.io/yaml
+)
 
 // yamlDocs finds the documents of a YAML stream one at a time, so the loader reads a file's bytes once, in
 // order (see releaseBefore). A separator line with anything but a comment after the dashes is an error
 // (as in Kubernetes' YAML reader) that ends the stream; the documents before it are still returned.
 type yamlDocs struct {
 	data     []byte
-	start, i int // the current document starts at start; lines before i are read
+	start, i int     // the current document starts at start; lines before i are read
+	text     docText // what separatorAfter learnt of the current document's text
 }
 
 func newYAMLDocs(data []byte, from int) *yamlDocs { return &yamlDocs{data: data, start: from, i: from} }
@@ -34,7 +47,7 @@ func (y *yamlDocs) next() (d yamlDoc, ok bool, err error) {
 		i := y.i // a line's start
 		if !isSeparator(data[i:]) {
 			// only a line starting with "---" matters: jump to the next one
-			k := nextSeparatorLine(data[i:])
+			k := y.separatorAfter(i)
 			if k < 0 {
 				y.i = len(data)
 				break
@@ -59,15 +72,41 @@ func (y *yamlDocs) next() (d yamlDoc, ok bool, err error) {
 			// "---" right after another separator) is an empty document, which opm rejects.
 			if i > y.start {
 				d, y.start = newDoc(data, y.start, i), next
+				d.text, y.text = y.text, textUnread
 				return d, true, nil
 			}
 		}
 	}
 	if len(data) > y.start {
 		d, y.start = newDoc(data, y.start, len(data)), len(data)
+		d.text, y.text = y.text, textUnread
 		return d, true, nil
 	}
 	return yamlDoc{}, false, nil
+}
+
+// separatorAfter returns the offset in data[i:] of its first line after the first that starts with "---",
+// or -1 (nextSeparatorLine). From a document's start it reads the document as the converter would first
+// (yamljson.ScanDocument), which finds that line on the way when the text is plain, and otherwise says
+// where to search from; the document's text is then known (y.text).
+func (y *yamlDocs) separatorAfter(i int) int {
+	from := 0
+	if i == y.start {
+		end, plain := yamljson.ScanDocument(y.data[i:])
+		if plain {
+			y.text = textPlain
+			if i+end == len(y.data) {
+				return -1
+			}
+			return end
+		}
+		y.text, from = textNotPlain, end // no line before end's starts with "---"
+	}
+	k := nextSeparatorLine(y.data[i+from:])
+	if k < 0 {
+		return -1
+	}
+	return from + k
 }
 
 // isSeparator reports whether a line starts with the document separator "---".
@@ -115,7 +154,7 @@ func newDoc(data []byte, start, end int) yamlDoc {
 // docJSON converts a document to JSON, into dst's memory when it can; nil means the document is empty
 // (null), as a comment-only one is.
 func docJSON(dst, data []byte, d yamlDoc) ([]byte, error) {
-	js, err := yamlToJSON(dst, data[d.start:d.end])
+	js, err := yamlToJSON(dst, data[d.start:d.end], d.text)
 	if err != nil {
 		return nil, err
 	}

@@ -33,10 +33,16 @@ var standInPrefix = []byte("Zcatalogbotq7x")
 // are converted by yamljson, without go-yaml's node tree (on community-operators-prod-v4.20 go-yaml was
 // 85% of the load's time and 90% of its allocations); the others, and every document with an error, go
 // through sigs.k8s.io/yaml, with stand-ins for long base64 scalars. The JSON is appended to dst[:0]
-// when yamljson converts the document.
-func yamlToJSON(dst, doc []byte) ([]byte, error) {
-	if js, ok := yamljson.AppendConvert(dst[:0], doc); ok {
-		return js, nil
+// when yamljson converts the document. text is what the document's split learnt of it (docText).
+func yamlToJSON(dst, doc []byte, text docText) ([]byte, error) {
+	convert := yamljson.AppendConvert
+	if text == textPlain {
+		convert = yamljson.AppendConvertScanned
+	}
+	if text != textNotPlain {
+		if js, ok := convert(dst[:0], doc); ok {
+			return js, nil
+		}
 	}
 	if len(doc) < minStandIn || bytes.Contains(doc, standInPrefix) {
 		return yaml.YAMLToJSON(doc)

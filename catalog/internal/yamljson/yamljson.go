@@ -15,6 +15,7 @@
 package yamljson
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math/bits"
@@ -38,6 +39,12 @@ func AppendConvert(dst, doc []byte) (js []byte, ok bool) {
 	if !plainText(doc) {
 		return dst, false
 	}
+	return AppendConvertScanned(dst, doc)
+}
+
+// AppendConvertScanned is AppendConvert for a document ScanDocument found plain (doc is data[:end]): it
+// does not read the text again for that.
+func AppendConvertScanned(dst, doc []byte) (js []byte, ok bool) {
 	p := parsers.Get().(*parser)
 	defer p.release()
 	p.doc, p.pos, p.depth = doc, 0, 0
@@ -89,46 +96,64 @@ func (p *parser) release() {
 // byte order mark. It also refuses directives and document markers ("..." at the start of a line, or
 // "---" there after the first line).
 func plainText(doc []byte) bool {
-	if !lineStartOK(doc, 0) {
-		return false
+	end, plain := ScanDocument(doc)
+	return plain && end == len(doc)
+}
+
+// ScanDocument reads the YAML stream data as plainText reads a document, up to its first line after the
+// first that starts with "---", where a Kubernetes reader ends the document (the loader's split): it
+// returns that line's offset, or len(data) when there is none, and plain true when data[:end] is a
+// document plainText accepts, which AppendConvertScanned then converts without reading it again. When
+// that text is not plain (a byte go-yaml's scanner is needed for, a directive, "..."), it stops there and
+// returns plain false and the start of the line where it stopped: no line between data's first and that
+// one starts with "---", and the caller finds the document's end from there.
+func ScanDocument(data []byte) (end int, plain bool) {
+	if !lineStartOK(data, 0) {
+		return 0, false
 	}
-	for i := 0; i < len(doc); {
-		if i+8 <= len(doc) {
-			w := binary.LittleEndian.Uint64(doc[i:])
+	for i := 0; i < len(data); {
+		if i+8 <= len(data) {
+			w := binary.LittleEndian.Uint64(data[i:])
 			if printable8(w) {
 				i += 8
 				continue
 			}
 			// Line feeds among printable bytes (most lines end inside such a word): each starts a line
-			// lineStartOK checks.
+			// lineStartOK checks, in order.
 			if nl := lineFeeds8(w); nl != 0 && printable8(w|nl>>2) { // a line feed | 0x20 is '*'
 				for ; nl != 0; nl &= nl - 1 {
-					if !lineStartOK(doc, i+bits.TrailingZeros64(nl)/8+1) {
-						return false
+					if k := i + bits.TrailingZeros64(nl)/8 + 1; !lineStartOK(data, k) {
+						return lineStop(data, k)
 					}
 				}
 				i += 8
 				continue
 			}
 		}
-		c := doc[i]
+		c := data[i]
 		switch {
 		case c >= 0x20 && c < 0x7f:
 			i++
 		case c == '\n':
 			i++
-			if !lineStartOK(doc, i) {
-				return false
+			if !lineStartOK(data, i) {
+				return lineStop(data, i)
 			}
 		default:
-			r, n := decodeRune(doc[i:])
+			r, n := decodeRune(data[i:])
 			if n == 0 || !allowedRune(r) {
-				return false
+				return bytes.LastIndexByte(data[:i], '\n') + 1, false
 			}
 			i += n
 		}
 	}
-	return true
+	return len(data), true
+}
+
+// lineStop is ScanDocument's verdict at the line start k that lineStartOK refused: the end of the
+// document when the line starts with "---", else text plainText refuses.
+func lineStop(data []byte, k int) (end int, plain bool) {
+	return k, bytes.HasPrefix(data[k:], []byte("---"))
 }
 
 // printable8 reports whether the 8 bytes of w are all printable ASCII (0x20 to 0x7e): no byte is below

@@ -271,6 +271,55 @@ func TestLineFeeds8(t *testing.T) {
 	}
 }
 
+// TestScanDocument holds ScanDocument to its definition: the document ends at the first line after the
+// first that starts with "---", and is plain when every line before it starts as lineStartOK allows and
+// every byte is printable ASCII or a line feed (the texts here are ASCII); when it is not, the scan stops
+// at the line of the first thing it refuses. Every text of up to seven line feeds, dashes, dots, letters
+// and tabs, after every number of letters up to 17 (each line feed at every offset of a word, the word
+// path and the byte path).
+func TestScanDocument(t *testing.T) {
+	want := func(data []byte) (int, bool) {
+		end := len(data)
+		for k := 1; k < len(data); k++ {
+			if data[k-1] == '\n' && bytes.HasPrefix(data[k:], []byte("---")) {
+				end = k
+				break
+			}
+		}
+		line := 0
+		for i, c := range data[:end] {
+			if i > 0 && data[i-1] == '\n' {
+				line = i
+			}
+			if (i == 0 || data[i-1] == '\n') && !lineStartOK(data[:end], i) || c != '\n' && (c < 0x20 || c >= 0x7f) {
+				return line, false
+			}
+		}
+		return end, true
+	}
+	alphabet := []byte{'\n', '-', '.', 'a', '\t'}
+	var each func(b []byte)
+	each = func(b []byte) {
+		for off := range 18 {
+			data := append([]byte(strings.Repeat("a", off)), b...)
+			end, plain := ScanDocument(data)
+			if wantEnd, wantPlain := want(data); end != wantEnd || plain != wantPlain {
+				t.Fatalf("ScanDocument(%q) = %d, %v; want %d, %v", data, end, plain, wantEnd, wantPlain)
+			}
+			if plain && end == len(data) != plainText(data) {
+				t.Fatalf("plainText(%q) disagrees with ScanDocument", data)
+			}
+		}
+		if len(b) == 7 {
+			return
+		}
+		for _, c := range alphabet {
+			each(append(b, c))
+		}
+	}
+	each(nil)
+}
+
 // TestWriterOutputIsConverted holds the subset to what opm's writer (sigs.k8s.io/yaml over go-yaml)
 // emits for the strings a catalog carries: every such document must be converted, not only compared, or
 // validate takes the slow path on it. Text starting with a space or a line break is written as a literal

@@ -142,7 +142,7 @@ func newDoc(data []byte, start, end int) yamlDoc {
 		if eol >= 0 {
 			next = i + eol + 1
 		}
-		if t := strings.TrimSpace(string(data[i:next])); t != "" && !strings.HasPrefix(t, "#") && !(i == start && isSeparator(data[i:next])) {
+		if t := bytes.TrimSpace(data[i:next]); len(t) > 0 && t[0] != '#' && !(i == start && isSeparator(data[i:next])) {
 			d.first = i
 			break
 		}
@@ -232,14 +232,18 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 func yamlEntryPositions(data []byte, d yamlDoc, docPos Pos, c *Channel) {
 	text := data[d.start:d.end]
 	line := docPos.Line - bytes.Count(data[d.start:d.first], []byte("\n"))
-	lines := bytes.Split(text, []byte("\n"))
-	k := 0
+	k, at := 0, 0 // line k of the document starts at text[at:] (past the end after the last line)
 	for n := range c.Entries {
 		c.Entries[n].Pos = docPos
-		for ; k < len(lines); k++ {
-			t := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(lines[k])), "-"))
-			if v, ok := strings.CutPrefix(t, "name:"); ok && strings.Trim(strings.TrimSpace(v), `"'`) == c.Entries[n].Name {
-				c.Entries[n].Pos = Pos{File: docPos.File, Line: line + k, Column: 1 + len(lines[k]) - len(bytes.TrimLeft(lines[k], " -"))}
+		for ; at <= len(text); k++ {
+			l := text[at:]
+			if eol := bytes.IndexByte(l, '\n'); eol >= 0 {
+				l = l[:eol]
+			}
+			at += len(l) + 1
+			t := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(l), []byte("-")))
+			if v, ok := bytes.CutPrefix(t, []byte("name:")); ok && string(bytes.Trim(bytes.TrimSpace(v), `"'`)) == c.Entries[n].Name {
+				c.Entries[n].Pos = Pos{File: docPos.File, Line: line + k, Column: 1 + len(l) - len(bytes.TrimLeft(l, " -"))}
 				k++
 				break
 			}

@@ -110,3 +110,19 @@ func TestYAMLDocsSplitAsLines(t *testing.T) {
 		t.Errorf("%d documents found plain, %d not: both ways must be tried", scanned, refused)
 	}
 }
+
+// A YAML channel's entries are placed at their "name:" lines, quoted or not, however the "-" is spaced.
+func TestYAMLChannelEntryPositions(t *testing.T) {
+	doc := "schema: olm.package\nname: p\ndefaultChannel: stable\n---\n# the channel\nschema: olm.channel\npackage: p\nname: stable\n" +
+		"entries:\n  - name: p.v1\n  - name: \"p.v2\"\n    replaces: p.v1\n  -   name: 'p.v3'\n      replaces: p.v2\n"
+	res := loadOne(t, "catalog.yaml", []byte(doc), true)
+	if len(res.Catalog.Channels) != 1 {
+		t.Fatalf("channels %v, diagnostics %v", res.Catalog.Channels, res.Diagnostics)
+	}
+	want := []Pos{{File: "catalog.yaml", Line: 10, Column: 5}, {File: "catalog.yaml", Line: 11, Column: 5}, {File: "catalog.yaml", Line: 13, Column: 7}}
+	for i, e := range res.Catalog.Channels[0].Entries {
+		if e.Pos != want[i] {
+			t.Errorf("entry %s at %+v, want %+v", e.Name, e.Pos, want[i])
+		}
+	}
+}

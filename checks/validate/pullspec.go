@@ -62,7 +62,7 @@ func plainDomain(d string) bool {
 	if host != "localhost" && !hasPort && !strings.Contains(host, ".") {
 		return false
 	}
-	for _, label := range strings.Split(host, ".") {
+	for label := range strings.SplitSeq(host, ".") {
 		if label == "" || !isAlnum(label[0]) || !isAlnum(label[len(label)-1]) ||
 			!all(label, func(c byte) bool { return isAlnum(c) || c == '-' }) {
 			return false

@@ -39,6 +39,30 @@ func TestLoadRefusesCatalogOverTotalLimit(t *testing.T) {
 	}
 }
 
+// Sized is told the size of the files the load reads, once, before it reads them: not the .indexignore
+// files nor what they exclude, and nothing for a catalog over the total limit.
+func TestLoadTellsItsSize(t *testing.T) {
+	fsys := fstest.MapFS{
+		"a/catalog.json":   {Data: []byte(`{"schema":"olm.package","name":"a"}`)},
+		"b/catalog.json":   {Data: []byte(`{"schema":"olm.package","name":"b"}` + strings.Repeat(" ", 64))},
+		"b/README.md":      {Data: []byte(strings.Repeat("x", 1000))},
+		".indexignore":     {Data: []byte("README.md\n")},
+		"c/notes.txt.keep": {Data: []byte(`{"schema":"olm.package","name":"c"}`)},
+	}
+	var told []int64
+	sized := func(n int64) { told = append(told, n) }
+	if _, err := LoadFS(context.Background(), fsys, LoadOptions{Sized: sized}); err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(35 + 99 + 35); !slices.Equal(told, []int64{want}) {
+		t.Errorf("Sized told %v, want once %d", told, want)
+	}
+	told = nil
+	if res, err := LoadFS(context.Background(), fsys, LoadOptions{Sized: sized, MaxTotalSize: 100}); err != nil || !res.Refused || told != nil {
+		t.Errorf("over the total: refused %v, Sized told %v (err %v), want refused and nothing told", res.Refused, told, err)
+	}
+}
+
 // The workers take the largest files first; the catalog still comes out in file order: the first
 // package's file is the smallest, the last the largest, and one worker reads them in the opposite order.
 func TestLoadKeepsFileOrderWhateverTheSizes(t *testing.T) {

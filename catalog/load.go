@@ -66,6 +66,9 @@ type LoadOptions struct {
 	// decode them again. It must not keep either: they point into the file's and the loader's memory,
 	// which the next bundle reuses.
 	VisitBundle func(b *Bundle, objects [][]byte)
+	// Sized, when set, is told the total size of the files the load reads, from the sizes it orders them
+	// by, before it reads any (not when the catalog is over MaxTotalSize: then it reads none).
+	Sized func(bytes int64)
 	// flight, when set, counts the file data the workers hold (tests read it); else a load counts its own.
 	flight *inFlight
 }
@@ -171,6 +174,13 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 	if over {
 		sink.Add(d)
 		return finish(&Result{Catalog: &Catalog{Dir: opts.Dir}, Files: files, Refused: true}), nil
+	}
+	if opts.Sized != nil {
+		var total int64
+		for _, n := range sizes {
+			total += n
+		}
+		opts.Sized(total)
 	}
 	flight := opts.flight
 	if flight == nil {

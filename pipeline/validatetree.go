@@ -3,8 +3,8 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"path/filepath"
+	"sync"
 
 	"github.com/catalogbot/catalogbot/checks/validate"
 	"github.com/catalogbot/catalogbot/config"
@@ -21,8 +21,9 @@ type Tree struct {
 	Dir      diag.Dir
 	Catalogs []config.Catalog // in the order results are wanted
 	Limits   validate.Limits  // bound every catalog's load and diagnostics
-	// Sized, when set, is told the total size of the catalogs' files before any of them is loaded (the
-	// CLI bounds its memory by it).
+	// Sized, when set, is told the total size of the catalogs' files as each catalog's are listed, before
+	// that catalog is loaded: the running total of the catalogs loading or loaded (two at a time; the CLI
+	// bounds its memory by it). Each load sizes its files once (catalog.LoadOptions.Sized).
 	Sized func(bytes int64)
 	// Done, when set, is called as each catalog's validation finishes, one call at a time.
 	Done func(validate.CatalogResult)
@@ -46,14 +47,17 @@ func ValidateTree(ctx context.Context, t Tree) ([]TreeResult, error) {
 	for i, c := range t.Catalogs {
 		dirs[i] = validate.CatalogDir{Name: c.Name, Dir: c.Dir}
 	}
-	if t.Sized != nil {
-		var total int64
-		for _, d := range dirs {
-			total += treeBytes(filepath.Join(t.Root, filepath.FromSlash(d.Dir)))
-		}
-		t.Sized(total)
-	}
 	opts := validate.Options{Limits: t.Limits, Dir: t.Dir}
+	if t.Sized != nil {
+		var mu sync.Mutex
+		var total int64
+		opts.Sized = func(n int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			total += n
+			t.Sized(total)
+		}
+	}
 	if t.Policy != nil {
 		opts.VisitBundle = t.Policy.Visitor()
 	}
@@ -76,19 +80,4 @@ func ValidateTree(ctx context.Context, t Tree) ([]TreeResult, error) {
 		}
 	}
 	return out, nil
-}
-
-// treeBytes is the total size of the regular files under dir (0 for what cannot be read: the load says
-// why).
-func treeBytes(dir string) int64 {
-	var total int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				total += info.Size()
-			}
-		}
-		return nil
-	})
-	return total
 }

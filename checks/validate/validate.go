@@ -30,6 +30,9 @@ type Options struct {
 	// decoded objects (see catalog.LoadOptions.VisitBundle): another check reads them without loading the
 	// catalog, or decoding its objects, again.
 	VisitBundle func(b *catalog.Bundle, objects [][]byte)
+	// Sized, when set, is told the total size of the files the load reads before it reads any (see
+	// catalog.LoadOptions.Sized).
+	Sized func(bytes int64)
 	// Dir is where the catalog is in the repository: every diagnostic names its file under it (see
 	// catalog.LoadOptions.Dir).
 	Dir diag.Dir
@@ -87,7 +90,7 @@ func load(loadWith func(catalog.LoadOptions) (*catalog.Result, error), opts Opti
 	if opts.VisitBundle != nil {
 		visit = func(b *catalog.Bundle, objects [][]byte) { refs.visit(b, objects); opts.VisitBundle(b, objects) }
 	}
-	res, err := loadWith(catalog.LoadOptions{Lean: true, Dir: opts.Dir, Include: opts.Include, VisitBundle: visit,
+	res, err := loadWith(catalog.LoadOptions{Lean: true, Dir: opts.Dir, Include: opts.Include, VisitBundle: visit, Sized: opts.Sized,
 		MaxFileSize: opts.Limits.MaxFileBytes, MaxTotalSize: opts.Limits.MaxTotalBytes, Diagnostics: sink})
 	if err != nil {
 		return nil, err

@@ -33,8 +33,7 @@ const (
 // (as in Kubernetes' YAML reader) that ends the stream; the documents before it are still returned.
 type yamlDocs struct {
 	data     []byte
-	start, i int     // the current document starts at start; lines before i are read
-	text     docText // what separatorAfter learnt of the current document's text
+	start, i int // the current document starts at start; lines before i are read
 }
 
 func newYAMLDocs(data []byte, from int) *yamlDocs { return &yamlDocs{data: data, start: from, i: from} }
@@ -43,12 +42,13 @@ func newYAMLDocs(data []byte, from int) *yamlDocs { return &yamlDocs{data: data,
 // ends the stream.
 func (y *yamlDocs) next() (d yamlDoc, ok bool, err error) {
 	data := y.data
+	text := textUnread // what the search for this document's end learnt of its text
 	for y.i < len(data) {
 		i := y.i // a line's start
 		if !isSeparator(data[i:]) {
 			// only a line starting with "---" matters: jump to the next one
-			k := y.separatorAfter(i)
-			if k < 0 {
+			var k int
+			if k, text = separatorAfter(data[i:], i == y.start); k < 0 {
 				y.i = len(data)
 				break
 			}
@@ -72,41 +72,39 @@ func (y *yamlDocs) next() (d yamlDoc, ok bool, err error) {
 			// "---" right after another separator) is an empty document, which opm rejects.
 			if i > y.start {
 				d, y.start = newDoc(data, y.start, i), next
-				d.text, y.text = y.text, textUnread
+				d.text = text
 				return d, true, nil
 			}
 		}
 	}
 	if len(data) > y.start {
 		d, y.start = newDoc(data, y.start, len(data)), len(data)
-		d.text, y.text = y.text, textUnread
+		d.text = text
 		return d, true, nil
 	}
 	return yamlDoc{}, false, nil
 }
 
-// separatorAfter returns the offset in data[i:] of its first line after the first that starts with "---",
-// or -1 (nextSeparatorLine). From a document's start it reads the document as the converter would first
-// (yamljson.ScanDocument), which finds that line on the way when the text is plain, and otherwise says
-// where to search from; the document's text is then known (y.text).
-func (y *yamlDocs) separatorAfter(i int) int {
+// separatorAfter returns the offset in b of its first line after the first that starts with "---", or -1
+// (nextSeparatorLine). From a document's start (docStart) it reads the document as the converter would
+// first (yamljson.ScanDocument), which finds that line on the way when the text is plain and otherwise says
+// where to search from, and returns what it learnt of the document's text; else textUnread.
+func separatorAfter(b []byte, docStart bool) (k int, text docText) {
 	from := 0
-	if i == y.start {
-		end, plain := yamljson.ScanDocument(y.data[i:])
+	if docStart {
+		end, plain := yamljson.ScanDocument(b)
 		if plain {
-			y.text = textPlain
-			if i+end == len(y.data) {
-				return -1
+			if end == len(b) {
+				return -1, textPlain
 			}
-			return end
+			return end, textPlain
 		}
-		y.text, from = textNotPlain, end // no line before end's starts with "---"
+		text, from = textNotPlain, end // no line before end's starts with "---"
 	}
-	k := nextSeparatorLine(y.data[i+from:])
-	if k < 0 {
-		return -1
+	if k = nextSeparatorLine(b[from:]); k < 0 {
+		return -1, text
 	}
-	return from + k
+	return from + k, text
 }
 
 // isSeparator reports whether a line starts with the document separator "---".

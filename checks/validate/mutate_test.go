@@ -719,6 +719,10 @@ var mutations = []mutation{
 	{"yaml-bad-separator", "yaml", false, func(t *testing.T, m *mutant) { m.replace("\n---\n", "\n--- x\n", 2) }},
 	{"yaml-separator-with-comment", "yaml", true, func(t *testing.T, m *mutant) { m.replace("\n---\n", "\n--- # next\n", -1) }},
 	{"yaml-tab-indentation", "yaml", false, func(t *testing.T, m *mutant) { m.replace("\n  ", "\n\t", 1) }},
+	// a document the converter's scan refuses (a tab) just before its separator: the search for the
+	// separator resumes at the refused line and must still find the next one, good or bad
+	{"yaml-tab-comment-before-separator", "yaml", true, func(t *testing.T, m *mutant) { m.replace("\n---\n", "\n#\ttabbed\n---\n", -1) }},
+	{"yaml-tab-comment-before-bad-separator", "yaml", false, func(t *testing.T, m *mutant) { m.replace("\n---\n", "\n#\ttabbed\n--- x\n", 2) }},
 	{"yaml-exact-duplicate-key", "yaml", true, func(t *testing.T, m *mutant) {
 		m.replace("\nschema: olm.bundle\n", "\nschema: olm.bundle\nschema: olm.bundle\n", 1)
 	}},

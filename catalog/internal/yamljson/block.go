@@ -14,6 +14,11 @@ type parser struct {
 	keys  []byte  // their keys as encoding/json sorts them
 	tmp   []byte  // a scalar built from several pieces
 	swap  []byte  // a mapping's entries while they are reordered
+	// elision (elide.go): the type of the values to elide ("": none) and the JSON of the "type" entry
+	// that tags them, how deep in elided values the parser is, and how many it elided
+	elideType     string
+	elideEntry    []byte
+	elide, elided int
 	// the line last found by lineEnd: doc[lineFrom:lineTo] holds no line feed, lineTo ends it
 	lineFrom, lineTo int
 }
@@ -142,7 +147,15 @@ func (p *parser) mapping(n, at int) {
 		e := entry{from: len(p.out), keyFrom: len(p.keys)}
 		p.pos = p.key(at, &e)
 		e.keyTo = len(p.keys)
+		tagged := p.taggedValue(mark, e)
+		if tagged {
+			p.elide++
+		}
 		p.value(n, inMapping)
+		if tagged {
+			p.elide--
+			p.elided++
+		}
 		e.to = len(p.out)
 		p.ents = append(p.ents, e)
 		ls, ind := p.nextContent(p.pos)
@@ -150,7 +163,7 @@ func (p *parser) mapping(n, at int) {
 			break
 		}
 		at = ls + ind
-		if ind > n || p.blockEntry(at) {
+		if ind > n || p.blockEntry(at) || tagged { // a key after an elided value (see elide.go)
 			decline()
 		}
 	}

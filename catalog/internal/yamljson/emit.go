@@ -271,7 +271,14 @@ func appendFloat(b []byte, f float64) []byte {
 	return b
 }
 
-func (p *parser) appendString(s []byte) { p.out = appendString(p.out, s) }
+// appendString writes the string value s, or "" inside an elided value (elide.go).
+func (p *parser) appendString(s []byte) {
+	if p.elide > 0 {
+		p.out = append(p.out, '"', '"')
+		return
+	}
+	p.out = appendString(p.out, s)
+}
 
 // appendString is encoding/json's string encoding with HTML escaping, as json.Marshal writes it.
 func appendString(dst, src []byte) []byte {

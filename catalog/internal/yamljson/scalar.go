@@ -1,6 +1,9 @@
 package yamljson
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // The scalar readers follow go.yaml.in/yaml/v2's scanner (scannerc.go: yaml_parser_scan_plain_scalar,
 // yaml_parser_scan_flow_scalar, yaml_parser_scan_block_scalar) step for step on the input this package
@@ -386,7 +389,11 @@ header: // each indicator at most once; a "0" or a second digit is left for rest
 		}
 		leadingBlank = trailingBlank
 		var n int
-		out, n = appendEscaped(out, doc[at:], true)
+		if p.elide > 0 {
+			n = lineLength(doc[at:])
+		} else {
+			out, n = appendEscaped(out, doc[at:], true)
+		}
 		le := at + n
 		lines++
 		leadingBreak = le < len(doc)
@@ -415,6 +422,17 @@ header: // each indicator at most once; a "0" or a second digit is left for rest
 			out = append(out, `\n`...)
 		}
 	}
+	if p.elide > 0 {
+		out = append(out[:len(p.out)], '"') // nothing of the text: "" (see elide.go)
+	}
 	p.out = append(out, '"')
 	p.pos = k
+}
+
+// lineLength returns the offset of b's first line feed, or len(b).
+func lineLength(b []byte) int {
+	if n := bytes.IndexByte(b, '\n'); n >= 0 {
+		return n
+	}
+	return len(b)
 }

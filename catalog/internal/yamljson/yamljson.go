@@ -39,16 +39,19 @@ func AppendConvert(dst, doc []byte) (js []byte, ok bool) {
 	if !plainText(doc) {
 		return dst, false
 	}
-	return AppendConvertScanned(dst, doc)
+	js, _, ok = AppendConvertScanned(dst, doc, Options{})
+	return js, ok
 }
 
 // AppendConvertScanned is AppendConvert for a document ScanDocument found plain (doc is data[:end]): it
-// does not read the text again for that.
-func AppendConvertScanned(dst, doc []byte) (js []byte, ok bool) {
+// does not read the text again for that. With opts.ElideType, elided says whether it wrote any value
+// without its strings (elide.go).
+func AppendConvertScanned(dst, doc []byte, opts Options) (js []byte, elided, ok bool) {
 	p := parsers.Get().(*parser)
 	defer p.release()
 	p.doc, p.pos, p.depth = doc, 0, 0
 	p.lineFrom, p.lineTo = 1, 0 // no line yet
+	p.elideFor(opts.ElideType)
 	p.out = dst
 	if free := cap(dst) - len(dst); free < len(doc) {
 		p.out = slices.Grow(dst, jsonSizeHint(len(doc)))
@@ -56,9 +59,9 @@ func AppendConvertScanned(dst, doc []byte) (js []byte, ok bool) {
 	err := p.document()
 	js, p.out = p.out, nil // the caller's memory, never the pool's
 	if err != nil {
-		return dst, false
+		return dst, false, false
 	}
-	return js, true
+	return js, p.elided > 0, true
 }
 
 // jsonSizeHint is the room the JSON of a YAML document of n bytes is given at once when dst has less

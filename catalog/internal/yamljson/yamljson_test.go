@@ -38,6 +38,9 @@ func same(t testing.TB, doc []byte) bool {
 		t.Fatalf("document %q: AppendConvert gave %q (ok %v, in dst's memory %v), want %q after the prefix", doc, app, ok,
 			unsafe.SliceData(app) == unsafe.SliceData(dst), want)
 	}
+	for _, typ := range elideTypes {
+		sameElided(t, doc, want, typ)
+	}
 	return true
 }
 

@@ -150,16 +150,28 @@ func newDoc(data []byte, start, end int) yamlDoc {
 }
 
 // docJSON converts a document to JSON, into dst's memory when it can; nil means the document is empty
-// (null), as a comment-only one is.
-func docJSON(dst, data []byte, d yamlDoc) ([]byte, error) {
-	js, err := yamlToJSON(dst, data[d.start:d.end], d.text)
+// (null), as a comment-only one is. elide and elided are yamlToJSON's.
+func docJSON(dst, data []byte, d yamlDoc, elide string) (js []byte, elided bool, err error) {
+	js, elided, err = yamlToJSON(dst, data[d.start:d.end], d.text, elide)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if t := bytes.TrimSpace(js); bytes.Equal(t, []byte("null")) {
-		return nil, nil
+		return nil, false, nil
 	}
-	return js, nil
+	return js, elided, nil
+}
+
+// elideType is the type of the properties whose strings a load converts no YAML for (see
+// LoadOptions.CSVTypesOnly and loadYAML). A variable so tests can load with and without.
+var elideType = PropertyCSVMetadata
+
+// elide returns the type of the properties whose values this load converts without their strings.
+func (l *fileLoader) elide() string {
+	if l.csvTypesOnly {
+		return elideType
+	}
+	return ""
 }
 
 // reuseJSON says whether a YAML document's JSON is converted into the memory of the previous one's (a
@@ -184,17 +196,8 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 		l.releaseBefore(d.start)
 		l.yamlDoc = nil
 		pos := l.pos(d.first)
-		dst := l.js
-		if cap(dst) > maxKeptBuffer && d.end-d.start <= maxKeptBuffer {
-			dst = nil // a large document's buffer serves the next large one only (see maxKeptBuffer)
-		}
-		js, err := docJSON(dst, data, d)
-		if reuseJSON {
-			l.js = js[:0] // nothing the catalog keeps points into it (the decoders copy what they keep)
-		}
-		if err != nil {
-			l.report(pos, RuleYAML, "YAML error: "+strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "),
-				"fix the YAML syntax of this document")
+		js, elided, ok := l.docJSON(data, d, pos, l.elide())
+		if !ok {
 			return
 		}
 		if js == nil {
@@ -210,6 +213,15 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 			}
 			continue
 		}
+		if elided {
+			// only a bundle read in one pass is checked without its CSV's strings: anything else, a
+			// bundle the one pass does not take included, is read from its whole JSON (yamljson converts
+			// it again: it took it with elision, which declines more, never less)
+			if js, _, ok = l.docJSON(data, d, pos, ""); !ok {
+				return
+			}
+			i = scan.SkipSpace(js, 0)
+		}
 		m, end, err := l.keys.metaKeys(js, i)
 		if err != nil {
 			l.reportErr(err)
@@ -224,6 +236,25 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 			yamlEntryPositions(data, d, pos, l.cat.Channels[nch])
 		}
 	}
+}
+
+// docJSON converts document d of data, at pos, as docJSON does into the loader's reused buffer (see
+// reuseJSON); ok false when it is not YAML, which it reports, and which ends the file.
+func (l *fileLoader) docJSON(data []byte, d yamlDoc, pos Pos, elide string) (js []byte, elided, ok bool) {
+	dst := l.js
+	if cap(dst) > maxKeptBuffer && d.end-d.start <= maxKeptBuffer {
+		dst = nil // a large document's buffer serves the next large one only (see maxKeptBuffer)
+	}
+	js, elided, err := docJSON(dst, data, d, elide)
+	if reuseJSON {
+		l.js = js[:0] // nothing the catalog keeps points into it (the decoders copy what they keep)
+	}
+	if err != nil {
+		l.report(pos, RuleYAML, "YAML error: "+strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "),
+			"fix the YAML syntax of this document")
+		return nil, false, false
+	}
+	return js, elided, true
 }
 
 // yamlEntryPositions locates each channel entry by its "name:" line inside the document.

@@ -33,17 +33,27 @@ var standInPrefix = []byte("Zcatalogbotq7x")
 // are converted by yamljson, without go-yaml's node tree (on community-operators-prod-v4.20 go-yaml was
 // 85% of the load's time and 90% of its allocations); the others, and every document with an error, go
 // through sigs.k8s.io/yaml, with stand-ins for long base64 scalars. The JSON is appended to dst[:0]
-// when yamljson converts the document. text is what the document's split learnt of it (docText).
-func yamlToJSON(dst, doc []byte, text docText) ([]byte, error) {
-	convert := yamljson.AppendConvert
-	if text == textPlain {
-		convert = yamljson.AppendConvertScanned
-	}
-	if text != textNotPlain {
-		if js, ok := convert(dst[:0], doc); ok {
-			return js, nil
+// when yamljson converts the document. text is what the document's split learnt of it (docText). With
+// elide, the values of properties of that type are written without their strings when yamljson converts
+// the document (yamljson.Options), and elided says whether any was.
+func yamlToJSON(dst, doc []byte, text docText, elide string) (js []byte, elided bool, err error) {
+	if text == textUnread {
+		text = textNotPlain
+		if end, plain := yamljson.ScanDocument(doc); plain && end == len(doc) {
+			text = textPlain
 		}
 	}
+	if text == textPlain {
+		if js, elided, ok := yamljson.AppendConvertScanned(dst[:0], doc, yamljson.Options{ElideType: elide}); ok {
+			return js, elided, nil
+		}
+	}
+	js, err = yamlToJSONSlow(doc)
+	return js, false, err
+}
+
+// yamlToJSONSlow converts a document yamljson declines with sigs.k8s.io/yaml.
+func yamlToJSONSlow(doc []byte) ([]byte, error) {
 	if len(doc) < minStandIn || bytes.Contains(doc, standInPrefix) {
 		return yaml.YAMLToJSON(doc)
 	}

@@ -17,7 +17,7 @@ var long = strings.Repeat("eyJhcGlWZXJzaW9uIjoiYXBpZXh0ZW5zaW9ucy5rOHMuaW8vdjEiL
 func checkStandIn(t *testing.T, doc []byte) {
 	t.Helper()
 	want, werr := yaml.YAMLToJSON(doc)
-	got, gerr := yamlToJSON(nil, doc, textUnread)
+	got, _, gerr := yamlToJSON(nil, doc, textUnread, "")
 	if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
 		t.Fatalf("error %v, want %v\ndocument:\n%.300s", gerr, werr, doc)
 	}

@@ -90,7 +90,10 @@ func load(loadWith func(catalog.LoadOptions) (*catalog.Result, error), opts Opti
 	if opts.VisitBundle != nil {
 		visit = func(b *catalog.Bundle, objects [][]byte) { refs.visit(b, objects); opts.VisitBundle(b, objects) }
 	}
-	res, err := loadWith(catalog.LoadOptions{Lean: true, Dir: opts.Dir, Include: opts.Include, VisitBundle: visit, Sized: opts.Sized,
+	// the rules read no string of a CSV's metadata, only its type (refs reads images): another check's
+	// visitor may
+	res, err := loadWith(catalog.LoadOptions{Lean: true, CSVTypesOnly: opts.VisitBundle == nil,
+		Dir: opts.Dir, Include: opts.Include, VisitBundle: visit, Sized: opts.Sized,
 		MaxFileSize: opts.Limits.MaxFileBytes, MaxTotalSize: opts.Limits.MaxTotalBytes, Diagnostics: sink})
 	if err != nil {
 		return nil, err

@@ -726,6 +726,23 @@ var mutations = []mutation{
 	{"yaml-exact-duplicate-key", "yaml", true, func(t *testing.T, m *mutant) {
 		m.replace("\nschema: olm.bundle\n", "\nschema: olm.bundle\nschema: olm.bundle\n", 1)
 	}},
+	// a CSV's metadata is type-checked without its strings (catalog.LoadOptions.CSVTypesOnly): its types
+	// still count, and a property that only looks like one (its type said again after its value, its value
+	// said twice) is read whole
+	{"yaml-csv-metadata-object-for-a-string", "yaml", false, func(t *testing.T, m *mutant) {
+		m.replace("    displayName: ECR Secret Operator\n", "    displayName:\n      name: ECR Secret Operator\n", 1)
+	}},
+	{"yaml-csv-metadata-text-for-an-object", "yaml", false, func(t *testing.T, m *mutant) {
+		m.replace("    apiServiceDefinitions: {}\n", "    apiServiceDefinitions: |\n      owned\n", 1)
+	}},
+	{"yaml-csv-metadata-type-said-after-its-value", "yaml", true, func(t *testing.T, m *mutant) {
+		m.replace("- type: olm.package\n  value:\n    packageName: ecr-secret-operator\n    version: 0.3.2\n",
+			"- type: olm.csv.metadata\n  value:\n    packageName: ecr-secret-operator\n    version: 0.3.2\n  type: olm.package\n", 1)
+	}},
+	{"yaml-csv-metadata-value-said-twice", "yaml", true, func(t *testing.T, m *mutant) {
+		m.replace("- type: olm.csv.metadata\n  value:\n    annotations:\n",
+			"- type: olm.csv.metadata\n  value:\n    displayName: [1]\n  value:\n    annotations:\n", 1)
+	}},
 	{"yaml-unquoted-boolean-name", "yaml", false, func(t *testing.T, m *mutant) {
 		// YAML 1.1: an unquoted yes is a boolean, so this extra channel's name is not a string
 		m.edit(func(bs []blob) []blob {

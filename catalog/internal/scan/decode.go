@@ -176,9 +176,20 @@ func structFields(k codecKey) *structInfo {
 	return si
 }
 
+// linearFields is the most fields a struct's exact lookup compares one by one instead of hashing the
+// key: a catalog's structs have 2 to 15, its keys are short, and most differ from a field's name in
+// length.
+const linearFields = 16
+
 // lookup returns the index of the field key names (exactly, else case-insensitively), or -1.
 func (si *structInfo) lookup(key []byte) int {
-	if i, ok := si.exact[string(key)]; ok {
+	if len(si.fields) <= linearFields {
+		for i := range si.fields {
+			if si.fields[i].name == string(key) {
+				return i
+			}
+		}
+	} else if i, ok := si.exact[string(key)]; ok {
 		return i
 	}
 	for i, f := range si.fields {

@@ -470,32 +470,21 @@ func parseProperties(data []byte, props []Property, checked bool, pre []bool, le
 		end := len(v)
 		switch prop.Type {
 		case PropertyPackage:
-			var x PackageProperty
-			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
+			var x *PackageProperty
+			if x, end, err = decodeNext(&p.Packages, v); err == nil {
 				x.PackageName = intern(x.PackageName)
-				p.Packages = append(p.Packages, x)
 			}
 		case PropertyPackageRequired:
-			var x PackageRequired
-			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
-				p.PackagesRequired = append(p.PackagesRequired, x)
-			}
+			_, end, err = decodeNext(&p.PackagesRequired, v)
 		case PropertyGVK:
-			var x GVK
-			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
+			var x *GVK
+			if x, end, err = decodeNext(&p.GVKs, v); err == nil {
 				x.Group, x.Kind, x.Version = intern(x.Group), intern(x.Kind), intern(x.Version)
-				p.GVKs = append(p.GVKs, x)
 			}
 		case PropertyGVKRequired:
-			var x GVK
-			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
-				p.GVKsRequired = append(p.GVKsRequired, x)
-			}
+			_, end, err = decodeNext(&p.GVKsRequired, v)
 		case PropertyChannel:
-			var x ChannelProperty
-			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
-				p.Channels = append(p.Channels, x)
-			}
+			_, end, err = decodeNext(&p.Channels, v)
 		case PropertyBundleObject:
 			x := bundleObjectCheck{Data: objs.room()}
 			if end, err = scan.DecodeInto(v, 0, &x); err == nil {
@@ -530,6 +519,16 @@ func parseProperties(data []byte, props []Property, checked bool, pre []bool, le
 		}
 	}
 	return p, nil
+}
+
+// decodeNext decodes the value v into a new last element of *list, in the list's own memory (a value
+// decoded through a pointer to a variable would be moved to the heap, once per property). On an error the
+// element is left as the decode left it: the caller drops the list.
+func decodeNext[E any](list *[]E, v []byte) (x *E, end int, err error) {
+	*list = append(*list, *new(E))
+	x = &(*list)[len(*list)-1]
+	end, err = scan.DecodeInto(v, 0, x)
+	return x, end, err
 }
 
 // sized returns an empty list with room for n elements, or nil for none.

@@ -178,7 +178,9 @@ func quoted(list []string) string {
 	return strings.Join(q, ", ")
 }
 
-// refCache memoizes image reference checks; the loader fills it in parallel while parsing.
+// refCache memoizes image reference checks; the loader fills it in parallel while parsing. A reference
+// of the plain form (plainReference) is checked again each time instead: that costs less than the memo's
+// lookup, and a catalog's thousands of such references take no memory.
 type refCache struct{ m sync.Map }
 
 func (r *refCache) visit(b *catalog.Bundle, _ [][]byte) {
@@ -193,6 +195,9 @@ func (r *refCache) visit(b *catalog.Bundle, _ [][]byte) {
 }
 
 func (r *refCache) check(ref string) error {
+	if plainReference(ref) {
+		return nil
+	}
 	if v, ok := r.m.Load(ref); ok {
 		if v == nil {
 			return nil

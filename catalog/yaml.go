@@ -162,14 +162,11 @@ func docJSON(dst, data []byte, d yamlDoc, elide string) (js []byte, elided bool,
 	return js, elided, nil
 }
 
-// elideType is the type of the properties whose strings a load converts no YAML for (see
-// LoadOptions.CSVTypesOnly and loadYAML). A variable so tests can load with and without.
-var elideType = PropertyCSVMetadata
-
-// elide returns the type of the properties whose values this load converts without their strings.
+// elide returns the type of the properties whose values this load converts without their strings (see
+// LoadOptions.CSVTypesOnly and loadYAML), or "".
 func (l *fileLoader) elide() string {
 	if l.csvTypesOnly {
-		return elideType
+		return PropertyCSVMetadata
 	}
 	return ""
 }

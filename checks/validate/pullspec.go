@@ -8,13 +8,11 @@ import (
 	"go.podman.io/image/v5/docker/reference"
 )
 
-// pullSpec validates an image reference the way opm does (reference.ParseNormalizedNamed). The common
-// shape, registry/path[:tag][@sha256:hex], is recognised without the library's regular expressions; a
-// reference the fast path is not sure of always goes through the library, so the verdicts are the same.
-func pullSpec(ref string) error {
-	if plainReference(ref) {
-		return nil
-	}
+// parsePullSpec validates an image reference the way opm does (reference.ParseNormalizedNamed), with the
+// library's regular expressions. refCache.check recognises the common shape, registry/path[:tag][@sha256:hex],
+// without them first (plainReference); a reference that fast path is not sure of always comes here, so the
+// verdicts are the same.
+func parsePullSpec(ref string) error {
 	_, err := reference.ParseNormalizedNamed(ref)
 	return err
 }

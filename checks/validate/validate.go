@@ -204,7 +204,7 @@ func (r *refCache) check(ref string) error {
 		}
 		return v.(error)
 	}
-	err := pullSpec(ref)
+	err := parsePullSpec(ref)
 	if err != nil {
 		r.m.Store(ref, err)
 	} else {

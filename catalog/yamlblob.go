@@ -37,14 +37,12 @@ var standInPrefix = []byte("Zcatalogbotq7x")
 // elide, the values of properties of that type are written without their strings when yamljson converts
 // the document (yamljson.Options), and elided says whether any was.
 func yamlToJSON(dst, doc []byte, text docText, elide string) (js []byte, elided bool, err error) {
-	if text == textUnread {
-		text = textNotPlain
-		if end, plain := yamljson.ScanDocument(doc); plain && end == len(doc) {
-			text = textPlain
-		}
-	}
+	convert := yamljson.AppendConvert
 	if text == textPlain {
-		if js, elided, ok := yamljson.AppendConvertScanned(dst[:0], doc, yamljson.Options{ElideType: elide}); ok {
+		convert = yamljson.AppendConvertScanned
+	}
+	if text != textNotPlain {
+		if js, elided, ok := convert(dst[:0], doc, yamljson.Options{ElideType: elide}); ok {
 			return js, elided, nil
 		}
 	}

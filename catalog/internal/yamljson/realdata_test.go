@@ -101,7 +101,7 @@ func BenchmarkRealCatalog(b *testing.B) {
 		name    string
 		convert func([]byte) bool
 	}{
-		{"yamljson", func(d []byte) (ok bool) { js, ok = AppendConvert(js[:0], d); return ok }},
+		{"yamljson", func(d []byte) (ok bool) { js, _, ok = AppendConvert(js[:0], d, Options{}); return ok }},
 		{"sigs.k8s.io-yaml", func(d []byte) bool { _, err := yaml.YAMLToJSON(d); return err == nil }},
 	} {
 		b.Run(c.name, func(b *testing.B) {

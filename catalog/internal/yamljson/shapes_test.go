@@ -72,7 +72,7 @@ func TestLargeDocumentTakesOneBuffer(t *testing.T) {
 	for range 3 { // the least of three: the first takes the parser's scratch buffers from the pool's cold end
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		out, ok := AppendConvert(nil, doc)
+		out, _, ok := AppendConvert(nil, doc, Options{})
 		runtime.ReadMemStats(&after)
 		if !ok {
 			t.Fatal("declined")

@@ -31,16 +31,19 @@ var errDecline = errors.New("yamljson: outside the handled subset")
 
 // Convert returns the JSON sigs.k8s.io/yaml.YAMLToJSON returns for doc, and ok false when doc is outside
 // the subset this package handles (including every document YAMLToJSON refuses).
-func Convert(doc []byte) (js []byte, ok bool) { return AppendConvert(nil, doc) }
-
-// AppendConvert appends to dst the JSON Convert returns for doc (ok false: dst as given, doc declined).
-// The result is the caller's: passing it back as dst for the next document reuses its memory.
-func AppendConvert(dst, doc []byte) (js []byte, ok bool) {
-	if !plainText(doc) {
-		return dst, false
-	}
-	js, _, ok = AppendConvertScanned(dst, doc, Options{})
+func Convert(doc []byte) (js []byte, ok bool) {
+	js, _, ok = AppendConvert(nil, doc, Options{})
 	return js, ok
+}
+
+// AppendConvert appends to dst the JSON Convert returns for doc (ok false: dst as given, doc declined),
+// as opts says (elided: see AppendConvertScanned). The result is the caller's: passing it back as dst for
+// the next document reuses its memory.
+func AppendConvert(dst, doc []byte, opts Options) (js []byte, elided, ok bool) {
+	if !plainText(doc) {
+		return dst, false, false
+	}
+	return AppendConvertScanned(dst, doc, opts)
 }
 
 // AppendConvertScanned is AppendConvert for a document ScanDocument found plain (doc is data[:end]): it

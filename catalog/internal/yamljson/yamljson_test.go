@@ -33,7 +33,7 @@ func same(t testing.TB, doc []byte) bool {
 	// JSON as written before mappings are sorted and duplicate keys dropped; no byte of a document takes
 	// more than 6 in JSON)
 	dst := append(make([]byte, 0, 8+7*len(doc)+64), "prefix: "...)
-	app, ok := AppendConvert(dst, doc)
+	app, _, ok := AppendConvert(dst, doc, Options{})
 	if !ok || !bytes.Equal(app, append([]byte("prefix: "), want...)) || unsafe.SliceData(app) != unsafe.SliceData(dst) {
 		t.Fatalf("document %q: AppendConvert gave %q (ok %v, in dst's memory %v), want %q after the prefix", doc, app, ok,
 			unsafe.SliceData(app) == unsafe.SliceData(dst), want)

@@ -202,7 +202,7 @@ func LoadFS(ctx context.Context, fsys fs.FS, opts LoadOptions) (*Result, error) 
 		g.Go(func() error {
 			buf, _ := bufs.Get().([]byte)
 			js, _ := jsBufs.Get().([]byte)
-			l := &fileLoader{file: files[i], dir: opts.Dir, lean: opts.Lean, csvTypesOnly: opts.Lean && opts.CSVTypesOnly,
+			l := &fileLoader{file: files[i], dir: opts.Dir, lean: opts.Lean, elide: opts.elide(),
 				cat: &Catalog{}, visit: opts.VisitBundle, sink: sink,
 				flight: flight, js: js}
 			if buf = l.load(fsys, maxSize, buf); cap(buf) <= maxKeptBuffer {
@@ -266,17 +266,16 @@ func catalogFiles(fsys fs.FS, dir diag.Dir) ([]string, []diag.Diagnostic, error)
 
 // fileLoader loads one file into its own small catalog; the parts are joined in file order.
 type fileLoader struct {
-	file string
-	dir  diag.Dir // where the catalog is: diagnostics name files under it
-	lean bool
-	// csvTypesOnly: YAML is converted without the strings of CSV metadata (LoadOptions.CSVTypesOnly)
-	csvTypesOnly bool
-	visit        func(*Bundle, [][]byte)
-	cat          *Catalog
-	sink         *diag.Limiter
-	keys         keyScratch
-	strs         map[string]string // see intern
-	lines        lineIndex
+	file  string
+	dir   diag.Dir // where the catalog is: diagnostics name files under it
+	lean  bool
+	elide string // the type of the properties YAML is converted without their strings for (LoadOptions.elide)
+	visit func(*Bundle, [][]byte)
+	cat   *Catalog
+	sink  *diag.Limiter
+	keys  keyScratch
+	strs  map[string]string // see intern
+	lines lineIndex
 	// the file's bytes while it is parsed: mapped from the file (see minMapped), data[:reached] read,
 	// data[:released] given back
 	data              []byte

@@ -162,10 +162,10 @@ func docJSON(dst, data []byte, d yamlDoc, elide string) (js []byte, elided bool,
 	return js, elided, nil
 }
 
-// elide returns the type of the properties whose values this load converts without their strings (see
-// LoadOptions.CSVTypesOnly and loadYAML), or "".
-func (l *fileLoader) elide() string {
-	if l.csvTypesOnly {
+// elide returns the type of the properties whose values a load with these options converts without their
+// strings (LoadOptions.CSVTypesOnly, in a lean load only; see loadYAML), or "".
+func (o *LoadOptions) elide() string {
+	if o.Lean && o.CSVTypesOnly {
 		return PropertyCSVMetadata
 	}
 	return ""
@@ -193,7 +193,7 @@ func (l *fileLoader) loadYAML(data []byte, from int) {
 		l.releaseBefore(d.start)
 		l.yamlDoc = nil
 		pos := l.pos(d.first)
-		js, elided, ok := l.docJSON(data, d, pos, l.elide())
+		js, elided, ok := l.docJSON(data, d, pos, l.elide)
 		if !ok {
 			return
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding"
 	"encoding/json"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -130,26 +129,8 @@ func FuzzCSVTypesOnly(f *testing.F) {
 
 // The shared YAML catalogs load the same with CSVTypesOnly as without.
 func TestCSVTypesOnlyOnRealCatalogs(t *testing.T) {
-	if os.Getenv("CATALOGBOT_SHARED_DATA") == "" {
-		t.Skip("CATALOGBOT_SHARED_DATA is not set")
-	}
-	for _, name := range []string{"community-operators-prod-v4.16", "community-operators-prod-v4.20"} {
-		t.Run(name, func(t *testing.T) {
-			dir := sharedData(t, "catalogs", name)
-			load := func(typesOnly bool) *Result {
-				res, err := LoadDir(context.Background(), dir, LoadOptions{Lean: true, CSVTypesOnly: typesOnly})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
-			}
-			with, without := load(true), load(false)
-			if len(with.Catalog.Bundles) == 0 || !reflect.DeepEqual(with.Catalog, without.Catalog) {
-				t.Errorf("the catalog differs with CSVTypesOnly (%d bundles)", len(with.Catalog.Bundles))
-			}
-			if got, want := strings.Join(diagStrings(with.Diagnostics), "\n"), strings.Join(diagStrings(without.Diagnostics), "\n"); got != want {
-				t.Errorf("diagnostics differ:\nwith CSVTypesOnly\n%s\nwithout\n%s", got, want)
-			}
-		})
-	}
+	names := []string{"community-operators-prod-v4.16", "community-operators-prod-v4.20"}
+	loadRealBothWays(t, names, "with CSVTypesOnly", func(dir string, typesOnly bool) (*Result, error) {
+		return LoadDir(context.Background(), dir, LoadOptions{Lean: true, CSVTypesOnly: typesOnly})
+	})
 }

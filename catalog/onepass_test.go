@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -103,29 +102,11 @@ func FuzzOnePassBundles(f *testing.F) {
 
 // The shared catalogs load the same read in one pass as in two (composed-279 is JSON, the others YAML).
 func TestOnePassBundlesOnRealCatalogs(t *testing.T) {
-	if os.Getenv("CATALOGBOT_SHARED_DATA") == "" {
-		t.Skip("CATALOGBOT_SHARED_DATA is not set")
-	}
-	for _, name := range []string{"composed-279", "community-operators-prod-v4.16", "community-operators-prod-v4.20"} {
-		t.Run(name, func(t *testing.T) {
-			dir := sharedData(t, "catalogs", name)
-			load := func(onePass bool) *Result {
-				old := onePassBundles
-				onePassBundles = onePass
-				defer func() { onePassBundles = old }()
-				res, err := LoadDir(context.Background(), dir, LoadOptions{Lean: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return res
-			}
-			one, two := load(true), load(false)
-			if len(one.Catalog.Bundles) == 0 || !reflect.DeepEqual(one.Catalog, two.Catalog) {
-				t.Errorf("the catalog differs read in one pass (%d bundles)", len(one.Catalog.Bundles))
-			}
-			if got, want := strings.Join(diagStrings(one.Diagnostics), "\n"), strings.Join(diagStrings(two.Diagnostics), "\n"); got != want {
-				t.Errorf("diagnostics differ:\none pass\n%s\ntwo passes\n%s", got, want)
-			}
-		})
-	}
+	names := []string{"composed-279", "community-operators-prod-v4.16", "community-operators-prod-v4.20"}
+	loadRealBothWays(t, names, "read in one pass", func(dir string, onePass bool) (*Result, error) {
+		old := onePassBundles
+		onePassBundles = onePass
+		defer func() { onePassBundles = old }()
+		return LoadDir(context.Background(), dir, LoadOptions{Lean: true})
+	})
 }

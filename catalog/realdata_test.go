@@ -2,6 +2,9 @@ package catalog
 
 import (
 	"context"
+	"os"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/catalogbot/catalogbot/internal/shareddata"
@@ -59,6 +62,32 @@ func BenchmarkLoadYAMLCatalogs(b *testing.B) {
 				if _, err := LoadDir(context.Background(), dir, LoadOptions{Lean: true}); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// loadRealBothWays loads each named shared catalog twice, lean, with load(dir, true) and load(dir, false),
+// and fails the test when the catalogs or the diagnostics differ; what names the first way in messages.
+func loadRealBothWays(t *testing.T, names []string, what string, load func(dir string, on bool) (*Result, error)) {
+	if os.Getenv("CATALOGBOT_SHARED_DATA") == "" {
+		t.Skip("CATALOGBOT_SHARED_DATA is not set")
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			dir := sharedData(t, "catalogs", name)
+			var res [2]*Result
+			for k, on := range []bool{true, false} {
+				var err error
+				if res[k], err = load(dir, on); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(res[0].Catalog.Bundles) == 0 || !reflect.DeepEqual(res[0].Catalog, res[1].Catalog) {
+				t.Errorf("the catalog differs %s (%d bundles)", what, len(res[0].Catalog.Bundles))
+			}
+			if got, want := strings.Join(diagStrings(res[0].Diagnostics), "\n"), strings.Join(diagStrings(res[1].Diagnostics), "\n"); got != want {
+				t.Errorf("diagnostics differ:\n%s\n%s\nthe other way\n%s", what, got, want)
 			}
 		})
 	}

@@ -2,10 +2,11 @@
 # Benchmark: what a run pays before its verb's own work, side by side in one run: `catalogbot version` (the
 # release build), `opm version` (v1.73.0), and the floor: bench/startupfloor, a program that links
 # operator-framework's bundle validators (catalogbot's policy-of-* rules) and nothing else, built as
-# catalogbot is. Interleaved rounds of 20 runs of each command (hyperfine; the machine has slow and fast
-# minutes), then per command the mean, median and minimum wall time over all rounds, user and system
-# CPU; then, for catalogbot and the floor, their package initialisers: how many, the sum of each one's
-# minimum clock over ten runs, and what they allocate (GODEBUG=inittrace=1).
+# bench/catalogbot.sh builds catalogbot (static, trimmed, with its profile). Interleaved rounds of 20 runs
+# of each command (hyperfine; the machine has slow and fast minutes), then per command the mean, median and
+# minimum wall time over all rounds, user and system CPU; then, for catalogbot and the floor, their
+# package initialisers: how many, the sum of each one's minimum clock over ten runs, and what they
+# allocate (GODEBUG=inittrace=1).
 #   bash bench/startup.sh [ROUNDS]
 # CATALOGBOT_BENCH_BIN=PATH measures that catalogbot binary instead of one built from this tree.
 set -euo pipefail
@@ -17,7 +18,7 @@ bin="${CATALOGBOT_BENCH_BIN:-$(bash bench/catalogbot.sh)}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 floor="$work/startupfloor"
-CGO_ENABLED=0 go -C bench build -trimpath -o "$floor" ./startupfloor
+CGO_ENABLED=0 go -C bench build -trimpath -pgo="$PWD/cmd/catalogbot/release.pgo" -o "$floor" ./startupfloor
 
 echo "rounds: $rounds x 20 runs; $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 names=(catalogbot floor opm)

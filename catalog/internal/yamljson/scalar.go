@@ -1,9 +1,6 @@
 package yamljson
 
-import (
-	"bytes"
-	"encoding/binary"
-)
+import "encoding/binary"
 
 // The scalar readers follow go.yaml.in/yaml/v2's scanner (scannerc.go: yaml_parser_scan_plain_scalar,
 // yaml_parser_scan_flow_scalar, yaml_parser_scan_block_scalar) step for step on the input this package
@@ -390,7 +387,7 @@ header: // each indicator at most once; a "0" or a second digit is left for rest
 		leadingBlank = trailingBlank
 		var n int
 		if p.elide > 0 {
-			n = lineLength(doc[at:])
+			n = p.lineEnd(at) - at
 		} else {
 			out, n = appendEscaped(out, doc[at:], true)
 		}
@@ -427,12 +424,4 @@ header: // each indicator at most once; a "0" or a second digit is left for rest
 	}
 	p.out = append(out, '"')
 	p.pos = k
-}
-
-// lineLength returns the offset of b's first line feed, or len(b).
-func lineLength(b []byte) int {
-	if n := bytes.IndexByte(b, '\n'); n >= 0 {
-		return n
-	}
-	return len(b)
 }
